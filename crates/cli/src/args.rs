@@ -1,0 +1,156 @@
+//! Command-line arguments: nanoGPT's own (`config/x.py`, `--key=value`, applied in order, as
+//! train.py's configurator applies them) and vramfit's options.
+
+use std::fmt;
+
+pub const USAGE: &str = "\
+usage: vramfit [CONFIG.py ...] [--key=value ...] [options]
+
+How much GPU memory nanoGPT's train.py needs for a config, where it goes, and whether it fits.
+Config files and --key=value overrides are applied in order, exactly as train.py applies them:
+  vramfit config/train_gpt2.py --batch_size=8 --compile=False --gpu rtx3060
+
+nanoGPT keys: n_layer n_head n_embd block_size batch_size gradient_accumulation_steps dropout bias
+  dtype compile eval_iters eval_interval max_iters (and train.py's other keys, which do not change
+  memory); plus vocab_size (default 50304; 65 for shakespeare_char), attention (flash | manual)
+  and allocator (default | expandable_segments).
+
+options:
+  --gpu NAME          the card (default h100, the kind the calibration runs used); --list-gpus
+  --vram-gib X        the card's memory in GiB (a custom card; with --context-gib 0 --other-gib 0,
+                      X is the allocator's whole budget)
+  --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
+  --other-gib X       memory other processes use on the card, e.g. a desktop (default 0)
+  --json              one JSON object on stdout
+  --list-gpus         the GPU presets
+  -h, --help          this text
+  --version
+";
+
+/// One nanoGPT source of settings, in command-line order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    File(String),
+    Override(String),
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    pub sources: Vec<Source>,
+    pub gpu: Option<String>,
+    pub vram_gib: Option<f64>,
+    pub context_gib: Option<f64>,
+    pub other_gib: Option<f64>,
+    pub json: bool,
+    pub help: bool,
+    pub version: bool,
+    pub list_gpus: bool,
+}
+
+/// A command line that cannot be understood.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgError(pub String);
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+const VALUE_OPTIONS: &[&str] = &["gpu", "vram-gib", "context-gib", "other-gib"];
+
+pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
+    let mut args = Args::default();
+    let mut i = 0;
+    while i < argv.len() {
+        let arg = &argv[i];
+        i += 1;
+        match arg.as_str() {
+            "-h" | "--help" => args.help = true,
+            "--version" => args.version = true,
+            "--json" => args.json = true,
+            "--list-gpus" => args.list_gpus = true,
+            _ => {}
+        }
+        if matches!(arg.as_str(), "-h" | "--help" | "--version" | "--json" | "--list-gpus") {
+            continue;
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            if arg.starts_with('-') {
+                return Err(ArgError(format!("unknown option '{arg}' (see --help)")));
+            }
+            args.sources.push(Source::File(arg.clone()));
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        if VALUE_OPTIONS.contains(&name) {
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    let Some(v) = argv.get(i) else {
+                        return Err(ArgError(format!("--{name} needs a value")));
+                    };
+                    i += 1;
+                    v.clone()
+                }
+            };
+            let number = || {
+                value
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| ArgError(format!("--{name}={value} is not a number of GiB")))
+            };
+            match name {
+                "gpu" => args.gpu = Some(value.clone()),
+                "vram-gib" => args.vram_gib = Some(number()?),
+                "context-gib" => args.context_gib = Some(number()?),
+                _ => args.other_gib = Some(number()?),
+            }
+            continue;
+        }
+        if inline.is_none() {
+            return Err(ArgError(format!(
+                "unknown option '{arg}': nanoGPT settings are written --key=value (see --help)"
+            )));
+        }
+        args.sources.push(Source::Override(arg.clone()));
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn keeps_nanogpt_order_and_reads_options() {
+        let a = parse(&argv("config/a.py --batch_size=8 --gpu rtx3060 b.py --compile=False --json --vram-gib=11.25")).unwrap();
+        assert_eq!(
+            a.sources,
+            vec![
+                Source::File("config/a.py".into()),
+                Source::Override("--batch_size=8".into()),
+                Source::File("b.py".into()),
+                Source::Override("--compile=False".into()),
+            ]
+        );
+        assert_eq!(a.gpu.as_deref(), Some("rtx3060"));
+        assert_eq!(a.vram_gib, Some(11.25));
+        assert!(a.json);
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        assert!(parse(&argv("--gpu")).is_err());
+        assert!(parse(&argv("--vram-gib=lots")).is_err());
+        assert!(parse(&argv("--batch_size")).is_err());
+        assert!(parse(&argv("-x")).is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! `vramfit`: the estimator on the command line.
+
+mod args;
+mod json;
+mod report;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use estimator::configurator::Configurator;
+use estimator::{estimate, gpu, verdict, Budget};
+
+use args::Source;
+use report::Answer;
+
+/// Bad input: one line on stderr, exit code 2, nothing on stdout.
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("vramfit: {msg}");
+    ExitCode::from(2)
+}
+
+/// Config files larger than this are not nanoGPT configs.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match args::parse(&argv) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    if args.help {
+        print!("{}", args::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    if args.version {
+        println!("vramfit {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if args.list_gpus {
+        for g in gpu::PRESETS {
+            println!(
+                "{:<12} {:<24} {:>7.2} GiB  sm{}{}  bf16 {}",
+                g.id,
+                g.name,
+                estimator::units::gib(g.total_bytes),
+                g.compute_capability.0,
+                g.compute_capability.1,
+                if g.bf16 { "yes" } else { "no" }
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+
+    let mut conf = Configurator::new();
+    for source in &args.sources {
+        match source {
+            Source::File(path) => {
+                let text = match read_config(path) {
+                    Ok(t) => t,
+                    Err(e) => return fail(format!("cannot read config file {path}: {e}")),
+                };
+                conf.apply_file(path, &text);
+            }
+            Source::Override(arg) => {
+                if let Err(e) = conf.apply_override(arg) {
+                    return fail(e);
+                }
+            }
+        }
+    }
+    let (cfg, skipped) = match conf.finish() {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
+
+    let card = match args.gpu.as_deref() {
+        Some(name) => match gpu::find(name) {
+            Some(g) => g,
+            None => {
+                return fail(format!(
+                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
+                ))
+            }
+        },
+        None => gpu::default_cli_gpu(),
+    };
+    let mut budget = Budget::for_gpu(card);
+    let custom = [
+        args.vram_gib.map(|x| (0, x)),
+        args.context_gib.map(|x| (1, x)),
+        args.other_gib.map(|x| (2, x)),
+    ];
+    for (which, value) in custom.into_iter().flatten() {
+        let next = match which {
+            0 => budget.clone().with_total_gib(value),
+            1 => budget.clone().with_context_gib(value),
+            _ => budget.clone().with_other_gib(value),
+        };
+        budget = match next {
+            Ok(b) => b,
+            Err(e) => return fail(e),
+        };
+    }
+    if args.vram_gib.is_some() && args.gpu.is_none() {
+        budget.gpu.name = "custom card";
+        budget.gpu.id = "custom";
+    }
+
+    let est = match estimate(&cfg, &budget.gpu) {
+        Ok(e) => e,
+        Err(e) => return fail(e),
+    };
+    let answer = Answer {
+        verdict: verdict(&est, &budget),
+        est: &est,
+        budget: &budget,
+        skipped,
+    };
+    for w in &answer.skipped {
+        eprintln!("vramfit: warning: {w}");
+    }
+    let text = if args.json {
+        format!("{}\n", report::to_json(&answer))
+    } else {
+        report::to_text(&answer)
+    };
+    // a closed pipe (vramfit | head) is not an error worth a panic
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    ExitCode::SUCCESS
+}
+
+fn read_config(path: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("it is a directory".into());
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(format!("{} bytes is too large for a config file", meta.len()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+}

@@ -1,0 +1,266 @@
+//! What the CLI prints: the JSON contract and the plain-text report.
+
+use estimator::units::{format_bytes, format_params, gib, gib_signed};
+use estimator::{Budget, Component, Estimate, Phase, Risk, Verdict, FIELDS_JSON_ORDER};
+
+use crate::json::Json;
+
+/// Everything one invocation answers.
+pub struct Answer<'a> {
+    pub est: &'a Estimate,
+    pub budget: &'a Budget,
+    pub verdict: Verdict,
+    /// Config-file lines that were not applied (shown as warnings).
+    pub skipped: Vec<String>,
+}
+
+fn phase_bytes(est: &Estimate, phase: Phase) -> Json {
+    match est.phase_peak(phase) {
+        Some(m) => m.total().into(),
+        None => Json::Null,
+    }
+}
+
+pub fn to_json(a: &Answer) -> Json {
+    let est = a.est;
+    let cfg = &est.config;
+    let peak = est.peak();
+    let comps = est.components();
+    let config = Json::Obj(
+        FIELDS_JSON_ORDER
+            .iter()
+            .filter_map(|k| {
+                cfg.get(k).map(|v| {
+                    let j = match v {
+                        estimator::PyValue::Int(n) => Json::Int(n.into()),
+                        estimator::PyValue::Float(x) => Json::Num(x),
+                        estimator::PyValue::Bool(b) => Json::Bool(b),
+                        estimator::PyValue::Str(s) => Json::Str(s),
+                        estimator::PyValue::None => Json::Null,
+                    };
+                    (k.to_string(), j)
+                })
+            })
+            .collect(),
+    );
+    let terms = Json::Obj(
+        peak.terms
+            .0
+            .iter()
+            .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
+            .collect(),
+    );
+    let g = &a.budget.gpu;
+    Json::obj([
+        ("config", config),
+        (
+            "params",
+            Json::obj([
+                ("total", Json::from(est.params.total)),
+                ("reported", Json::from(est.params.reported)),
+            ]),
+        ),
+        (
+            "peak_bytes",
+            Json::obj([
+                ("overall", Json::from(est.peak_bytes())),
+                ("train_steady", phase_bytes(est, Phase::TrainSteady)),
+                ("train_first_iter", phase_bytes(est, Phase::TrainFirstIter)),
+                ("eval", phase_bytes(est, Phase::Eval)),
+                ("eval_after_step", phase_bytes(est, Phase::EvalAfterStep)),
+            ]),
+        ),
+        ("peak_phase", peak.phase.id().into()),
+        ("peak_moment", peak.moment.id().into()),
+        ("peak_micro_step", peak.micro_step.into()),
+        (
+            "components_bytes",
+            Json::Obj(
+                Component::ALL
+                    .iter()
+                    .map(|c| (c.id().to_string(), Json::from(comps.get(*c))))
+                    .collect(),
+            ),
+        ),
+        ("terms_bytes", terms),
+        (
+            "moments",
+            Json::Arr(
+                est.moments
+                    .iter()
+                    .map(|m| {
+                        Json::obj([
+                            ("phase", Json::from(m.phase.id())),
+                            ("moment", Json::from(m.moment.id())),
+                            ("micro_step", Json::from(m.micro_step)),
+                            ("bytes", Json::from(m.total())),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        ("effective_batch", cfg.effective_batch().into()),
+        ("tokens_per_iter", cfg.tokens_per_iter().into()),
+        (
+            "gpu",
+            Json::obj([
+                ("id", Json::from(g.id)),
+                ("name", Json::from(g.name)),
+                ("total_bytes", Json::from(g.total_bytes)),
+                ("usable_bytes", Json::from(a.verdict.budget_bytes)),
+                ("context_bytes", Json::from(a.budget.context_bytes)),
+                ("other_bytes", Json::from(a.budget.other_bytes)),
+                ("cublas_workspace_bytes", Json::from(est.cublas_workspace_bytes)),
+            ]),
+        ),
+        (
+            "verdict",
+            Json::obj([
+                ("fits", Json::from(a.verdict.fits)),
+                ("risk", Json::from(a.verdict.risk.id())),
+                ("headroom_bytes", Json::from(a.verdict.headroom_bytes)),
+                ("need_bytes", Json::from(a.verdict.need_bytes)),
+            ]),
+        ),
+        (
+            "warnings",
+            Json::Arr(a.skipped.iter().map(|s| Json::from(s.as_str())).collect()),
+        ),
+    ])
+}
+
+const BAR_WIDTH: usize = 60;
+
+fn glyph(c: Component) -> char {
+    match c {
+        Component::Params => 'P',
+        Component::Optimizer => 'O',
+        Component::Gradients => 'G',
+        Component::Activations => 'A',
+        Component::Logits => 'L',
+        Component::Other => '+',
+    }
+}
+
+fn label(c: Component) -> &'static str {
+    match c {
+        Component::Params => "parameters",
+        Component::Optimizer => "optimizer state",
+        Component::Gradients => "gradients",
+        Component::Activations => "activations",
+        Component::Logits => "logits & loss",
+        Component::Other => "other",
+    }
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::TrainFirstIter => "the first training iteration",
+        Phase::TrainSteady => "steady training",
+        Phase::Eval => "estimate_loss() at iteration 0",
+        Phase::EvalAfterStep => "a later estimate_loss()",
+    }
+}
+
+pub fn to_text(a: &Answer) -> String {
+    let est = a.est;
+    let cfg = &est.config;
+    let g = &a.budget.gpu;
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!(
+        "model     {} layers, {} heads, n_embd {}, vocab {}: {} parameters ({} with wpe)",
+        cfg.n_layer,
+        cfg.n_head,
+        cfg.n_embd,
+        cfg.vocab_size,
+        format_params(est.params.reported),
+        format_params(est.params.total)
+    ));
+    line(format!(
+        "batch     batch_size {} × gradient_accumulation_steps {} = {} sequences, {} tokens per iteration",
+        cfg.batch_size,
+        cfg.gradient_accumulation_steps,
+        cfg.effective_batch(),
+        cfg.tokens_per_iter()
+    ));
+    line(format!(
+        "settings  block_size {}, {}, compile={}, {} attention, dropout {}, bias={}, allocator {}",
+        cfg.block_size,
+        cfg.dtype.as_str(),
+        if cfg.compile { "True" } else { "False" },
+        cfg.attention.as_str(),
+        cfg.dropout,
+        if cfg.bias { "True" } else { "False" },
+        cfg.allocator.as_str()
+    ));
+    line(String::new());
+    let peak = est.peak();
+    let step = if peak.micro_step > 0 {
+        format!(", micro-step {}", peak.micro_step)
+    } else {
+        String::new()
+    };
+    line(format!(
+        "peak {} in {} ({}{})",
+        format_bytes(peak.total()),
+        phase_name(peak.phase),
+        peak.moment.id().replace('_', " "),
+        step
+    ));
+    let comps = est.components();
+    // one stacked bar against the card's total memory, '|' at what the allocator may use
+    let scale = g.total_bytes.max(peak.total()).max(1) as f64;
+    let mut bar = String::new();
+    for c in Component::ALL {
+        let n = (comps.get(c) as f64 / scale * BAR_WIDTH as f64).round() as usize;
+        bar.extend(std::iter::repeat_n(glyph(c), n));
+    }
+    let mark = ((a.verdict.budget_bytes as f64 / scale) * BAR_WIDTH as f64).round() as usize;
+    let mut cells: Vec<char> = bar.chars().collect();
+    cells.resize(BAR_WIDTH.max(cells.len()), '·');
+    if mark < cells.len() {
+        cells[mark] = '|';
+    }
+    line(format!("  [{}]", cells.into_iter().collect::<String>()));
+    for c in Component::ALL {
+        line(format!(
+            "  {} {:<16} {:>10}",
+            glyph(c),
+            label(c),
+            format_bytes(comps.get(c))
+        ));
+    }
+    line(format!(
+        "  phases: first iteration {} · steady {} · estimate_loss() {}",
+        format_bytes(est.phase_bytes(Phase::TrainFirstIter)),
+        format_bytes(est.phase_bytes(Phase::TrainSteady)),
+        format_bytes(est.eval_peak().total())
+    ));
+    line(String::new());
+    let v = &a.verdict;
+    let word = match v.risk {
+        Risk::Fits => "FITS",
+        Risk::Tight => "TIGHT",
+        Risk::Oom => "OUT OF MEMORY",
+    };
+    line(format!(
+        "{} on {}: needs {:.2} GiB with allocator fragmentation; the allocator may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
+        word,
+        g.name,
+        gib(v.need_bytes),
+        gib(v.budget_bytes),
+        gib(g.total_bytes),
+        gib(a.budget.context_bytes),
+        gib(a.budget.other_bytes)
+    ));
+    line(if v.headroom_bytes >= 0 {
+        format!("  {:.2} GiB to spare", gib_signed(v.headroom_bytes))
+    } else {
+        format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
+    });
+    out
+}

@@ -1,0 +1,71 @@
+//! Errors are values: every invalid input names the field, the value and what is allowed.
+
+use std::fmt;
+
+/// What was wrong with one field of a [`crate::TrainConfig`] (or of a GPU setting).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    /// The nanoGPT key (or vramfit option) the problem is about, e.g. `batch_size`.
+    pub key: String,
+    /// The offending value as the user wrote it (or as Python would print it).
+    pub value: String,
+    /// Why it was refused.
+    pub problem: Problem,
+}
+
+/// The kinds of invalid input.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Problem {
+    /// A number outside the allowed closed range (`max` is `None` for "no upper bound").
+    OutOfRange { min: String, max: String },
+    /// A value of the wrong type, e.g. a string where an integer is expected.
+    WrongType { expected: &'static str },
+    /// A string that is not one of the allowed choices.
+    NotOneOf { choices: &'static [&'static str] },
+    /// `n_embd` must be a multiple of `n_head` (model.py asserts it).
+    NotDivisibleBy { divisor_key: &'static str, divisor: u64 },
+    /// A key train.py does not know (its configurator raises `ValueError: Unknown config key`).
+    UnknownKey,
+    /// A value that could not be read at all (bad syntax).
+    Unreadable { detail: String },
+}
+
+impl ConfigError {
+    pub(crate) fn new(key: &str, value: impl fmt::Display, problem: Problem) -> Self {
+        ConfigError {
+            key: key.to_string(),
+            value: value.to_string(),
+            problem,
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (key, value) = (&self.key, &self.value);
+        match &self.problem {
+            Problem::OutOfRange { min, max } => {
+                write!(f, "{key}={value} is out of range: allowed {min} to {max}")
+            }
+            Problem::WrongType { expected } => {
+                write!(f, "{key}={value} has the wrong type: expected {expected}")
+            }
+            Problem::NotOneOf { choices } => {
+                write!(f, "{key}={value} is not allowed: use one of {}", choices.join(", "))
+            }
+            Problem::NotDivisibleBy {
+                divisor_key,
+                divisor,
+            } => write!(
+                f,
+                "{key}={value} must be divisible by {divisor_key}={divisor}"
+            ),
+            Problem::UnknownKey => write!(f, "unknown config key: {key}"),
+            Problem::Unreadable { detail } => {
+                write!(f, "{key}={value} could not be read: {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,278 @@
+//! The cards people train on, as PyTorch sees them, and how much of each a run may use.
+
+use crate::config::Dtype;
+use crate::error::{ConfigError, Problem};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A GPU model: what PyTorch reports for it and what the speed model needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gpu {
+    /// Short id used in URLs and on the command line (`rtx3060`).
+    pub id: &'static str,
+    pub name: &'static str,
+    /// `torch.cuda.get_device_properties(0).total_memory`, in bytes: what an OOM message calls
+    /// "total capacity". A 12 GB RTX 3060 reports 11.69 GiB.
+    pub total_bytes: u128,
+    /// Compute capability (major, minor).
+    pub compute_capability: (u8, u8),
+    /// Whether bf16 runs natively (Ampere and newer). On older cards train.py still picks bf16
+    /// (`is_bf16_supported()` counts emulation) and runs it slowly; float16 is the real choice.
+    pub bf16: bool,
+    /// Peak dense tensor TFLOP/s with 16-bit inputs (fp32 accumulate); bf16 is 0 where it is emulated.
+    pub tflops_bf16: f64,
+    pub tflops_fp16: f64,
+    /// Peak TFLOP/s of fp32 matmuls as train.py runs them (TF32 tensor cores are allowed:
+    /// `torch.backends.cuda.matmul.allow_tf32 = True`), plain fp32 before Ampere.
+    pub tflops_fp32: f64,
+    /// GPU-to-GPU bandwidth per direction in GB/s (NVLink where the card has it, else PCIe).
+    pub link_gbps: f64,
+    /// Consumer cards usually also drive a desktop.
+    pub consumer: bool,
+}
+
+impl Gpu {
+    /// Whether cuBLAS gets its large workspace (PyTorch: 32 MiB per handle on sm90).
+    pub fn is_hopper(&self) -> bool {
+        self.compute_capability == (9, 0)
+    }
+
+    /// One cuBLAS workspace as PyTorch sizes it (CublasHandlePool.cpp): 4096·8·1024 bytes on
+    /// sm90, else 4096·1024·2 + 16·1024·8.
+    pub fn cublas_workspace_bytes(&self) -> u128 {
+        if self.is_hopper() {
+            4096 * 8 * 1024
+        } else {
+            4096 * 1024 * 2 + 16 * 1024 * 8
+        }
+    }
+
+    /// Peak TFLOP/s for a dtype on this card.
+    pub fn peak_tflops(&self, dtype: Dtype) -> f64 {
+        match dtype {
+            Dtype::Bfloat16 if self.bf16 => self.tflops_bf16,
+            // emulated bf16 runs at roughly fp32 speed
+            Dtype::Bfloat16 => self.tflops_fp32,
+            Dtype::Float16 => self.tflops_fp16,
+            Dtype::Float32 => self.tflops_fp32,
+        }
+    }
+
+    /// Default CUDA context outside the caching allocator: measured 795 MiB on H200 with
+    /// cuBLAS and attention kernels loaded; about 0.45 GiB on a 12 GB consumer card.
+    pub fn default_context_bytes(&self) -> u128 {
+        if self.is_hopper() {
+            795 << 20
+        } else {
+            (0.45 * GIB) as u128
+        }
+    }
+}
+
+const fn gib_x100(hundredths: u128) -> u128 {
+    hundredths * (1 << 30) / 100
+}
+
+/// Presets, the cards users bring most first (12 / 24 / 48 GB), then the rest.
+///
+/// `total_bytes` is PyTorch's `total_memory` on Linux: measured to the byte on H100 and H200,
+/// else the "total capacity" of published OOM messages to the hundredth of a GiB (newer drivers
+/// reserve up to ~0.2 GiB more). TFLOP/s are NVIDIA's dense figures with fp32 accumulate (half
+/// rate on GeForce cards), fp32 meaning TF32 tensor cores from Ampere on, which train.py enables.
+/// Links are per direction: PCIe 3/4/5 x16 ≈ 16/32/64 GB/s, NVLink bridge on 3090 / A6000
+/// 56 GB/s, A100 300 GB/s, H100 450 GB/s. Sources: shared notes (gpu-presets research).
+pub const PRESETS: &[Gpu] = &[
+    gpu("rtx3060", "RTX 3060 12 GB", gib_x100(1169), (8, 6), true, 25.5, 25.5, 12.7, 32.0, true),
+    gpu("rtx4070", "RTX 4070 12 GB", gib_x100(1173), (8, 9), true, 58.3, 58.3, 29.1, 32.0, true),
+    gpu("rtx3090", "RTX 3090 24 GB", gib_x100(2369), (8, 6), true, 71.0, 71.0, 35.6, 56.25, true),
+    gpu("a6000", "RTX A6000 48 GB", gib_x100(4754), (8, 6), true, 154.8, 154.8, 77.4, 56.25, false),
+    gpu("rtx3090ti", "RTX 3090 Ti 24 GB", gib_x100(2365), (8, 6), true, 80.0, 80.0, 40.0, 56.25, true),
+    gpu("rtx4090", "RTX 4090 24 GB", gib_x100(2365), (8, 9), true, 165.2, 165.2, 82.6, 32.0, true),
+    gpu("rtx3080", "RTX 3080 10 GB", gib_x100(978), (8, 6), true, 59.5, 59.5, 29.8, 32.0, true),
+    gpu("rtx3080_12", "RTX 3080 12 GB", gib_x100(1176), (8, 6), true, 61.3, 61.3, 30.6, 32.0, true),
+    gpu("rtx4060ti16", "RTX 4060 Ti 16 GB", gib_x100(1569), (8, 9), true, 44.1, 44.1, 22.1, 16.0, true),
+    gpu("rtx4070ti", "RTX 4070 Ti 12 GB", gib_x100(1173), (8, 9), true, 80.2, 80.2, 40.1, 32.0, true),
+    gpu("rtx4070tis", "RTX 4070 Ti Super 16 GB", gib_x100(1569), (8, 9), true, 88.2, 88.2, 44.1, 32.0, true),
+    gpu("rtx4080", "RTX 4080 16 GB", gib_x100(1569), (8, 9), true, 97.5, 97.5, 48.7, 32.0, true),
+    gpu("rtx5090", "RTX 5090 32 GB", gib_x100(3136), (12, 0), true, 209.5, 209.5, 104.8, 64.0, true),
+    gpu("rtx2080ti", "RTX 2080 Ti 11 GB", gib_x100(1076), (7, 5), false, 0.0, 53.8, 13.4, 50.0, true),
+    gpu("t4", "Tesla T4 16 GB", gib_x100(1456), (7, 5), false, 0.0, 65.0, 8.1, 16.0, false),
+    gpu("v100_16", "V100 16 GB", gib_x100(1578), (7, 0), false, 0.0, 125.0, 15.7, 150.0, false),
+    gpu("v100_32", "V100 32 GB", gib_x100(3174), (7, 0), false, 0.0, 125.0, 15.7, 150.0, false),
+    gpu("l4", "L4 24 GB", gib_x100(2200), (8, 9), true, 121.0, 121.0, 60.0, 32.0, false),
+    gpu("a10", "A10 24 GB", gib_x100(2200), (8, 6), true, 125.0, 125.0, 62.5, 32.0, false),
+    gpu("rtx6000ada", "RTX 6000 Ada 48 GB", gib_x100(4750), (8, 9), true, 364.2, 364.2, 182.1, 32.0, false),
+    gpu("a100_40", "A100 40 GB", gib_x100(3939), (8, 0), true, 312.0, 312.0, 156.0, 300.0, false),
+    gpu("a100_80", "A100 80 GB", gib_x100(7925), (8, 0), true, 312.0, 312.0, 156.0, 300.0, false),
+    gpu("h100", "H100 80 GB", 85_017_493_504, (9, 0), true, 989.4, 989.4, 494.7, 450.0, false),
+    gpu("h200", "H200 141 GB", 150_109_880_320, (9, 0), true, 989.4, 989.4, 494.7, 450.0, false),
+];
+
+#[allow(clippy::too_many_arguments)]
+const fn gpu(
+    id: &'static str,
+    name: &'static str,
+    total_bytes: u128,
+    cc: (u8, u8),
+    bf16: bool,
+    tflops_bf16: f64,
+    tflops_fp16: f64,
+    tflops_fp32: f64,
+    link_gbps: f64,
+    consumer: bool,
+) -> Gpu {
+    Gpu {
+        id,
+        name,
+        total_bytes,
+        compute_capability: cc,
+        bf16,
+        tflops_bf16,
+        tflops_fp16,
+        tflops_fp32,
+        link_gbps,
+        consumer,
+    }
+}
+
+/// Finds a preset by id, or by a loose spelling of its name (`3060`, `RTX 4090`, `a100-80`).
+pub fn find(name: &str) -> Option<&'static Gpu> {
+    let norm = |s: &str| {
+        s.to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+    };
+    let n = norm(name);
+    if n.is_empty() {
+        return None;
+    }
+    PRESETS
+        .iter()
+        .find(|g| norm(g.id) == n || norm(g.name) == n)
+        .or_else(|| {
+            PRESETS
+                .iter()
+                .find(|g| norm(g.id) == format!("rtx{n}") || norm(g.id).trim_start_matches("rtx") == n)
+        })
+}
+
+/// The preset whose total memory is nearest to a reported "total capacity", if any is within
+/// 1.5 % (else the card is treated as custom).
+pub fn nearest_by_capacity(total_bytes: u128) -> Option<&'static Gpu> {
+    PRESETS
+        .iter()
+        .map(|g| (g, g.total_bytes.abs_diff(total_bytes)))
+        .filter(|(g, d)| (*d as f64) <= 0.015 * g.total_bytes as f64)
+        .min_by_key(|(_, d)| *d)
+        .map(|(g, _)| g)
+}
+
+/// The card a run is checked against, with what else takes memory from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    pub gpu: Gpu,
+    /// CUDA context, cuBLAS/attention kernels: outside the allocator.
+    pub context_bytes: u128,
+    /// Other processes on the card: a desktop, a notebook kernel, another run.
+    pub other_bytes: u128,
+}
+
+impl Budget {
+    /// A preset with its default context and nothing else on the card.
+    pub fn for_gpu(gpu: &Gpu) -> Budget {
+        Budget {
+            gpu: gpu.clone(),
+            context_bytes: gpu.default_context_bytes(),
+            other_bytes: 0,
+        }
+    }
+
+    /// What the caching allocator may reserve: total − context − other processes.
+    pub fn allocator_budget(&self) -> u128 {
+        self.gpu
+            .total_bytes
+            .saturating_sub(self.context_bytes)
+            .saturating_sub(self.other_bytes)
+    }
+
+    /// Sets the card's memory from a GiB figure (a custom card, or `--vram-gib`).
+    pub fn with_total_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
+        self.gpu.total_bytes = gib_to_bytes("vram-gib", gib, 0.25, 4096.0)?;
+        Ok(self)
+    }
+
+    pub fn with_context_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
+        self.context_bytes = gib_to_bytes("context-gib", gib, 0.0, 64.0)?;
+        Ok(self)
+    }
+
+    pub fn with_other_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
+        self.other_bytes = gib_to_bytes("other-gib", gib, 0.0, 4096.0)?;
+        Ok(self)
+    }
+}
+
+/// A GiB figure from a user, checked: finite and within `[min, max]`.
+pub fn gib_to_bytes(key: &str, gib: f64, min: f64, max: f64) -> Result<u128, ConfigError> {
+    if !gib.is_finite() || gib < min || gib > max {
+        return Err(ConfigError::new(
+            key,
+            gib,
+            Problem::OutOfRange {
+                min: format!("{min}"),
+                max: format!("{max}"),
+            },
+        ));
+    }
+    Ok((gib * GIB).round() as u128)
+}
+
+/// The card used when none is named: the kind the calibration runs were measured on. (Only the
+/// cuBLAS workspace size of a run depends on the card: 32 MiB per handle on Hopper.)
+pub fn default_cli_gpu() -> &'static Gpu {
+    find("h100").unwrap_or(&PRESETS[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_presets_loosely() {
+        assert_eq!(find("rtx3060").map(|g| g.id), Some("rtx3060"));
+        assert_eq!(find("3060").map(|g| g.id), Some("rtx3060"));
+        assert_eq!(find("RTX 4090").map(|g| g.id), Some("rtx4090"));
+        assert_eq!(find("A100_80").map(|g| g.id), Some("a100_80"));
+        assert_eq!(find("h100").map(|g| g.id), Some("h100"));
+        assert!(find("").is_none());
+        assert!(find("voodoo2").is_none());
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        for (i, g) in PRESETS.iter().enumerate() {
+            assert!(PRESETS[i + 1..].iter().all(|h| h.id != g.id), "{}", g.id);
+        }
+    }
+
+    #[test]
+    fn budget_subtracts_context_and_others() {
+        let b = Budget::for_gpu(find("rtx3060").unwrap())
+            .with_context_gib(0.44)
+            .unwrap()
+            .with_other_gib(0.0)
+            .unwrap();
+        let expected = 11.25 * GIB;
+        assert!((b.allocator_budget() as f64 - expected).abs() < 2.0);
+        assert!(Budget::for_gpu(&PRESETS[0]).with_other_gib(f64::NAN).is_err());
+        assert!(Budget::for_gpu(&PRESETS[0]).with_total_gib(-1.0).is_err());
+    }
+
+    #[test]
+    fn nearest_card_by_capacity() {
+        assert_eq!(nearest_by_capacity(gib_x100(1169)).map(|g| g.id), Some("rtx3060"));
+        assert_eq!(nearest_by_capacity(150_109_880_320).map(|g| g.id), Some("h200"));
+        assert!(nearest_by_capacity(gib_x100(500)).is_none());
+    }
+}

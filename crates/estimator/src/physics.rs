@@ -1,0 +1,656 @@
+//! Every byte nanoGPT's train.py puts on the GPU, moment by moment.
+//!
+//! Each formula is derived in `shared/reference/memory-physics.md` from nanoGPT's model.py and
+//! train.py and PyTorch's source (section numbers in the comments); the measured runs in
+//! `shared/data/measured` pin them (tests/calibration.rs). Notation: L layers, H heads, C = n_embd,
+//! V = vocab_size, T = block_size (train.py always samples full blocks), B = batch_size,
+//! s = bytes of a 16-bit or fp32 activation, P = parameters.
+
+use crate::allocator_rounding::{model_rounding, persistent_rounding};
+use crate::config::{Attention, TrainConfig};
+use crate::params::ParamCounts;
+use crate::terms::{Term, Terms};
+
+/// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Iteration 0: no AdamW state until its `optimizer.step()`.
+    TrainFirstIter,
+    /// Iterations ≥ 1: AdamW state exists throughout.
+    TrainSteady,
+    /// The first `estimate_loss()`, at iteration 0 before any training step.
+    Eval,
+    /// Later `estimate_loss()` calls: AdamW state and the training loop's last logits are alive.
+    EvalAfterStep,
+}
+
+impl Phase {
+    pub fn id(self) -> &'static str {
+        match self {
+            Phase::TrainFirstIter => "train_first_iter",
+            Phase::TrainSteady => "train_steady",
+            Phase::Eval => "eval",
+            Phase::EvalAfterStep => "eval_after_step",
+        }
+    }
+}
+
+/// The moments within a phase where the peak can fall (memory-physics.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Moment {
+    /// End of the forward, inside the cross-entropy.
+    ForwardEnd,
+    /// The fp32 softmax of the last block's manual attention.
+    AttentionSoftmax,
+    /// The first backward node (NllLossBackward / the compiled loss backward).
+    LossBackward,
+    /// lm_head's backward: dx and the vocabulary-sized weight gradient.
+    LmHeadBackward,
+    /// The last transformer block's backward.
+    BlockBackward,
+    /// End of the backward: every gradient exists.
+    BackwardEnd,
+    /// `optimizer.step()` (iteration 0 creates the AdamW state here).
+    OptimizerStep,
+    /// Eval: inside the loss of a batch.
+    EvalLoss,
+    /// Eval: inside a block's forward.
+    EvalBlock,
+}
+
+impl Moment {
+    pub fn id(self) -> &'static str {
+        match self {
+            Moment::ForwardEnd => "forward_end",
+            Moment::AttentionSoftmax => "attention_softmax",
+            Moment::LossBackward => "loss_backward",
+            Moment::LmHeadBackward => "lm_head_backward",
+            Moment::BlockBackward => "block_backward",
+            Moment::BackwardEnd => "backward_end",
+            Moment::OptimizerStep => "optimizer_step",
+            Moment::EvalLoss => "eval_loss",
+            Moment::EvalBlock => "eval_block",
+        }
+    }
+}
+
+/// One candidate peak: where it is and what is alive then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MomentBytes {
+    pub phase: Phase,
+    pub moment: Moment,
+    /// 1-based micro-step within the iteration (0 for eval and the optimizer step).
+    pub micro_step: u32,
+    pub terms: Terms,
+}
+
+impl MomentBytes {
+    pub fn total(&self) -> u128 {
+        self.terms.total()
+    }
+}
+
+/// The tensor sizes of one run, in bytes, named as in memory-physics.md.
+#[derive(Clone, Debug)]
+pub struct Sizes {
+    pub params: ParamCounts,
+    /// Bytes of a 16-bit or fp32 activation element (2 or 4).
+    pub s: u128,
+    pub half: bool,
+    pub bf16: bool,
+    pub compiled: bool,
+    pub manual: bool,
+    pub dropout: bool,
+    pub bt: u128,
+    pub btc: u128,
+    pub btv: u128,
+    pub vc: u128,
+    pub tc: u128,
+    /// B·H·T² for the manual path (0 with flash).
+    pub bhtt: u128,
+    /// Saved activations of one transformer block (§3.3).
+    pub per_layer: u128,
+    pub n_layer: u128,
+    /// `ln_f` input + stats + lm_head input (§3.3, "After the last block").
+    pub final_acts: u128,
+    pub emb_dropout_mask: u128,
+    /// 2·N_lin under 16-bit autocast: weight copies saved by the matmuls (§2.5).
+    pub weight_copies: u128,
+    /// 2·(N_lin + biases): what the autocast cache holds during an eval forward (§2.5).
+    pub weight_cache: u128,
+    pub mask_buffers: u128,
+    /// One cuBLAS workspace (§2.6).
+    pub workspace: u128,
+    /// X and Y, int64 (B, T) each.
+    pub token_ids: u128,
+    /// Allocator overhead of the model as loaded (§6.4, allocator_rounding.rs).
+    pub rounding_model: u128,
+    /// … and of each later parameter-shaped set (grads, exp_avg, exp_avg_sq).
+    pub rounding_per_set: u128,
+}
+
+impl Sizes {
+    /// `workspace` is one cuBLAS workspace on the target card (32 MiB on sm90, else 8.125 MiB).
+    pub fn new(cfg: &TrainConfig, workspace: u128) -> Sizes {
+        let params = ParamCounts::of(cfg);
+        let (l, h, c, v, t, b) = (
+            u128::from(cfg.n_layer),
+            u128::from(cfg.n_head),
+            u128::from(cfg.n_embd),
+            u128::from(cfg.vocab_size),
+            u128::from(cfg.block_size),
+            u128::from(cfg.batch_size),
+        );
+        let half = cfg.dtype.is_16bit();
+        let s = cfg.dtype.bytes();
+        let manual = cfg.attention == Attention::Manual;
+        let dropout = cfg.dropout > 0.0;
+        let (bt, btc, btv) = (b * t, b * t * c, b * t * v);
+        let bhtt = if manual { b * h * t * t } else { 0 };
+
+        // §3.3: per block 36·C + 16 bytes/token (16-bit) or 64·C + 16 (fp32): the 16 are the
+        // two LayerNorms' fp32 mean and rstd; Inductor saves rstd only (trace s_b8_bf16_compile) …
+        let ln_stats = if cfg.compile { 8 } else { 16 };
+        let mut per_layer = bt * if half { 36 * c + ln_stats } else { 64 * c + ln_stats };
+        // … two bool dropout masks (residual and MLP); attention dropout lives in flash's RNG state
+        if dropout {
+            per_layer += 2 * btc;
+        }
+        if manual {
+            // fp32 softmax output kept by SoftmaxBackward + its 16-bit copy for att @ v
+            // (+ the dropout mask); no log-sum-exp on this path
+            let per_elem = match (half, dropout) {
+                (true, false) => 6,
+                (true, true) => 7,
+                (false, false) => 4,
+                (false, true) => 9,
+            };
+            per_layer += bhtt * per_elem;
+        } else {
+            // flash keeps a (B, H, T) fp32 log-sum-exp; the memory-efficient kernel (fp32)
+            // pads T to a multiple of 32
+            let lse_t = if half { t } else { t.div_ceil(32) * 32 };
+            per_layer += 4 * b * h * lse_t;
+        }
+
+        let n_lin = u128::from(params.linear_weights);
+        let biases = u128::from(params.linear_biases);
+        Sizes {
+            params,
+            s,
+            half,
+            bf16: cfg.dtype == crate::config::Dtype::Bfloat16,
+            compiled: cfg.compile,
+            manual,
+            dropout,
+            bt,
+            btc,
+            btv,
+            vc: v * c,
+            tc: t * c,
+            bhtt,
+            per_layer,
+            n_layer: l,
+            final_acts: bt * (4 * c + ln_stats / 2) + btc * s,
+            emb_dropout_mask: if dropout { btc } else { 0 },
+            weight_copies: if half { 2 * n_lin } else { 0 },
+            weight_cache: if half { 2 * (n_lin + biases) } else { 0 },
+            mask_buffers: if manual {
+                4 * l * u128::from(cfg.block_size).pow(2)
+            } else {
+                0
+            },
+            workspace,
+            token_ids: 16 * bt,
+            rounding_model: model_rounding(cfg),
+            rounding_per_set: persistent_rounding(cfg),
+        }
+    }
+
+    fn p4(&self) -> u128 {
+        4 * u128::from(self.params.total)
+    }
+
+    /// Everything the forward saved for the backward (the "A" of §3.3).
+    fn activation_terms(&self, t: &mut Terms) {
+        t.add(Term::BlockActivations, self.n_layer * self.per_layer);
+        t.add(Term::FinalActivations, self.final_acts);
+        t.add(Term::EmbeddingDropoutMask, self.emb_dropout_mask);
+        t.add(Term::WeightCopies, self.weight_copies);
+    }
+}
+
+/// The persistent state at a moment: which of params / Adam / grads exist.
+#[derive(Clone, Copy)]
+struct State {
+    adam: bool,
+    grads: bool,
+}
+
+impl State {
+    fn terms(self, z: &Sizes) -> Terms {
+        let mut t = Terms::default();
+        t.add(Term::Params, z.p4());
+        t.add(Term::MaskBuffers, z.mask_buffers);
+        let mut sets = 0;
+        if self.adam {
+            t.add(Term::AdamState, 2 * z.p4());
+            sets += 2;
+        }
+        if self.grads {
+            t.add(Term::Grads, z.p4());
+            sets += 1;
+        }
+        t.add(
+            Term::AllocatorRounding,
+            z.rounding_model + sets * z.rounding_per_set,
+        );
+        t
+    }
+}
+
+/// Where a micro-step sits in the run; decides what else is alive during it.
+#[derive(Clone, Copy)]
+struct MicroStep {
+    phase: Phase,
+    /// 1-based micro-step within the iteration.
+    index: u32,
+    /// AdamW state exists (iterations ≥ 1).
+    adam: bool,
+    /// The previous micro-step's logits are still bound to `logits` during this forward.
+    prev_logits: bool,
+    /// `.grad` already holds gradients (micro-steps 2..GA).
+    grads: bool,
+    /// The autograd thread's cuBLAS workspace exists before this backward's first matmul (not in
+    /// the very first backward of the run: it is created by lm_head's weight-gradient matmul).
+    backward_workspace: bool,
+}
+
+/// The candidate peaks of one training micro-step (§4, §5; event order from the traces).
+fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
+    let base = State {
+        adam: m.adam,
+        grads: m.grads,
+    }
+    .terms(z);
+    let (s, btv, btc, vc, tc) = (z.s, z.btv, z.btc, z.vc, z.tc);
+    let mut out = Vec::new();
+    let early_ws = if m.backward_workspace { 2 } else { 1 };
+    // Terms alive at a moment: the persistent state, optionally every saved activation, the
+    // given extras, the token ids and `workspaces` cuBLAS workspaces.
+    let at = |moment: Moment, acts: bool, extra: &[(Term, u128)], xy: u128, workspaces: u128| {
+        let mut t = base.clone();
+        if acts {
+            z.activation_terms(&mut t);
+        }
+        for &(term, b) in extra {
+            t.add(term, b);
+        }
+        t.add(Term::TokenIds, xy);
+        t.add(Term::CublasWorkspace, workspaces * z.workspace);
+        MomentBytes {
+            phase: m.phase,
+            moment,
+            micro_step: m.index,
+            terms: t,
+        }
+    };
+    let prev = if m.prev_logits { s * btv } else { 0 };
+    // the next batch is fetched between forward and backward (train.py:303)
+    let (xy1, xy2) = (z.token_ids, 2 * z.token_ids);
+
+    if z.compiled {
+        // §4.2 and trace s_b8_bf16_compile: the loss fuses into row statistics; the backward
+        // holds the logits, a zero tangent for the unused `logits` output and dlogits, and peaks
+        // when lm_head's 16-bit weight gradient is allocated. pos_emb is kept as a saved tensor.
+        out.push(at(
+            Moment::ForwardEnd,
+            true,
+            &[
+                (Term::PrevLogits, prev),
+                (Term::Logits, s * btv),
+                (Term::ForwardLocals, 4 * tc),
+            ],
+            xy1,
+            early_ws,
+        ));
+        out.push(at(
+            Moment::LossBackward,
+            true,
+            &[
+                (Term::Logits, s * btv),
+                (Term::ZeroTangent, s * btv),
+                (Term::LossGrads, s * btv),
+                (Term::LmHeadGrads, s * vc),
+                (Term::ForwardLocals, 4 * tc),
+            ],
+            xy2,
+            early_ws,
+        ));
+    } else if z.half {
+        // §4.1: logits 2, 16-bit log-softmax 2, fp32 copy for nll_loss 4 (+ previous logits 2);
+        // GPT.forward's fp32 locals tok_emb and ln_f output are still alive.
+        out.push(at(
+            Moment::ForwardEnd,
+            true,
+            &[
+                (Term::PrevLogits, prev),
+                (Term::Logits, 2 * btv),
+                (Term::LogSoftmax, 2 * btv),
+                (Term::LossFp32Copy, 4 * btv),
+                (Term::ForwardLocals, 8 * btc + 4 * tc),
+            ],
+            xy1,
+            early_ws,
+        ));
+        // NllLossBackward allocates its fp32 grad while everything above is alive: 12·BTV.
+        out.push(at(
+            Moment::LossBackward,
+            true,
+            &[
+                (Term::Logits, 2 * btv),
+                (Term::LogSoftmax, 2 * btv),
+                (Term::LossFp32Copy, 4 * btv),
+                (Term::LossGrads, 4 * btv),
+            ],
+            xy2,
+            early_ws,
+        ));
+        // lm_head's backward: dlogits, the 16-bit weight grad and dx (later the fp32 copies,
+        // by then dlogits is freed, which is always less).
+        out.push(at(
+            Moment::LmHeadBackward,
+            true,
+            &[
+                (Term::Logits, 2 * btv),
+                (Term::LossGrads, 2 * btv),
+                (Term::LmHeadGrads, 2 * vc + 2 * btc),
+            ],
+            xy2,
+            2,
+        ));
+    } else {
+        // fp32: no casts; log_softmax's output feeds nll_loss directly; the peak is at
+        // LogSoftmaxBackward: logits 4 + lsm 4 + nll grad 4 + dlogits 4.
+        out.push(at(
+            Moment::ForwardEnd,
+            true,
+            &[
+                (Term::PrevLogits, prev),
+                (Term::Logits, 4 * btv),
+                (Term::LogSoftmax, 4 * btv),
+                // tok_emb and pos_emb; the fp32 ln_f output is lm_head's saved input here
+                (Term::ForwardLocals, 4 * btc + 4 * tc),
+            ],
+            xy1,
+            early_ws,
+        ));
+        out.push(at(
+            Moment::LossBackward,
+            true,
+            &[
+                (Term::Logits, 4 * btv),
+                (Term::LogSoftmax, 4 * btv),
+                (Term::LossGrads, 8 * btv),
+            ],
+            xy2,
+            early_ws,
+        ));
+        out.push(at(
+            Moment::LmHeadBackward,
+            true,
+            &[
+                (Term::Logits, 4 * btv),
+                (Term::LossGrads, 4 * btv),
+                (Term::LmHeadGrads, 4 * btc + 4 * vc),
+            ],
+            xy2,
+            2,
+        ));
+    }
+
+    // The manual path's softmax in the last block's forward: an fp32 (B,H,T,T) tensor (+ an
+    // fp32 copy of the input for bf16), before the block's later activations exist (§3.3).
+    if z.manual && !z.compiled {
+        // bf16 makes an fp32 copy of the input first; fp16 uses a half-to-float kernel
+        let k = match (z.half, z.bf16) {
+            (true, true) => 4,
+            (true, false) => 2,
+            _ => 0,
+        };
+        let mut t = base.clone();
+        let acts_so_far = (z.n_layer * z.per_layer + z.final_acts + z.emb_dropout_mask)
+            .saturating_sub(26 * btc);
+        t.add(Term::BlockActivations, acts_so_far);
+        t.add(Term::WeightCopies, z.weight_copies);
+        t.add(Term::PrevLogits, prev);
+        t.add(Term::BlockTransient, k * z.bhtt);
+        t.add(Term::TokenIds, xy1);
+        t.add(Term::CublasWorkspace, early_ws * z.workspace);
+        out.push(MomentBytes {
+            phase: m.phase,
+            moment: Moment::AttentionSoftmax,
+            micro_step: m.index,
+            terms: t,
+        });
+    }
+
+    // What the loss path leaves alive through the rest of the backward: the logits (still
+    // bound to `logits`), and for compile the zero tangent and lm_head's 16-bit weight grad,
+    // which torch 2.11 frees only when the compiled backward ends.
+    let loss_leftovers: Vec<(Term, u128)> = if z.compiled {
+        vec![
+            (Term::Logits, s * btv),
+            (Term::ZeroTangent, s * btv),
+            (Term::LmHeadGrads, s * vc),
+        ]
+    } else {
+        vec![(Term::Logits, s * btv)]
+    };
+
+    // The last block's backward: lm_head's weight copy and the final activations are gone,
+    // the tied weight's fp32 grad waits in the engine (4·VC).
+    {
+        let mut t = base.clone();
+        t.add(Term::BlockActivations, z.n_layer * z.per_layer);
+        t.add(Term::EmbeddingDropoutMask, z.emb_dropout_mask);
+        t.add(
+            Term::WeightCopies,
+            z.weight_copies.saturating_sub(if z.half { 2 * vc } else { 0 }),
+        );
+        for &(term, b) in &loss_leftovers {
+            t.add(term, b);
+        }
+        t.add(Term::TiedWeightGrad, 4 * vc);
+        let transient = if z.compiled {
+            8 * btc
+        } else if z.half {
+            (8 * btc).max((6 * z.bhtt).saturating_sub(18 * btc))
+        } else {
+            (12 * btc).max((4 * z.bhtt).saturating_sub(36 * btc))
+        };
+        t.add(Term::BlockTransient, transient);
+        t.add(Term::TokenIds, xy2);
+        t.add(Term::CublasWorkspace, 2 * z.workspace);
+        out.push(MomentBytes {
+            phase: m.phase,
+            moment: Moment::BlockBackward,
+            micro_step: m.index,
+            terms: t,
+        });
+    }
+
+    // End of the backward: every gradient exists; eager accumulates each into `.grad` as it
+    // is ready, a compiled backward returns a full fresh set first (+4P if `.grad` exists).
+    {
+        let mut t = base.clone();
+        for &(term, b) in &loss_leftovers {
+            t.add(term, b);
+        }
+        t.add(Term::TiedWeightGrad, 4 * vc);
+        if !m.grads || z.compiled {
+            t.add(Term::FreshGrads, z.p4());
+            t.add(Term::AllocatorRounding, z.rounding_per_set);
+        } else {
+            t.add(Term::TiedWeightGrad, 4 * vc);
+        }
+        t.add(Term::TokenIds, xy2);
+        t.add(Term::CublasWorkspace, 2 * z.workspace);
+        out.push(MomentBytes {
+            phase: m.phase,
+            moment: Moment::BackwardEnd,
+            micro_step: m.index,
+            terms: t,
+        });
+    }
+    out
+}
+
+/// `optimizer.step()`: params + grads + AdamW state (created here in iteration 0) + the logits.
+fn optimizer_step(z: &Sizes, phase: Phase) -> MomentBytes {
+    let mut t = State {
+        adam: true,
+        grads: true,
+    }
+    .terms(z);
+    t.add(Term::Logits, z.s * z.btv);
+    t.add(Term::TokenIds, 2 * z.token_ids);
+    t.add(Term::CublasWorkspace, 2 * z.workspace);
+    MomentBytes {
+        phase,
+        moment: Moment::OptimizerStep,
+        micro_step: 0,
+        terms: t,
+    }
+}
+
+/// `estimate_loss()` under `torch.no_grad()` (§4.3): no saved tensors, but the autocast cache
+/// holds every 16-bit weight copy, and the previous batch's logits survive into the next.
+fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
+    let after_step = phase == Phase::EvalAfterStep;
+    let base = State {
+        adam: after_step,
+        grads: false,
+    }
+    .terms(z);
+    let (s, btv, btc) = (z.s, z.btv, z.btc);
+    let stale = if after_step { s * btv } else { 0 };
+    // the backward thread's workspace exists only once a backward has run
+    let workspaces = if after_step { 2 } else { 1 };
+    let moment = |moment: Moment, extra: &[(Term, u128)]| {
+        let mut t = base.clone();
+        for &(term, b) in extra {
+            t.add(term, b);
+        }
+        t.add(Term::StaleTrainLogits, stale);
+        t.add(Term::TokenIds, 2 * z.token_ids);
+        t.add(Term::CublasWorkspace, workspaces * z.workspace);
+        MomentBytes {
+            phase,
+            moment,
+            micro_step: 0,
+            terms: t,
+        }
+    };
+    if z.compiled {
+        // Inductor fuses the loss into reductions and frees weight casts per use.
+        let copy = if z.half { 2 * z.vc } else { 0 };
+        vec![
+            moment(
+                Moment::EvalLoss,
+                &[
+                    (Term::PrevLogits, s * btv),
+                    (Term::Logits, s * btv),
+                    (Term::FinalActivations, s * btc),
+                    (Term::WeightCopies, copy),
+                ],
+            ),
+            moment(
+                Moment::EvalBlock,
+                &[
+                    (Term::PrevLogits, s * btv),
+                    (Term::BlockTransient, if z.half { 20 } else { 36 } * btc),
+                    (Term::WeightCopies, copy),
+                ],
+            ),
+        ]
+    } else if z.half {
+        let softmax = z.bhtt * if z.bf16 { 10 } else { 6 };
+        vec![
+            moment(
+                Moment::EvalLoss,
+                &[
+                    (Term::WeightCopies, z.weight_cache),
+                    (Term::PrevLogits, 2 * btv),
+                    (Term::Logits, 2 * btv),
+                    (Term::LogSoftmax, 2 * btv),
+                    (Term::LossFp32Copy, 4 * btv),
+                    (Term::ForwardLocals, 8 * btc + 4 * z.tc),
+                ],
+            ),
+            moment(
+                Moment::EvalBlock,
+                &[
+                    (Term::WeightCopies, z.weight_cache),
+                    (Term::PrevLogits, 2 * btv),
+                    // x_in, x_mid, ln_2 out (fp32) and h, gelu out: 28·BTC
+                    (Term::BlockTransient, 28 * btc + softmax),
+                    // GPT.forward keeps tok_emb and pos_emb for the whole forward
+                    (Term::ForwardLocals, 4 * btc + 4 * z.tc),
+                ],
+            ),
+        ]
+    } else {
+        vec![
+            moment(
+                Moment::EvalLoss,
+                &[
+                    (Term::PrevLogits, 4 * btv),
+                    (Term::Logits, 4 * btv),
+                    (Term::LogSoftmax, 4 * btv),
+                    (Term::ForwardLocals, 8 * btc + 4 * z.tc),
+                ],
+            ),
+            moment(
+                Moment::EvalBlock,
+                &[
+                    (Term::PrevLogits, 4 * btv),
+                    (Term::BlockTransient, 44 * btc + 8 * z.bhtt),
+                    (Term::ForwardLocals, 4 * btc + 4 * z.tc),
+                ],
+            ),
+        ]
+    }
+}
+
+/// Every candidate peak of a run: iteration 0, a steady iteration, the first and later evals.
+pub fn moments(cfg: &TrainConfig, z: &Sizes) -> Vec<MomentBytes> {
+    let ga = cfg.gradient_accumulation_steps;
+    let mut all = Vec::new();
+    let step = |phase, index, adam, first_of_run: bool| MicroStep {
+        phase,
+        index,
+        adam,
+        prev_logits: !first_of_run,
+        grads: index > 1,
+        backward_workspace: !first_of_run,
+    };
+    // Iteration 0: its first micro-step has neither AdamW state nor previous logits (the eval's
+    // logits died with estimate_loss's frame), and its backward creates the second workspace.
+    all.extend(micro_step(z, step(Phase::TrainFirstIter, 1, false, true)));
+    if ga > 1 {
+        all.extend(micro_step(z, step(Phase::TrainFirstIter, 2, false, false)));
+    }
+    all.push(optimizer_step(z, Phase::TrainFirstIter));
+    all.extend(micro_step(z, step(Phase::TrainSteady, 1, true, false)));
+    if ga > 1 {
+        all.extend(micro_step(z, step(Phase::TrainSteady, 2, true, false)));
+    }
+    all.push(optimizer_step(z, Phase::TrainSteady));
+    all.extend(eval_pass(z, Phase::Eval));
+    // train.py evaluates at every multiple of eval_interval up to max_iters
+    if cfg.max_iters >= cfg.eval_interval {
+        all.extend(eval_pass(z, Phase::EvalAfterStep));
+    }
+    all
+}

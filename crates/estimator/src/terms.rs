@@ -1,0 +1,194 @@
+//! The named pieces of memory alive at a moment, and the six groups the stacked bar shows.
+
+/// The groups of the stacked bar. Every [`Term`] belongs to exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Component {
+    Params,
+    Optimizer,
+    Gradients,
+    Activations,
+    Logits,
+    Other,
+}
+
+impl Component {
+    pub const ALL: [Component; 6] = [
+        Component::Params,
+        Component::Optimizer,
+        Component::Gradients,
+        Component::Activations,
+        Component::Logits,
+        Component::Other,
+    ];
+
+    /// Stable id, used in JSON, CSS classes and test hooks (`segment-params`, …).
+    pub fn id(self) -> &'static str {
+        match self {
+            Component::Params => "params",
+            Component::Optimizer => "optimizer",
+            Component::Gradients => "gradients",
+            Component::Activations => "activations",
+            Component::Logits => "logits",
+            Component::Other => "other",
+        }
+    }
+}
+
+/// One tensor (or family of tensors) the physics notes name, alive at some moment of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Term {
+    /// fp32 parameters, 4 bytes each (the model is never cast; autocast casts per op).
+    Params,
+    /// model.py's registered causal-mask buffers (manual attention only), fp32 T×T per layer.
+    MaskBuffers,
+    /// AdamW `exp_avg` + `exp_avg_sq`, fp32, created lazily at the first `optimizer.step()`.
+    AdamState,
+    /// `.grad` of every parameter, fp32: alive from the first backward of an iteration until
+    /// `zero_grad(set_to_none=True)`; so during the forward of micro-steps 2..GA.
+    Grads,
+    /// Gradients as the backward produces them, before they land in `.grad` (compiled
+    /// backwards return a whole fresh set at once).
+    FreshGrads,
+    /// The tied `wte`/`lm_head` weight's fp32 grad waiting in the autograd engine's input
+    /// buffer for the embedding backward, and the embedding's dense grad added to it.
+    TiedWeightGrad,
+    /// Tensors every transformer block saves for its backward.
+    BlockActivations,
+    /// `ln_f`'s fp32 input and statistics, and the 16-bit input of `lm_head`.
+    FinalActivations,
+    /// The bool mask of the embedding dropout (dropout > 0).
+    EmbeddingDropoutMask,
+    /// 16-bit copies of the Linear weights made by autocast and kept by the matmuls' autograd
+    /// nodes (training) or the autocast cache (eval, under `no_grad`).
+    WeightCopies,
+    /// `GPT.forward`'s locals: the fp32 token embedding, the fp32 `ln_f` output, `pos_emb`.
+    ForwardLocals,
+    /// Working tensors of one block's forward or backward (gradients of its inputs, the
+    /// softmax of the manual path, eval's per-block intermediates).
+    BlockTransient,
+    /// The (B, T, vocab_size) logits of the current forward.
+    Logits,
+    /// The previous forward's logits, still bound to the Python name `logits` until the new
+    /// forward returns.
+    PrevLogits,
+    /// During an `estimate_loss()` after training began: the training loop's last logits.
+    StaleTrainLogits,
+    /// `F.cross_entropy`'s log-softmax output (16-bit under autocast; shared with nll in fp32).
+    LogSoftmax,
+    /// The fp32 copy of the log-softmax that autocast makes for `nll_loss` (kept for backward).
+    LossFp32Copy,
+    /// Gradients of the loss path: nll's grad, the log-softmax grad, dlogits.
+    LossGrads,
+    /// The zero tangent AOTAutograd materialises for the unused `logits` output (compile).
+    ZeroTangent,
+    /// lm_head's backward outputs: dx and the (V, C) weight grad in 16-bit and fp32.
+    LmHeadGrads,
+    /// cuBLAS workspaces, one per (handle, stream): the forward thread's and the backward's.
+    CublasWorkspace,
+    /// The int64 (B, T) `X`, `Y` batches (the next batch is fetched during the backward).
+    TokenIds,
+    /// What the caching allocator counts beyond the requested bytes: blocks rounded to 512 B,
+    /// and large blocks not split when the remainder would be 1 MiB or less.
+    AllocatorRounding,
+}
+
+impl Term {
+    pub fn component(self) -> Component {
+        use Term::*;
+        match self {
+            Params | MaskBuffers => Component::Params,
+            AdamState => Component::Optimizer,
+            Grads | FreshGrads | TiedWeightGrad => Component::Gradients,
+            BlockActivations | FinalActivations | EmbeddingDropoutMask | WeightCopies
+            | ForwardLocals | BlockTransient => Component::Activations,
+            Logits | PrevLogits | StaleTrainLogits | LogSoftmax | LossFp32Copy | LossGrads
+            | ZeroTangent | LmHeadGrads => Component::Logits,
+            CublasWorkspace | TokenIds | AllocatorRounding => Component::Other,
+        }
+    }
+
+    /// Stable id for JSON and for looking up explanations in the UI.
+    pub fn id(self) -> &'static str {
+        use Term::*;
+        match self {
+            Params => "params",
+            MaskBuffers => "mask_buffers",
+            AdamState => "adam_state",
+            Grads => "grads",
+            FreshGrads => "fresh_grads",
+            TiedWeightGrad => "tied_weight_grad",
+            BlockActivations => "block_activations",
+            FinalActivations => "final_activations",
+            EmbeddingDropoutMask => "embedding_dropout_mask",
+            WeightCopies => "weight_copies",
+            ForwardLocals => "forward_locals",
+            BlockTransient => "block_transient",
+            Logits => "logits",
+            PrevLogits => "prev_logits",
+            StaleTrainLogits => "stale_train_logits",
+            LogSoftmax => "log_softmax",
+            LossFp32Copy => "loss_fp32_copy",
+            LossGrads => "loss_grads",
+            ZeroTangent => "zero_tangent",
+            LmHeadGrads => "lm_head_grads",
+            CublasWorkspace => "cublas_workspace",
+            TokenIds => "token_ids",
+            AllocatorRounding => "allocator_rounding",
+        }
+    }
+}
+
+/// Bytes per component, in [`Component::ALL`] order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Components(pub [u128; 6]);
+
+impl Components {
+    pub fn get(&self, c: Component) -> u128 {
+        self.0[c as usize]
+    }
+
+    pub fn total(&self) -> u128 {
+        self.0.iter().sum()
+    }
+}
+
+/// The terms alive at one moment, with their bytes (zero-byte terms are left out).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Terms(pub Vec<(Term, u128)>);
+
+impl Terms {
+    pub fn add(&mut self, term: Term, bytes: u128) {
+        if bytes == 0 {
+            return;
+        }
+        match self.0.iter_mut().find(|(t, _)| *t == term) {
+            Some((_, b)) => *b += bytes,
+            None => self.0.push((term, bytes)),
+        }
+    }
+
+    pub fn extend(&mut self, other: &Terms) {
+        for &(t, b) in &other.0 {
+            self.add(t, b);
+        }
+    }
+
+    pub fn total(&self) -> u128 {
+        self.0.iter().map(|(_, b)| b).sum()
+    }
+
+    pub fn bytes(&self, term: Term) -> u128 {
+        self.0
+            .iter()
+            .find(|(t, _)| *t == term)
+            .map_or(0, |(_, b)| *b)
+    }
+
+    pub fn components(&self) -> Components {
+        let mut c = Components::default();
+        for &(t, b) in &self.0 {
+            c.0[t.component() as usize] += b;
+        }
+        c
+    }
+}
