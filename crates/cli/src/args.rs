@@ -72,7 +72,10 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
             "--list-gpus" => args.list_gpus = true,
             _ => {}
         }
-        if matches!(arg.as_str(), "-h" | "--help" | "--version" | "--json" | "--list-gpus") {
+        if matches!(
+            arg.as_str(),
+            "-h" | "--help" | "--version" | "--json" | "--list-gpus"
+        ) {
             continue;
         }
         let Some(body) = arg.strip_prefix("--") else {
@@ -131,7 +134,10 @@ mod tests {
 
     #[test]
     fn keeps_nanogpt_order_and_reads_options() {
-        let a = parse(&argv("config/a.py --batch_size=8 --gpu rtx3060 b.py --compile=False --json --vram-gib=11.25")).unwrap();
+        let a = parse(&argv(
+            "config/a.py --batch_size=8 --gpu rtx3060 b.py --compile=False --json --vram-gib=11.25",
+        ))
+        .unwrap();
         assert_eq!(
             a.sources,
             vec![

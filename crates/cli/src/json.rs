@@ -127,9 +127,15 @@ mod tests {
         let v = Json::obj([
             ("a", Json::from(1u64)),
             ("b", Json::from("x\"y\n")),
-            ("c", Json::Arr(vec![Json::Null, Json::from(true), Json::from(0.5)])),
+            (
+                "c",
+                Json::Arr(vec![Json::Null, Json::from(true), Json::from(0.5)]),
+            ),
             ("d", Json::from(f64::NAN)),
         ]);
-        assert_eq!(v.to_string(), r#"{"a":1,"b":"x\"y\n","c":[null,true,0.5],"d":null}"#);
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":1,"b":"x\"y\n","c":[null,true,0.5],"d":null}"#
+        );
     }
 }

@@ -136,7 +136,10 @@ fn read_config(path: &str) -> Result<String, String> {
         return Err("it is a directory".into());
     }
     if meta.len() > MAX_CONFIG_BYTES {
-        return Err(format!("{} bytes is too large for a config file", meta.len()));
+        return Err(format!(
+            "{} bytes is too large for a config file",
+            meta.len()
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())

@@ -110,7 +110,10 @@ pub fn to_json(a: &Answer) -> Json {
                 ("usable_bytes", Json::from(a.verdict.budget_bytes)),
                 ("context_bytes", Json::from(a.budget.context_bytes)),
                 ("other_bytes", Json::from(a.budget.other_bytes)),
-                ("cublas_workspace_bytes", Json::from(est.cublas_workspace_bytes)),
+                (
+                    "cublas_workspace_bytes",
+                    Json::from(est.cublas_workspace_bytes),
+                ),
             ]),
         ),
         (

@@ -188,7 +188,11 @@ impl CachingAllocator {
     /// when the allocator would (`shouldSplit`).
     fn take(&mut self, addr: u64, size: u128) {
         let expandable = self.mode == Allocator::ExpandableSegments;
-        let block = self.blocks.get(&addr).cloned().expect("take() of a known free block");
+        let block = self
+            .blocks
+            .get(&addr)
+            .cloned()
+            .expect("take() of a known free block");
         let remaining = block.size - size;
         let split = if block.small || expandable {
             remaining >= MIN_BLOCK
@@ -419,7 +423,11 @@ impl CachingAllocator {
             let Some(seg_ix) = self.expandable[pool_ix] else {
                 continue;
             };
-            let page = if pool_ix == 0 { SMALL_BUFFER } else { LARGE_BUFFER };
+            let page = if pool_ix == 0 {
+                SMALL_BUFFER
+            } else {
+                LARGE_BUFFER
+            };
             let seg_end = self.expandable_base(seg_ix) + self.segments[seg_ix].size as u64;
             let tail = self
                 .blocks
@@ -521,7 +529,11 @@ mod tests {
         // x, y and the 12 MiB rest merged back into one 20 MiB block
         let z = a.malloc(19 * MIB).unwrap();
         assert_eq!(a.reserved(), 20 * MIB);
-        assert_eq!(a.block_size(z), 20 * MIB, "a 1 MiB remainder is not split off");
+        assert_eq!(
+            a.block_size(z),
+            20 * MIB,
+            "a 1 MiB remainder is not split off"
+        );
     }
 
     #[test]

@@ -45,9 +45,9 @@ pub fn model_tensors(cfg: &TrainConfig, with_buffers: bool) -> Vec<u128> {
     out
 }
 
-/// Rounding overhead of allocating `tensors` one after the other into a fresh default allocator.
-fn overhead(tensors: &[u128]) -> u128 {
-    let mut a = CachingAllocator::new(Allocator::Default, None);
+/// Rounding overhead of allocating `tensors` one after the other into a fresh allocator.
+fn overhead(mode: Allocator, tensors: &[u128]) -> u128 {
+    let mut a = CachingAllocator::new(mode, None);
     let mut asked = 0;
     for &bytes in tensors {
         // an unlimited allocator cannot fail
@@ -58,12 +58,10 @@ fn overhead(tensors: &[u128]) -> u128 {
     a.allocated() - asked
 }
 
-/// Overhead of the model as loaded (parameters and buffers), in bytes.
+/// Overhead of the model as loaded (parameters and buffers), in bytes. With expandable segments
+/// only the rounding to 512 bytes remains (n_embd=576: 2304-byte LayerNorm weights count 2560).
 pub fn model_rounding(cfg: &TrainConfig) -> u128 {
-    if cfg.allocator == Allocator::ExpandableSegments {
-        return 0;
-    }
-    overhead(&model_tensors(cfg, true))
+    overhead(cfg.allocator, &model_tensors(cfg, true))
 }
 
 /// Overhead of one parameter-shaped set (grads, or one of AdamW's two states), in bytes.
@@ -72,10 +70,7 @@ pub fn model_rounding(cfg: &TrainConfig) -> u128 {
 /// depends on history; a fresh-segment allocation of the same shapes is what the allocator does
 /// for every tensor of 10 MiB or more that finds no cached block of its size.
 pub fn persistent_rounding(cfg: &TrainConfig) -> u128 {
-    if cfg.allocator == Allocator::ExpandableSegments {
-        return 0;
-    }
-    overhead(&model_tensors(cfg, false))
+    overhead(cfg.allocator, &model_tensors(cfg, false))
 }
 
 #[cfg(test)]
@@ -92,5 +87,8 @@ mod tests {
             ..cfg
         };
         assert_eq!(model_rounding(&exp), 0);
+        let narrow = TrainConfig { n_embd: 576, ..exp };
+        // 25 LayerNorm weights of 2304 bytes, 256 bytes each to the next 512
+        assert_eq!(model_rounding(&narrow), 6400);
     }
 }

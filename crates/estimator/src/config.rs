@@ -289,7 +289,9 @@ impl TrainConfig {
                         return Err(ConfigError::new(
                             key,
                             value,
-                            Problem::WrongType { expected: "an integer" },
+                            Problem::WrongType {
+                                expected: "an integer",
+                            },
                         ))
                     }
                 };
@@ -306,7 +308,9 @@ impl TrainConfig {
                         return Err(ConfigError::new(
                             key,
                             value,
-                            Problem::WrongType { expected: "a number" },
+                            Problem::WrongType {
+                                expected: "a number",
+                            },
                         ))
                     }
                 };
@@ -407,7 +411,7 @@ impl TrainConfig {
                 self.clone().set(f.key, &v)?;
             }
         }
-        if self.n_embd % self.n_head != 0 {
+        if !self.n_embd.is_multiple_of(self.n_head) {
             return Err(ConfigError::new(
                 "n_embd",
                 self.n_embd,
@@ -452,7 +456,10 @@ mod tests {
         assert_eq!(c.gradient_accumulation_steps, 40);
         assert_eq!((c.dropout, c.bias, c.compile), (0.0, false, true));
         assert_eq!(c.dtype, Dtype::Bfloat16);
-        assert_eq!((c.eval_iters, c.eval_interval, c.max_iters), (200, 2000, 600_000));
+        assert_eq!(
+            (c.eval_iters, c.eval_interval, c.max_iters),
+            (200, 2000, 600_000)
+        );
         assert_eq!(c.vocab_size, 50304);
         assert!(c.validate().is_ok());
         assert_eq!(c.tokens_per_iter(), 491_520);
@@ -467,16 +474,25 @@ mod tests {
         c.set("compile", &PyValue::Str("false".into())).unwrap();
         assert!(!c.compile);
         let e = c.set("batch_size", &PyValue::Int(0)).unwrap_err();
-        assert_eq!(e.to_string(), "batch_size=0 is out of range: allowed 1 to 1048576");
+        assert_eq!(
+            e.to_string(),
+            "batch_size=0 is out of range: allowed 1 to 1048576"
+        );
         let e = c.set("dropout", &PyValue::Float(1.0)).unwrap_err();
-        assert!(e.to_string().starts_with("dropout=1.0 is out of range"), "{e}");
+        assert!(
+            e.to_string().starts_with("dropout=1.0 is out of range"),
+            "{e}"
+        );
         let e = c.set("dtype", &PyValue::Str("fp8".into())).unwrap_err();
         assert_eq!(
             e.to_string(),
             "dtype='fp8' is not allowed: use one of bfloat16, float16, float32"
         );
         let e = c.set("batch_size", &PyValue::Str("8".into())).unwrap_err();
-        assert_eq!(e.to_string(), "batch_size='8' has the wrong type: expected an integer");
+        assert_eq!(
+            e.to_string(),
+            "batch_size='8' has the wrong type: expected an integer"
+        );
         let e = c.set("learning_rat", &PyValue::Float(1.0)).unwrap_err();
         assert_eq!(e.problem, Problem::UnknownKey);
         assert!(c.set("n_layer", &PyValue::Int(1 << 40)).is_err());

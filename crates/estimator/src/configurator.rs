@@ -40,7 +40,13 @@ impl std::fmt::Display for Skipped {
             SkipReason::UnknownKey(k) => format!("'{k}' is not a train.py setting"),
             SkipReason::Invalid(e) => e.to_string(),
         };
-        write!(f, "{}:{}: {what}: {}", self.source, self.line, self.text.trim())
+        write!(
+            f,
+            "{}:{}: {what}: {}",
+            self.source,
+            self.line,
+            self.text.trim()
+        )
     }
 }
 
@@ -86,11 +92,13 @@ impl Configurator {
         let Some(&(_, ty)) = OTHER_TRAIN_KEYS.iter().find(|(k, _)| *k == key) else {
             return Err(ConfigError::new(key, value, Problem::UnknownKey));
         };
-        let type_ok = match (ty, value) {
-            ("str", PyValue::Str(_)) | ("bool", PyValue::Bool(_)) | ("int", PyValue::Int(_)) => true,
-            ("float", PyValue::Float(_) | PyValue::Int(_)) => true,
-            _ => false,
-        };
+        let type_ok = matches!(
+            (ty, value),
+            ("str", PyValue::Str(_))
+                | ("bool", PyValue::Bool(_))
+                | ("int", PyValue::Int(_))
+                | ("float", PyValue::Float(_) | PyValue::Int(_))
+        );
         if !type_ok {
             return Err(ConfigError::new(
                 key,
@@ -199,7 +207,14 @@ impl Configurator {
                     "init_from",
                     PyValue::Str(init.to_string()),
                     Problem::NotOneOf {
-                        choices: &["scratch", "resume", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"],
+                        choices: &[
+                            "scratch",
+                            "resume",
+                            "gpt2",
+                            "gpt2-medium",
+                            "gpt2-large",
+                            "gpt2-xl",
+                        ],
                     },
                 ));
             }
@@ -402,7 +417,10 @@ weight_decay = 1e-1
         c.apply_file("ft.py", "init_from = 'gpt2-xl'\nbatch_size = 1\n");
         let (cfg, _) = c.finish().unwrap();
         assert_eq!((cfg.n_layer, cfg.n_head, cfg.n_embd), (48, 25, 1600));
-        assert_eq!((cfg.vocab_size, cfg.bias, cfg.block_size), (50257, true, 1024));
+        assert_eq!(
+            (cfg.vocab_size, cfg.bias, cfg.block_size),
+            (50257, true, 1024)
+        );
 
         let mut c = Configurator::new();
         c.apply_override("--init_from=gpt3").unwrap();
@@ -412,7 +430,10 @@ weight_decay = 1e-1
     #[test]
     fn multi_line_values_and_strings_with_hashes() {
         let mut c = Configurator::new();
-        c.apply_file("m.py", "gradient_accumulation_steps = (5 *\n  8)\nout_dir = 'out#1'\n");
+        c.apply_file(
+            "m.py",
+            "gradient_accumulation_steps = (5 *\n  8)\nout_dir = 'out#1'\n",
+        );
         assert!(c.skipped.is_empty(), "{:?}", c.skipped);
         assert_eq!(c.finish().unwrap().0.gradient_accumulation_steps, 40);
     }

@@ -23,7 +23,10 @@ pub enum Problem {
     /// A string that is not one of the allowed choices.
     NotOneOf { choices: &'static [&'static str] },
     /// `n_embd` must be a multiple of `n_head` (model.py asserts it).
-    NotDivisibleBy { divisor_key: &'static str, divisor: u64 },
+    NotDivisibleBy {
+        divisor_key: &'static str,
+        divisor: u64,
+    },
     /// A key train.py does not know (its configurator raises `ValueError: Unknown config key`).
     UnknownKey,
     /// A value that could not be read at all (bad syntax).
@@ -51,7 +54,11 @@ impl fmt::Display for ConfigError {
                 write!(f, "{key}={value} has the wrong type: expected {expected}")
             }
             Problem::NotOneOf { choices } => {
-                write!(f, "{key}={value} is not allowed: use one of {}", choices.join(", "))
+                write!(
+                    f,
+                    "{key}={value} is not allowed: use one of {}",
+                    choices.join(", ")
+                )
             }
             Problem::NotDivisibleBy {
                 divisor_key,

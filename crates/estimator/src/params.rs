@@ -67,7 +67,10 @@ mod tests {
             ..TrainConfig::default()
         };
         assert_eq!(ParamCounts::of(&narrow).total, 77_355_072);
-        let narrow_bias = TrainConfig { bias: true, ..narrow };
+        let narrow_bias = TrainConfig {
+            bias: true,
+            ..narrow
+        };
         assert_eq!(ParamCounts::of(&narrow_bias).total, 77_431_680);
     }
 

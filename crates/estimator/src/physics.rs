@@ -151,7 +151,12 @@ impl Sizes {
         // §3.3: per block 36·C + 16 bytes/token (16-bit) or 64·C + 16 (fp32): the 16 are the
         // two LayerNorms' fp32 mean and rstd; Inductor saves rstd only (trace s_b8_bf16_compile) …
         let ln_stats = if cfg.compile { 8 } else { 16 };
-        let mut per_layer = bt * if half { 36 * c + ln_stats } else { 64 * c + ln_stats };
+        let mut per_layer = bt
+            * if half {
+                36 * c + ln_stats
+            } else {
+                64 * c + ln_stats
+            };
         // … two bool dropout masks (residual and MLP); attention dropout lives in flash's RNG state
         if dropout {
             per_layer += 2 * btc;
@@ -419,8 +424,8 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             _ => 0,
         };
         let mut t = base.clone();
-        let acts_so_far = (z.n_layer * z.per_layer + z.final_acts + z.emb_dropout_mask)
-            .saturating_sub(26 * btc);
+        let acts_so_far =
+            (z.n_layer * z.per_layer + z.final_acts + z.emb_dropout_mask).saturating_sub(26 * btc);
         t.add(Term::BlockActivations, acts_so_far);
         t.add(Term::WeightCopies, z.weight_copies);
         t.add(Term::PrevLogits, prev);
@@ -456,7 +461,8 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
         t.add(Term::EmbeddingDropoutMask, z.emb_dropout_mask);
         t.add(
             Term::WeightCopies,
-            z.weight_copies.saturating_sub(if z.half { 2 * vc } else { 0 }),
+            z.weight_copies
+                .saturating_sub(if z.half { 2 * vc } else { 0 }),
         );
         for &(term, b) in &loss_leftovers {
             t.add(term, b);

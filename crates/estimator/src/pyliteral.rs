@@ -137,9 +137,13 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, PyError> {
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.')
+            {
                 // an exponent sign belongs to the number: 1e-5
                 if (chars[i] == 'e' || chars[i] == 'E')
                     && matches!(chars.get(i + 1), Some('+') | Some('-'))
@@ -554,8 +558,24 @@ mod tests {
     #[test]
     fn errors_are_values() {
         for bad in [
-            "", "1 +", "(1", "1)", "foo", "1/0", "1 // 0", "2 ** 99999", "'abc", "01", "1__0",
-            "[1, 2]", "os.system('x')", "1e999", "nan", "--", "\u{0}", "r'x'",
+            "",
+            "1 +",
+            "(1",
+            "1)",
+            "foo",
+            "1/0",
+            "1 // 0",
+            "2 ** 99999",
+            "'abc",
+            "01",
+            "1__0",
+            "[1, 2]",
+            "os.system('x')",
+            "1e999",
+            "nan",
+            "--",
+            "\u{0}",
+            "r'x'",
         ] {
             assert!(eval(bad).is_err(), "{bad:?} should be an error");
         }

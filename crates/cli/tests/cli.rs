@@ -1,0 +1,219 @@
+//! The `vramfit` binary as a user and the scoring tool call it: the JSON contract, the text
+//! report, and one line on stderr with exit code 2 for each class of bad input.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(args)
+        .output()
+        .expect("vramfit runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+#[test]
+fn json_contract() {
+    let v = json(&[
+        "--batch_size=8",
+        "--compile=False",
+        "--gradient_accumulation_steps=2",
+    ]);
+    assert_eq!(v["params"]["total"], 124_373_760);
+    assert_eq!(v["params"]["reported"], 123_587_328);
+    let peak = &v["peak_bytes"];
+    for k in ["overall", "train_steady", "train_first_iter", "eval"] {
+        assert!(peak[k].as_u64().unwrap() > 0, "{k}");
+    }
+    let overall = peak["overall"].as_u64().unwrap();
+    // measured on an H200 (calibration run s_b8): 10,030,128,640 bytes
+    let err = (overall as f64 - 10_030_128_640.0).abs() / 10_030_128_640.0;
+    assert!(err < 0.005, "{overall}");
+    assert_eq!(v["peak_phase"], "train_steady");
+    let comps = v["components_bytes"].as_object().unwrap();
+    let mut keys: Vec<&str> = comps.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "activations",
+            "gradients",
+            "logits",
+            "optimizer",
+            "other",
+            "params"
+        ]
+    );
+    let sum: u64 = comps.values().map(|x| x.as_u64().unwrap()).sum();
+    assert_eq!(sum, overall, "components sum to the peak");
+    for k in ["name", "total_bytes", "usable_bytes"] {
+        assert!(!v["gpu"][k].is_null(), "gpu.{k}");
+    }
+    assert!(v["verdict"]["fits"].is_boolean());
+    assert!(["fits", "tight", "oom"].contains(&v["verdict"]["risk"].as_str().unwrap()));
+    assert!(v["verdict"]["headroom_bytes"].is_i64());
+    assert_eq!(v["effective_batch"], 16);
+    assert_eq!(v["tokens_per_iter"], 16384);
+}
+
+#[test]
+fn vram_gib_with_zero_context_is_the_whole_budget() {
+    let v = json(&[
+        "--batch_size=4",
+        "--compile=False",
+        "--vram-gib",
+        "11.25",
+        "--context-gib=0",
+        "--other-gib=0",
+    ]);
+    assert_eq!(
+        v["gpu"]["usable_bytes"],
+        (11.25 * (1u64 << 30) as f64) as u64
+    );
+    assert_eq!(v["verdict"]["fits"], true);
+    // batch 16 eager needs 16.5 GiB: out of memory, with the shortfall negative
+    let v = json(&[
+        "--batch_size=16",
+        "--compile=False",
+        "--vram-gib=11.25",
+        "--context-gib=0",
+        "--other-gib=0",
+    ]);
+    assert_eq!(v["verdict"]["risk"], "oom");
+    assert!(v["verdict"]["headroom_bytes"].as_i64().unwrap() < 0);
+}
+
+#[test]
+fn gpu_presets_change_the_verdict() {
+    let small = json(&["--batch_size=16", "--gpu", "rtx3060"]);
+    let big = json(&["--batch_size=16", "--gpu=a6000"]);
+    assert_eq!(small["verdict"]["fits"], false);
+    assert_eq!(big["verdict"]["fits"], true);
+    assert_eq!(small["gpu"]["name"], "RTX 3060 12 GB");
+}
+
+#[test]
+fn config_files_then_overrides_in_order() {
+    let dir = std::env::temp_dir().join(format!("vramfit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("train_shakespeare_char.py");
+    std::fs::write(
+        &f,
+        "dataset = 'shakespeare_char'\ngradient_accumulation_steps = 1\nbatch_size = 64\nblock_size = 256 # context\n\
+         n_layer = 6\nn_head = 6\nn_embd = 384\ndropout = 0.2\n",
+    )
+    .unwrap();
+    let v = json(&[f.to_str().unwrap(), "--batch_size=32"]);
+    assert_eq!(v["config"]["vocab_size"], 65);
+    assert_eq!(v["config"]["batch_size"], 32);
+    assert_eq!(v["params"]["reported"], 10_646_784);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn plain_output_has_bar_phase_and_verdict() {
+    let out = run(&["--batch_size=16", "--gpu", "rtx3060"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "parameters",
+        "optimizer state",
+        "activations",
+        "logits & loss",
+        "peak",
+        "OUT OF MEMORY on RTX 3060",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+/// Each class of bad input: exit 2, exactly one line on stderr naming the problem, nothing on stdout.
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--batch_sise=8"], "unknown config key: batch_sise"),
+        (
+            &["--batch_size=eight"],
+            "batch_size='eight' has the wrong type",
+        ),
+        (&["--batch_size=0"], "batch_size=0 is out of range"),
+        (&["--dropout=1.5"], "dropout=1.5 is out of range"),
+        (&["--dtype=fp8"], "use one of bfloat16, float16, float32"),
+        (&["--n_embd=770"], "must be divisible by n_head=12"),
+        (
+            &["/nonexistent/config.py"],
+            "cannot read config file /nonexistent/config.py",
+        ),
+        (&["--gpu", "voodoo"], "unknown GPU 'voodoo'"),
+        (&["--vram-gib=-3"], "vram-gib=-3 is out of range"),
+        (&["--vram-gib=NaN"], "out of range"),
+        (&["--context-gib=lots"], "not a number"),
+        (&["--batch_size"], "--key=value"),
+        (&["-q"], "unknown option '-q'"),
+    ];
+    for (args, needle) in cases {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn unreadable_config_files_are_refused() {
+    let dir = std::env::temp_dir().join(format!("vramfit-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("junk.py");
+    std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x01]).unwrap();
+    let out = run(&[bin.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not UTF-8"));
+    let out = run(&[dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn help_and_gpu_list() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("usage: vramfit"));
+    let out = run(&["--list-gpus"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    for id in [
+        "rtx3060",
+        "rtx4070",
+        "rtx3090",
+        "rtx3090ti",
+        "rtx4090",
+        "a6000",
+        "rtx2080ti",
+        "rtx4060ti16",
+        "rtx4080",
+        "t4",
+        "v100_16",
+        "v100_32",
+        "l4",
+        "a100_40",
+        "a100_80",
+        "h100",
+    ] {
+        assert!(text.contains(id), "{id}");
+    }
+}
