@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing and runs vramfit: for now the CLI on nanoGPT's default config
-# (train.py's defaults on an RTX 3060 12 GB).
+# Installs what is missing, builds the site and serves it on http://127.0.0.1:8080
+# (PORT=… to change). The site is static: dist/ can be copied to any web server as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
 VRAMFIT_SKIP_BROWSER=1 ./scripts/install-tools.sh
-cargo run --release --quiet -p vramfit -- --gpu rtx3060 "$@"
+./scripts/build-site.sh
+exec node scripts/serve-dist.mjs "${PORT:-8080}"

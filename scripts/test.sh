@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test of vramfit: formatting, lints, the estimator's
-# and the CLI's tests (including the accuracy targets against the measured runs).
+# and the CLI's tests (including the accuracy targets against the measured runs), the release
+# site build, and the browser tests of the built site in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
 
 ./scripts/install-tools.sh
 
@@ -12,14 +13,21 @@ step() { printf '\n== %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "cargo clippy"
+step "cargo clippy (native and wasm)"
 cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p vramfit-web --target wasm32-unknown-unknown -- -D warnings
 
-step "cargo test (estimator, CLI)"
+step "cargo test (estimator, CLI, web logic)"
 cargo test --workspace
 
 step "accuracy against the measured runs"
 cargo build --release -p vramfit --quiet
 python3 ../shared/tools/score-accuracy --bin target/release/vramfit | tail -n 1
+
+step "release build of the site"
+./scripts/build-site.sh
+
+step "browser tests (headless Chromium)"
+node tests/e2e/run.mjs
 
 printf '\nall tests passed\n'

@@ -1,0 +1,413 @@
+//! The calculator's state as a URL query (`?batch_size=16&compile=False&gpu=rtx3060`), keyed by
+//! nanoGPT's names. Decoding never fails: a bad or unknown value falls back to the default for
+//! that field and is reported, so a shared link with a typo still opens a working page.
+
+use crate::config::{field, TrainConfig, FIELDS_JSON_ORDER};
+use crate::configurator::parse_override_value;
+use crate::error::ConfigError;
+use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
+use crate::pyliteral::PyValue;
+
+/// Everything the page's inputs hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageState {
+    pub config: TrainConfig,
+    /// A preset id, or `custom` (then `vram_gib` is the card's memory).
+    pub gpu: String,
+    pub vram_gib: f64,
+    /// `None`: the card's default CUDA context.
+    pub context_gib: Option<f64>,
+    pub other_gib: f64,
+}
+
+/// The card the page starts with: the most common card among the people vramfit is for.
+pub const DEFAULT_GPU: &str = "rtx3060";
+/// The memory a custom card starts with.
+pub const DEFAULT_CUSTOM_GIB: f64 = 16.0;
+
+impl Default for PageState {
+    fn default() -> Self {
+        PageState {
+            config: TrainConfig::default(),
+            gpu: DEFAULT_GPU.to_string(),
+            vram_gib: DEFAULT_CUSTOM_GIB,
+            context_gib: None,
+            other_gib: 0.0,
+        }
+    }
+}
+
+/// A query value that was not used, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryIssue {
+    pub key: String,
+    pub value: String,
+    pub problem: IssueKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IssueKind {
+    /// Not a key vramfit knows.
+    UnknownKey,
+    /// The value was refused; the field kept its default.
+    Invalid(Box<ConfigError>),
+}
+
+impl std::fmt::Display for QueryIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.problem {
+            IssueKind::UnknownKey => write!(f, "unknown setting '{}' ignored", self.key),
+            IssueKind::Invalid(e) => write!(f, "{e}; using the default"),
+        }
+    }
+}
+
+/// Keys of the page itself (language, embedding, theme…): accepted, not part of `PageState`.
+pub const PAGE_KEYS: &[&str] = &["lang", "embed", "bg", "theme"];
+
+/// Longest query the decoder looks at; a longer one is cut (a URL of this size is not a config).
+const MAX_QUERY: usize = 8192;
+
+impl PageState {
+    /// The card as chosen: a preset, or a custom card of `vram_gib`.
+    pub fn card(&self) -> Gpu {
+        match gpu::find(&self.gpu) {
+            Some(g) => g.clone(),
+            None => custom_card(),
+        }
+    }
+
+    /// The card with its context and other processes.
+    pub fn budget(&self) -> Budget {
+        let card = self.card();
+        let mut b = Budget::for_gpu(&card);
+        if card.id == "custom" {
+            b.gpu.total_bytes = gib_to_bytes("vram_gib", self.vram_gib, 0.25, 4096.0)
+                .unwrap_or((DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128);
+        }
+        if let Some(c) = self.context_gib {
+            if let Ok(bytes) = gib_to_bytes("context_gib", c, 0.0, 64.0) {
+                b.context_bytes = bytes;
+            }
+        }
+        if let Ok(bytes) = gib_to_bytes("other_gib", self.other_gib, 0.0, 4096.0) {
+            b.other_bytes = bytes;
+        }
+        b
+    }
+
+    /// Sets one key from its query text; the state is unchanged on error.
+    pub fn set(&mut self, key: &str, raw: &str) -> Result<(), QueryIssue> {
+        let issue = |e: ConfigError| QueryIssue {
+            key: key.to_string(),
+            value: raw.to_string(),
+            problem: IssueKind::Invalid(Box::new(e)),
+        };
+        match key {
+            "gpu" => {
+                let id = raw.trim();
+                if id == "custom" {
+                    self.gpu = "custom".into();
+                } else if let Some(g) = gpu::find(id) {
+                    self.gpu = g.id.to_string();
+                } else {
+                    return Err(issue(ConfigError::new(
+                        "gpu",
+                        id,
+                        crate::error::Problem::NotOneOf {
+                            choices: &["a preset id such as rtx3060, rtx4090, a6000", "custom"],
+                        },
+                    )));
+                }
+            }
+            "vram_gib" => self.vram_gib = gib_field(key, raw, 0.25, 4096.0).map_err(issue)?,
+            "context_gib" => {
+                self.context_gib = Some(gib_field(key, raw, 0.0, 64.0).map_err(issue)?)
+            }
+            "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
+            _ if field(key).is_some() => {
+                let mut cfg = self.config.clone();
+                cfg.set(key, &lenient_value(raw)).map_err(issue)?;
+                self.config = cfg;
+            }
+            _ => {
+                return Err(QueryIssue {
+                    key: key.to_string(),
+                    value: raw.to_string(),
+                    problem: IssueKind::UnknownKey,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes a query string (with or without the leading `?`). Never fails.
+    pub fn from_query(query: &str) -> (PageState, Vec<QueryIssue>) {
+        let mut state = PageState::default();
+        let mut issues = Vec::new();
+        for (key, value) in query_pairs(query) {
+            if PAGE_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            if let Err(e) = state.set(&key, &value) {
+                issues.push(e);
+            }
+        }
+        // relations between fields: a head count that does not divide the width
+        if let Err(e) = state.config.validate() {
+            let d = TrainConfig::default();
+            state.config.n_embd = d.n_embd;
+            state.config.n_head = d.n_head;
+            issues.push(QueryIssue {
+                key: e.key.clone(),
+                value: e.value.clone(),
+                problem: IssueKind::Invalid(Box::new(e)),
+            });
+        }
+        (state, issues)
+    }
+
+    /// The query for this state: only what differs from the defaults, in a stable order,
+    /// booleans written as nanoGPT writes them.
+    pub fn to_query(&self) -> String {
+        let d = PageState::default();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for key in FIELDS_JSON_ORDER {
+            let (Some(v), Some(dv)) = (self.config.get(key), d.config.get(key)) else {
+                continue;
+            };
+            if v != dv {
+                pairs.push((key.to_string(), query_value(&v)));
+            }
+        }
+        if self.gpu != d.gpu {
+            pairs.push(("gpu".into(), self.gpu.clone()));
+        }
+        if self.gpu == "custom" {
+            pairs.push(("vram_gib".into(), format_gib(self.vram_gib)));
+        }
+        if let Some(c) = self.context_gib {
+            pairs.push(("context_gib".into(), format_gib(c)));
+        }
+        if self.other_gib != 0.0 {
+            pairs.push(("other_gib".into(), format_gib(self.other_gib)));
+        }
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// A card whose memory the user types in; Ampere-like otherwise.
+pub fn custom_card() -> Gpu {
+    Gpu {
+        id: "custom",
+        name: "custom card",
+        total_bytes: (DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128,
+        compute_capability: (8, 6),
+        bf16: true,
+        tflops_bf16: 100.0,
+        tflops_fp16: 100.0,
+        tflops_fp32: 50.0,
+        link_gbps: 32.0,
+        consumer: true,
+    }
+}
+
+fn format_gib(x: f64) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+fn gib_field(key: &str, raw: &str, min: f64, max: f64) -> Result<f64, ConfigError> {
+    let x: f64 = raw.trim().parse().map_err(|_| {
+        ConfigError::new(
+            key,
+            raw,
+            crate::error::Problem::WrongType {
+                expected: "a number of GiB",
+            },
+        )
+    })?;
+    gib_to_bytes(key, x, min, max)?;
+    Ok(x)
+}
+
+/// How a value is written in a query: `True`/`False`, numbers as Python prints them, strings bare.
+pub fn query_value(v: &PyValue) -> String {
+    match v {
+        PyValue::Str(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Query values are typed by people: `true`, `False`, `8`, `float16`, `'float16'`.
+fn lenient_value(raw: &str) -> PyValue {
+    match raw.trim() {
+        "true" | "True" => PyValue::Bool(true),
+        "false" | "False" => PyValue::Bool(false),
+        t => parse_override_value(t),
+    }
+}
+
+/// `application/x-www-form-urlencoded` pairs, percent-decoded (`+` is a space). Malformed
+/// escapes are kept as text; invalid UTF-8 is replaced.
+pub fn query_pairs(query: &str) -> Vec<(String, String)> {
+    let mut q = query.strip_prefix('?').unwrap_or(query);
+    if q.len() > MAX_QUERY {
+        let mut end = MAX_QUERY;
+        while !q.is_char_boundary(end) {
+            end -= 1;
+        }
+        q = &q[..end];
+    }
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dtype;
+
+    #[test]
+    fn reads_nanogpt_keys_and_booleans_both_ways() {
+        let (s, issues) = PageState::from_query(
+            "?batch_size=16&compile=False&dtype=float16&bias=true&gpu=rtx4090",
+        );
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(s.config.batch_size, 16);
+        assert!(!s.config.compile);
+        assert!(s.config.bias);
+        assert_eq!(s.config.dtype, Dtype::Float16);
+        assert_eq!(s.gpu, "rtx4090");
+    }
+
+    #[test]
+    fn round_trips_only_non_defaults() {
+        let mut s = PageState::default();
+        assert_eq!(s.to_query(), "");
+        s.config.batch_size = 8;
+        s.config.compile = false;
+        s.config.dropout = 0.1;
+        s.gpu = "custom".into();
+        s.vram_gib = 11.25;
+        s.other_gib = 0.5;
+        let q = s.to_query();
+        assert_eq!(
+            q,
+            "batch_size=8&dropout=0.1&compile=False&gpu=custom&vram_gib=11.25&other_gib=0.5"
+        );
+        let (back, issues) = PageState::from_query(&q);
+        assert!(issues.is_empty());
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn bad_values_fall_back_with_a_notice() {
+        let (s, issues) = PageState::from_query(
+            "batch_size=0&n_layer=lots&dtype=fp8&gpu=voodoo&foo=1&vram_gib=NaN&lang=de&dropout=1e308",
+        );
+        let keys: Vec<&str> = issues.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "batch_size",
+                "n_layer",
+                "dtype",
+                "gpu",
+                "foo",
+                "vram_gib",
+                "dropout"
+            ]
+        );
+        assert_eq!(s, PageState::default());
+        assert_eq!(issues[4].problem, IssueKind::UnknownKey);
+    }
+
+    #[test]
+    fn heads_that_do_not_divide_the_width_reset_both() {
+        let (s, issues) = PageState::from_query("n_head=7&n_layer=6");
+        assert_eq!(
+            (s.config.n_head, s.config.n_embd, s.config.n_layer),
+            (12, 768, 6)
+        );
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].key, "n_embd");
+    }
+
+    #[test]
+    fn decoding_is_total() {
+        for q in [
+            "%",
+            "%%",
+            "%zz",
+            "a=%E2%82",
+            "=",
+            "&&&",
+            "a==b",
+            "\u{1F600}=1",
+            "batch_size=%38",
+        ] {
+            let _ = PageState::from_query(q);
+        }
+        assert_eq!(query_pairs("a=%41+b")[0].1, "A b");
+        let (s, _) = PageState::from_query("batch_size=%38");
+        assert_eq!(s.config.batch_size, 8);
+        let long = "a=".to_string() + &"x".repeat(100_000);
+        assert_eq!(query_pairs(&long)[0].1.len(), MAX_QUERY - 2);
+    }
+}

@@ -1,0 +1,71 @@
+//! The page's few contacts with the browser: the URL, the clipboard, localStorage. Each fails
+//! quietly (an embed without storage access, an old browser) rather than breaking the page.
+
+use wasm_bindgen::JsValue;
+
+fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+/// The current query string, with its leading `?` (or empty).
+pub fn query() -> String {
+    window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}
+
+/// Replaces the URL's query without adding a history entry (typing must not fill the history).
+pub fn replace_query(query: &str) {
+    let Some(w) = window() else { return };
+    let path = w.location().pathname().unwrap_or_default();
+    let hash = w.location().hash().unwrap_or_default();
+    let url = if query.is_empty() {
+        format!("{path}{hash}")
+    } else {
+        format!("{path}?{query}{hash}")
+    };
+    if let Ok(history) = w.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// The page's full URL.
+pub fn href() -> String {
+    window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}
+
+/// Copies text to the clipboard (fire and forget).
+pub fn copy(text: &str) {
+    if let Some(w) = window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+pub fn storage_get(key: &str) -> Option<String> {
+    window()?.local_storage().ok()??.get_item(key).ok()?
+}
+
+pub fn storage_set(key: &str, value: &str) {
+    if let Some(Ok(Some(s))) = window().map(|w| w.local_storage()) {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// Whether the system asks for a dark theme.
+pub fn prefers_dark() -> bool {
+    window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+/// Sets an attribute on `<html>` (theme, language).
+pub fn set_root_attribute(name: &str, value: &str) {
+    if let Some(root) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute(name, value);
+    }
+}

@@ -1,0 +1,64 @@
+//! A nanoGPT key with a few allowed values (`dtype`, `attention`, `allocator`) as a select.
+
+use estimator::query::query_value;
+use leptos::prelude::*;
+
+use crate::state::use_app;
+
+#[component]
+pub fn ChoiceField(
+    /// The key.
+    key: &'static str,
+    /// `(value, label)` pairs; the label is computed in the current language.
+    options: Signal<Vec<(&'static str, &'static str)>>,
+) -> impl IntoView {
+    let app = use_app();
+    let t = app.strings;
+    let current = Memo::new(move |_| {
+        app.page.with(|p| {
+            p.config
+                .get(key)
+                .map(|v| query_value(&v))
+                .unwrap_or_default()
+        })
+    });
+    let id = format!("field-{key}");
+    let hint_id = format!("hint-{key}");
+    view! {
+        <div class="field">
+            <label class="field__label" for=id.clone()>
+                <code>{key}</code>
+            </label>
+            <span class="field__hint" id=hint_id.clone()>
+                {move || t.get().hint(key)}
+            </span>
+            <select
+                class="field__select"
+                name=key
+                id=id
+                aria-describedby=hint_id
+                prop:value=move || current.get()
+                on:change:target=move |ev| {
+                    let v = ev.target().value();
+                    app.page.update(|p| {
+                        let _ = p.set(key, &v);
+                    });
+                }
+            >
+                {move || {
+                    options
+                        .get()
+                        .into_iter()
+                        .map(|(value, label)| {
+                            view! {
+                                <option value=value selected=move || current.get() == value>
+                                    {label}
+                                </option>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </select>
+        </div>
+    }
+}

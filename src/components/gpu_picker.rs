@@ -1,0 +1,127 @@
+//! The card: presets (the 12/24/48 GB cards users bring first), a custom size, and what else
+//! takes memory from it (CUDA context, other processes).
+
+use estimator::gpu::PRESETS;
+use leptos::prelude::*;
+
+use crate::state::use_app;
+
+/// A GiB amount field bound to one query key of the page state.
+#[component]
+fn GibField(
+    /// Query key (`vram_gib`, `context_gib`, `other_gib`).
+    key: &'static str,
+    label: Signal<&'static str>,
+    hint: Signal<&'static str>,
+    /// The value shown when the state holds none (the card's default).
+    value: Signal<String>,
+) -> impl IntoView {
+    let app = use_app();
+    let (error, set_error) = signal(None::<String>);
+    let id = format!("field-{key}");
+    let err_id = format!("error-{key}");
+    view! {
+        <div class="field" class:field--invalid=move || error.with(Option::is_some)>
+            <label class="field__label" for=id.clone()>
+                {move || label.get()}
+            </label>
+            <span class="field__hint">{move || hint.get()}</span>
+            <input
+                class="field__number"
+                type="text"
+                inputmode="decimal"
+                name=key
+                id=id
+                autocomplete="off"
+                aria-invalid=move || error.with(Option::is_some).to_string()
+                aria-describedby=err_id.clone()
+                prop:value=move || value.get()
+                on:change:target=move |ev| {
+                    let raw = ev.target().value();
+                    let mut next = app.page.get_untracked();
+                    match next.set(key, &raw) {
+                        Ok(()) => {
+                            app.page.set(next);
+                            set_error.set(None);
+                        }
+                        Err(issue) => set_error.set(Some(issue.to_string())),
+                    }
+                }
+            />
+            <p class="field__error" id=err_id role="alert">
+                {move || error.get()}
+            </p>
+        </div>
+    }
+}
+
+fn gib_text(bytes: u128) -> String {
+    let s = format!("{:.2}", bytes as f64 / (1u64 << 30) as f64);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[component]
+pub fn GpuPicker() -> impl IntoView {
+    let app = use_app();
+    let t = app.strings;
+    let selected = Memo::new(move |_| app.page.with(|p| p.gpu.clone()));
+    let is_custom = move || selected.get() == "custom";
+    view! {
+        <div class="field">
+            <label class="field__label" for="field-gpu">
+                {move || t.get().gpu_label}
+            </label>
+            <select
+                class="field__select"
+                id="field-gpu"
+                name="gpu"
+                prop:value=move || selected.get()
+                on:change:target=move |ev| {
+                    let v = ev.target().value();
+                    app.page.update(|p| {
+                        let _ = p.set("gpu", &v);
+                    });
+                }
+            >
+                {PRESETS
+                    .iter()
+                    .map(|g| {
+                        let label = format!(
+                            "{} — {:.2} GiB",
+                            g.name,
+                            g.total_bytes as f64 / (1u64 << 30) as f64,
+                        );
+                        view! {
+                            <option value=g.id selected=move || selected.get() == g.id>
+                                {label}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
+                <option value="custom" selected=is_custom>
+                    {move || t.get().gpu_custom}
+                </option>
+            </select>
+        </div>
+        <Show when=is_custom>
+            <GibField
+                key="vram_gib"
+                label=Signal::derive(move || t.get().vram_label)
+                hint=Signal::derive(|| "")
+                value=Signal::derive(move || app.page.with(|p| format!("{}", p.vram_gib)))
+            />
+        </Show>
+        <GibField
+            key="context_gib"
+            label=Signal::derive(move || t.get().context_label)
+            hint=Signal::derive(move || t.get().context_hint)
+            value=Signal::derive(move || app.budget.with(|b| gib_text(b.context_bytes)))
+        />
+        <GibField
+            key="other_gib"
+            label=Signal::derive(move || t.get().other_label)
+            hint=Signal::derive(move || t.get().other_hint)
+            value=Signal::derive(move || app.budget.with(|b| gib_text(b.other_bytes)))
+        />
+    }
+}

@@ -1,0 +1,59 @@
+//! The page header: name, one-line purpose, copy-link and theme buttons.
+
+use leptos::prelude::*;
+
+use crate::browser;
+use crate::state::use_app;
+
+/// `light` or `dark`: the stored choice, else the system's.
+fn initial_theme() -> &'static str {
+    match browser::storage_get("vramfit-theme").as_deref() {
+        Some("dark") => "dark",
+        Some("light") => "light",
+        _ if browser::prefers_dark() => "dark",
+        _ => "light",
+    }
+}
+
+#[component]
+pub fn Header() -> impl IntoView {
+    let app = use_app();
+    let t = app.strings;
+    let (theme, set_theme) = signal(initial_theme());
+    Effect::new(move |_| browser::set_root_attribute("data-theme", theme.get()));
+    let (copied, set_copied) = signal(false);
+    view! {
+        <header class="header">
+            <div class="header__text">
+                <h1 class="header__title">{move || t.get().title}</h1>
+                <p class="header__tagline">{move || t.get().tagline}</p>
+            </div>
+            <div class="header__actions">
+                <button
+                    type="button"
+                    class="button"
+                    data-testid="copy-link"
+                    on:click=move |_| {
+                        browser::copy(&browser::href());
+                        set_copied.set(true);
+                    }
+                >
+                    {move || if copied.get() { t.get().copied } else { t.get().copy_link }}
+                </button>
+                <button
+                    type="button"
+                    class="button button--icon"
+                    aria-label=move || t.get().theme_toggle
+                    aria-pressed=move || (theme.get() == "dark").to_string()
+                    on:click=move |_| {
+                        let next = if theme.get_untracked() == "dark" { "light" } else { "dark" };
+                        browser::storage_set("vramfit-theme", next);
+                        set_theme.set(next);
+                    }
+                >
+                    {move || if theme.get() == "dark" { "☀" } else { "☾" }}
+                </button>
+            </div>
+        </header>
+    }
+}

@@ -1,0 +1,216 @@
+//! The stacked bar: the six components alive at the peak, drawn against the card's memory, with
+//! a marker where the allocator's usable memory ends. Hovering or focusing a segment shows what it
+//! is, its terms with their formulas for this config, and its bytes.
+
+use estimator::explain::formula;
+use estimator::{Component, Estimate};
+use leptos::prelude::*;
+
+use crate::format;
+use crate::i18n::fill;
+use crate::state::use_app;
+
+/// Percent of the bar's width for `bytes`.
+fn pct(bytes: u128, scale: u128) -> f64 {
+    if scale == 0 {
+        0.0
+    } else {
+        bytes as f64 / scale as f64 * 100.0
+    }
+}
+
+/// Segments narrower than this show no label inside (it is in the legend and the details).
+const LABEL_MIN_PCT: f64 = 9.0;
+
+#[component]
+pub fn MemoryBar() -> impl IntoView {
+    let app = use_app();
+    let t = app.strings;
+    let (focused, set_focused) = signal(None::<Component>);
+
+    // the scale: the card, or the need when it overflows the card
+    let scale = Memo::new(move |_| {
+        let total = app.budget.with(|b| b.gpu.total_bytes);
+        let need = app.verdict.with(|v| v.map_or(0, |v| v.need_bytes));
+        let peak = app
+            .estimate
+            .with(|e| e.as_ref().map_or(0, Estimate::peak_bytes));
+        total.max(need).max(peak).max(1)
+    });
+    let comps = Memo::new(move |_| {
+        app.estimate
+            .with(|e| e.as_ref().map(Estimate::components).unwrap_or_default())
+    });
+    let total = Memo::new(move |_| {
+        app.estimate
+            .with(|e| e.as_ref().map_or(0, Estimate::peak_bytes))
+    });
+
+    let segments = move || {
+        let s = scale.get();
+        let c = comps.get();
+        let tr = t.get();
+        Component::ALL
+            .iter()
+            .map(|&comp| {
+                let bytes = c.get(comp);
+                let width = pct(bytes, s);
+                let name = tr.component(comp);
+                let label = format!("{name}: {}", format::gib(bytes));
+                view! {
+                    <div
+                        class=format!("bar__seg bar__seg--{}", comp.id())
+                        data-testid=format!("segment-{}", comp.id())
+                        data-bytes=bytes.to_string()
+                        style=format!("width: {width:.3}%")
+                        tabindex="0"
+                        role="img"
+                        aria-label=label.clone()
+                        title=label
+                        on:mouseenter=move |_| set_focused.set(Some(comp))
+                        on:focus=move |_| set_focused.set(Some(comp))
+                    >
+                        <span class="bar__seg-label">
+                            {(width >= LABEL_MIN_PCT).then(|| format::gib(bytes))}
+                        </span>
+                    </div>
+                }
+            })
+            .collect_view()
+    };
+
+    let card_pct = move || pct(app.budget.with(|b| b.gpu.total_bytes), scale.get());
+    let usable_pct = move || pct(app.budget.with(|b| b.allocator_budget()), scale.get());
+
+    // the details of the focused segment (the largest one until the user picks)
+    let details = move || {
+        let tr = t.get();
+        let est = app.estimate.get().ok()?;
+        let c = est.components();
+        let comp = focused.get().unwrap_or_else(|| {
+            Component::ALL
+                .into_iter()
+                .max_by_key(|x| c.get(*x))
+                .unwrap_or(Component::Activations)
+        });
+        let peak = est.peak();
+        let rows = peak
+            .terms
+            .0
+            .iter()
+            .filter(|(term, _)| term.component() == comp)
+            .map(|&(term, bytes)| {
+                let f = formula(term, &est.config, est.params.total, bytes);
+                view! {
+                    <tr>
+                        <th scope="row">{tr.term(term)}</th>
+                        <td class="details__formula">
+                            <code>{f.symbolic}</code>
+                            <br />
+                            <code class="details__numbers">{f.numbers}</code>
+                        </td>
+                        <td class="details__bytes" title=format::bytes_exact(bytes)>
+                            {estimator::units::format_bytes(bytes)}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <div class="details" data-testid="segment-details" aria-live="polite">
+                <h3 class=format!("details__title details__title--{}", comp.id())>
+                    {tr.component(comp)}
+                    " — "
+                    {format::gib(c.get(comp))}
+                </h3>
+                <p class="details__help">{tr.component_help(comp)}</p>
+                <table class="details__terms">
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        })
+    };
+
+    view! {
+        <figure class="bar" aria-labelledby="bar-caption">
+            <figcaption id="bar-caption" class="bar__caption">
+                {move || t.get().bar_caption}
+                ": "
+                <strong data-testid="total" data-bytes=move || total.get().to_string()>
+                    {move || format::gib(total.get())}
+                </strong>
+            </figcaption>
+            <div class="bar__track">
+                <div class="bar__card" style=move || format!("width: {:.3}%", card_pct())></div>
+                <div
+                    class="bar__reserved"
+                    style=move || {
+                        format!(
+                            "left: {:.3}%; width: {:.3}%",
+                            usable_pct(),
+                            (card_pct() - usable_pct()).max(0.0),
+                        )
+                    }
+                    title=move || t.get().reserved_outside
+                ></div>
+                <div class="bar__segs">{segments}</div>
+                <div
+                    class="bar__marker"
+                    data-testid="usable-marker"
+                    style=move || format!("left: {:.3}%", usable_pct())
+                >
+                    <span class="bar__marker-label">
+                        {move || t.get().usable_marker}
+                        " "
+                        {move || app.budget.with(|b| format::gib(b.allocator_budget()))}
+                    </span>
+                </div>
+            </div>
+            <ul class="legend">
+                {move || {
+                    let c = comps.get();
+                    let tr = t.get();
+                    Component::ALL
+                        .iter()
+                        .map(|&comp| {
+                            view! {
+                                <li class="legend__item">
+                                    <button
+                                        type="button"
+                                        class=format!("legend__swatch legend__swatch--{}", comp.id())
+                                        aria-label=tr.component(comp)
+                                        on:click=move |_| set_focused.set(Some(comp))
+                                    ></button>
+                                    <span class="legend__name">{tr.component(comp)}</span>
+                                    <span class="legend__value">{format::gib(c.get(comp))}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+            {details}
+        </figure>
+        <p class="peak-at">
+            {move || {
+                let tr = t.get();
+                app.estimate
+                    .with(|e| {
+                        e.as_ref()
+                            .ok()
+                            .map(|e| {
+                                let p = e.peak();
+                                let mut moment = tr.moment(p.moment).to_string();
+                                if p.micro_step > 0 {
+                                    moment += &format!(
+                                        ", {}",
+                                        fill(tr.micro_step, &[("n", &p.micro_step.to_string())]),
+                                    );
+                                }
+                                fill(tr.peak_at, &[("moment", &moment), ("phase", tr.phase(p.phase))])
+                            })
+                    })
+            }}
+        </p>
+    }
+}

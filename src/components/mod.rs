@@ -1,0 +1,14 @@
+//! One component per file.
+
+pub mod app;
+pub mod choice_field;
+pub mod gpu_picker;
+pub mod header;
+pub mod memory_bar;
+pub mod model_presets;
+pub mod notices;
+pub mod number_field;
+pub mod run_summary;
+pub mod toggle_field;
+pub mod verdict_panel;
+pub mod vocab_field;

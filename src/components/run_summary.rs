@@ -1,0 +1,89 @@
+//! The run at a glance: parameters as train.py prints them, effective batch, tokens per
+//! iteration, and the peak of each phase.
+
+use estimator::Phase;
+use leptos::prelude::*;
+
+use crate::format;
+use crate::i18n::fill;
+use crate::state::use_app;
+
+#[component]
+pub fn RunSummary() -> impl IntoView {
+    let app = use_app();
+    let t = app.strings;
+    let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
+    let phases = move || {
+        let tr = t.get();
+        app.estimate.with(|e| {
+            let e = e.as_ref().ok()?;
+            let peak_phase = e.peak().phase;
+            let rows = [
+                Phase::TrainFirstIter,
+                Phase::TrainSteady,
+                Phase::Eval,
+                Phase::EvalAfterStep,
+            ]
+            .into_iter()
+            .filter_map(|p| e.phase_peak(p).map(|m| (p, m.total())))
+            .map(|(p, bytes)| {
+                view! {
+                    <li
+                        class="phases__item"
+                        class:phases__item--peak=p == peak_phase
+                        data-testid=format!("phase-{}", p.id())
+                        data-bytes=bytes.to_string()
+                    >
+                        <span class="phases__name">{tr.phase(p)}</span>
+                        <span class="phases__value">{format::gib(bytes)}</span>
+                    </li>
+                }
+            })
+            .collect_view();
+            Some(view! { <ul class="phases">{rows}</ul> })
+        })
+    };
+    view! {
+        <dl class="summary">
+            <div class="summary__item">
+                <dt>{move || t.get().section_model}</dt>
+                <dd
+                    data-testid="param-count"
+                    data-params=move || {
+                        app.estimate.with(|e| e.as_ref().map_or(0, |e| e.params.reported)).to_string()
+                    }
+                >
+                    {move || {
+                        let n = app.estimate.with(|e| e.as_ref().map_or(0, |e| e.params.reported));
+                        fill(t.get().params_count, &[("n", &format::params(n))])
+                    }}
+                </dd>
+            </div>
+            <div class="summary__item">
+                <dt>{move || t.get().effective_batch}</dt>
+                <dd
+                    data-testid="effective-batch"
+                    data-value=move || cfg.with(|c| c.effective_batch()).to_string()
+                >
+                    {move || {
+                        cfg.with(|c| {
+                            format!(
+                                "{} × {} = {}",
+                                c.batch_size,
+                                c.gradient_accumulation_steps,
+                                format::grouped(c.effective_batch()),
+                            )
+                        })
+                    }}
+                </dd>
+            </div>
+            <div class="summary__item">
+                <dt>{move || t.get().tokens_per_iter}</dt>
+                <dd data-testid="tokens-per-iter">
+                    {move || format::grouped(cfg.with(|c| c.tokens_per_iter()))}
+                </dd>
+            </div>
+        </dl>
+        {phases}
+    }
+}

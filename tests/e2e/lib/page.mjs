@@ -1,0 +1,61 @@
+// Helpers shared by the specs: open the calculator, read its test hooks, call the CLI.
+
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+
+/** Opens the page with a query; fails on any console error or uncaught exception (a wasm panic). */
+export async function open(ctx, query = '', { viewport = { width: 1280, height: 900 }, context } = {}) {
+  const c = context ?? (await ctx.browser.newContext({ viewport }));
+  const page = await c.newPage();
+  const errors = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${ctx.base}/${query}`);
+  await page.waitForSelector('[data-testid="total"]');
+  page.errors = errors;
+  page.ctxToClose = context ? null : c;
+  return page;
+}
+
+export async function close(page) {
+  assert.deepEqual(page.errors, [], 'no console errors');
+  if (page.ctxToClose) await page.ctxToClose.close();
+  else await page.close();
+}
+
+/** Every test hook of the page, as numbers. */
+export async function hooks(page) {
+  return page.evaluate(() => {
+    const q = (id) => document.querySelector(`[data-testid="${id}"]`);
+    const seg = {};
+    for (const c of ['params', 'optimizer', 'gradients', 'activations', 'logits', 'other']) {
+      seg[c] = Number(q(`segment-${c}`).dataset.bytes);
+    }
+    const v = q('verdict');
+    return {
+      total: Number(q('total').dataset.bytes),
+      segments: seg,
+      fits: v ? v.dataset.fits === 'true' : null,
+      risk: v ? v.dataset.risk : null,
+      params: Number(q('param-count').dataset.params),
+      effectiveBatch: Number(q('effective-batch').dataset.value),
+    };
+  });
+}
+
+/** The CLI's answer for the same settings (`--key=value` list and a GPU id). */
+export function cli(ctx, args) {
+  const bin = path.join(ctx.root, 'target', 'release', 'vramfit');
+  return JSON.parse(execFileSync(bin, ['--json', ...args], { encoding: 'utf8' }));
+}
+
+/** Waits until the page's total peak differs from `before`. */
+export async function waitForTotalChange(page, before) {
+  await page.waitForFunction(
+    (b) => document.querySelector('[data-testid="total"]').dataset.bytes !== String(b),
+    before,
+  );
+}

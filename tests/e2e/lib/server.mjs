@@ -1,0 +1,71 @@
+// A static file server for dist/ on 127.0.0.1 (no dependencies), which counts requests so tests
+// can check that the page fetches nothing but its own files, and can be stopped and restarted
+// on the same port to test offline reloads.
+
+import http from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
+  const requests = [];
+  const handler = async (req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    requests.push(url.pathname + url.search);
+    let rel = decodeURIComponent(url.pathname);
+    let base = dir;
+    for (const [prefix, other] of Object.entries(extraRoots)) {
+      if (rel.startsWith(prefix)) {
+        base = other;
+        rel = rel.slice(prefix.length - 1);
+      }
+    }
+    if (rel.endsWith('/')) rel += 'index.html';
+    const file = path.join(base, path.normalize(rel));
+    if (!file.startsWith(base)) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      const s = await stat(file);
+      if (!s.isFile()) throw new Error('not a file');
+      const body = await readFile(file);
+      res.writeHead(200, {
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-cache',
+      });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  };
+  let server = http.createServer(handler);
+  await new Promise((ok) => server.listen(port, '127.0.0.1', ok));
+  const actualPort = server.address().port;
+  return {
+    url: `http://127.0.0.1:${actualPort}`,
+    port: actualPort,
+    requests,
+    async close() {
+      server.closeAllConnections?.();
+      await new Promise((ok) => server.close(ok));
+    },
+    async restart() {
+      server = http.createServer(handler);
+      await new Promise((ok) => server.listen(actualPort, '127.0.0.1', ok));
+    },
+  };
+}

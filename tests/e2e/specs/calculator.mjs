@@ -1,0 +1,171 @@
+// The calculator page: its numbers equal the CLI's, inputs drive the bar and the URL, reloads
+// keep the state, bad links fall back with a notice, and nothing fails in the console.
+
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { open, close, hooks, cli, waitForTotalChange } from '../lib/page.mjs';
+
+const require = createRequire(import.meta.url);
+
+/** Configs the page and the CLI must agree on, byte for byte. */
+const CASES = [
+  { query: '', args: ['--gpu=rtx3060'] },
+  {
+    query: '?batch_size=8&compile=False&gradient_accumulation_steps=2&gpu=rtx4090',
+    args: ['--batch_size=8', '--compile=False', '--gradient_accumulation_steps=2', '--gpu=rtx4090'],
+  },
+  {
+    // shakespeare_char's baby GPT
+    query: '?n_layer=6&n_head=6&n_embd=384&block_size=256&batch_size=64&gradient_accumulation_steps=1&dropout=0.2&vocab_size=65&gpu=rtx3060',
+    args: ['--n_layer=6', '--n_head=6', '--n_embd=384', '--block_size=256', '--batch_size=64',
+      '--gradient_accumulation_steps=1', '--dropout=0.2', '--vocab_size=65', '--gpu=rtx3060'],
+  },
+  {
+    query: '?dtype=float32&batch_size=4&compile=False&gpu=a6000',
+    args: ['--dtype=float32', '--batch_size=4', '--compile=False', '--gpu=a6000'],
+  },
+  {
+    query: '?n_embd=576&dtype=float16&batch_size=16&gradient_accumulation_steps=32&compile=False&attention=manual&allocator=expandable_segments&gpu=rtx4070',
+    args: ['--n_embd=576', '--dtype=float16', '--batch_size=16', '--gradient_accumulation_steps=32',
+      '--compile=False', '--attention=manual', '--allocator=expandable_segments', '--gpu=rtx4070'],
+  },
+];
+
+export const tests = {
+  async 'page numbers equal the CLI for the same config'(ctx) {
+    for (const c of CASES) {
+      const page = await open(ctx, c.query);
+      const h = await hooks(page);
+      const j = cli(ctx, c.args);
+      assert.equal(h.total, j.peak_bytes.overall, `total ${c.query}`);
+      for (const [k, v] of Object.entries(j.components_bytes)) assert.equal(h.segments[k], v, `${k} ${c.query}`);
+      assert.equal(h.params, j.params.reported, `params ${c.query}`);
+      assert.equal(h.effectiveBatch, j.effective_batch);
+      assert.equal(h.fits, j.verdict.fits, `fits ${c.query}`);
+      assert.equal(h.risk, j.verdict.risk, `risk ${c.query}`);
+      await close(page);
+    }
+  },
+
+  async 'keyboard on a slider updates the bar, the numbers and the URL'(ctx) {
+    const page = await open(ctx, '?gpu=rtx3060');
+    const before = await hooks(page);
+    const historyBefore = await page.evaluate(() => history.length);
+    const slider = page.locator('input[type=range][name=batch_size]');
+    await slider.focus();
+    await page.keyboard.press('ArrowRight');
+    await waitForTotalChange(page, before.total);
+    const after = await hooks(page);
+    assert.ok(after.total > before.total, 'a larger batch needs more memory');
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '16');
+    assert.equal(after.effectiveBatch, 16 * 40);
+    assert.match(page.url(), /batch_size=16/);
+    const j = cli(ctx, ['--batch_size=16', '--gpu=rtx3060']);
+    assert.equal(after.total, j.peak_bytes.overall);
+    // replace, never push: typing does not grow the history
+    assert.equal(await page.evaluate(() => history.length), historyBefore);
+    await close(page);
+  },
+
+  async 'typing a value applies it; an invalid one is named and not applied'(ctx) {
+    const page = await open(ctx);
+    const field = page.locator('input[type=text][name=n_layer]');
+    await field.fill('24');
+    await page.waitForFunction(() => location.search.includes('n_layer=24'));
+    const ok = await hooks(page);
+    assert.equal(ok.total, cli(ctx, ['--n_layer=24', '--gpu=rtx3060']).peak_bytes.overall);
+    await field.fill('0');
+    await page.waitForSelector('#error-n_layer:not(:empty)');
+    assert.match(await page.textContent('#error-n_layer'), /n_layer=0 is out of range/);
+    assert.equal((await hooks(page)).total, ok.total, 'the invalid value was not applied');
+    assert.equal(await field.getAttribute('aria-invalid'), 'true');
+    await page.locator('input[type=text][name=n_head]').fill('7');
+    assert.match(await page.textContent('#error-n_head'), /divisible by n_head=7/);
+    await close(page);
+  },
+
+  async 'picking a card changes the verdict'(ctx) {
+    const page = await open(ctx, '?batch_size=16&compile=False');
+    assert.equal((await hooks(page)).risk, 'oom');
+    await page.selectOption('select[name=gpu]', 'a6000');
+    await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.fits === 'true');
+    assert.match(page.url(), /gpu=a6000/);
+    await page.selectOption('select[name=gpu]', 'custom');
+    await page.locator('input[name=vram_gib]').fill('40');
+    await page.locator('input[name=vram_gib]').press('Enter');
+    await page.locator('input[name=other_gib]').fill('30');
+    await page.locator('input[name=other_gib]').press('Tab');
+    await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.fits === 'false');
+    await close(page);
+  },
+
+  async 'a reload restores the state'(ctx) {
+    const page = await open(ctx);
+    await page.locator('input[type=text][name=block_size]').fill('512');
+    await page.locator('input[name=compile]').uncheck();
+    await page.selectOption('select[name=dtype]', 'float16');
+    await page.waitForFunction(() => location.search.includes('dtype=float16'));
+    const before = await hooks(page);
+    await page.reload();
+    await page.waitForSelector('[data-testid="total"]');
+    assert.deepEqual(await hooks(page), before);
+    assert.equal(await page.inputValue('input[type=text][name=block_size]'), '512');
+    assert.equal(await page.isChecked('input[name=compile]'), false);
+    assert.match(page.url(), /compile=False/);
+    await close(page);
+  },
+
+  async 'a bad query falls back to defaults with a notice naming it'(ctx) {
+    const page = await open(ctx, '?batch_size=-4&dtype=fp8&n_layer=1e6&foo=bar&gpu=voodoo&dropout=NaN');
+    const notice = await page.textContent('[data-testid=notice]');
+    for (const key of ['batch_size', 'dtype', 'n_layer', 'foo', 'gpu', 'dropout']) {
+      assert.ok(notice.includes(key), `notice names ${key}: ${notice}`);
+    }
+    const h = await hooks(page);
+    assert.equal(h.total, cli(ctx, ['--gpu=rtx3060']).peak_bytes.overall, 'defaults used');
+    await close(page);
+  },
+
+  async 'hovering or focusing a segment explains it with its formula'(ctx) {
+    const page = await open(ctx, '?compile=False&batch_size=8');
+    await page.focus('[data-testid=segment-activations]');
+    const text = await page.textContent('[data-testid=segment-details]');
+    assert.match(text, /saved block activations/);
+    assert.match(text, /12·8·1024·\(36·768\+16\)/);
+    await page.hover('[data-testid=segment-logits]');
+    assert.match(await page.textContent('[data-testid=segment-details]'), /fp32 copy for nll_loss/);
+    await close(page);
+  },
+
+  async 'no accessibility violations (axe-core, WCAG 2 A/AA), light and dark'(ctx) {
+    for (const theme of ['light', 'dark']) {
+      const page = await open(ctx, '?batch_size=16&compile=False');
+      await page.evaluate((t) => document.documentElement.setAttribute('data-theme', t), theme);
+      await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+      const result = await page.evaluate(() => axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }));
+      const v = result.violations.map((x) => `${x.id}: ${x.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      assert.deepEqual(v, [], `${theme}: ${v.join('; ')}`);
+      await close(page);
+    }
+  },
+
+  async 'screenshots: default, out of memory, phone width, dark'(ctx) {
+    const shots = [
+      ['default.png', '', { width: 1280, height: 900 }],
+      ['oom.png', '?batch_size=32&compile=False&gpu=rtx3060', { width: 1280, height: 900 }],
+      ['phone-360.png', '?batch_size=16', { width: 360, height: 780 }],
+    ];
+    for (const [file, query, viewport] of shots) {
+      const page = await open(ctx, query, { viewport });
+      await page.screenshot({ path: path.join(ctx.shots, file), fullPage: true });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+      assert.equal(overflow, false, `${file}: no horizontal overflow`);
+      await close(page);
+    }
+    const page = await open(ctx, '?batch_size=8&compile=False');
+    await page.evaluate(() => document.documentElement.setAttribute('data-theme', 'dark'));
+    await page.screenshot({ path: path.join(ctx.shots, 'dark.png'), fullPage: true });
+    await close(page);
+  },
+};
