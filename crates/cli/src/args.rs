@@ -21,6 +21,7 @@ options:
                       X is the allocator's whole budget)
   --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
   --other-gib X       memory other processes use on the card, e.g. a desktop (default 0)
+  --mfu X             model-FLOPs utilisation for the speed model (default 0.35)
   --json              one JSON object on stdout
   --list-gpus         the GPU presets
   -h, --help          this text
@@ -41,6 +42,7 @@ pub struct Args {
     pub vram_gib: Option<f64>,
     pub context_gib: Option<f64>,
     pub other_gib: Option<f64>,
+    pub mfu: Option<f64>,
     pub json: bool,
     pub help: bool,
     pub version: bool,
@@ -57,7 +59,7 @@ impl fmt::Display for ArgError {
     }
 }
 
-const VALUE_OPTIONS: &[&str] = &["gpu", "vram-gib", "context-gib", "other-gib"];
+const VALUE_OPTIONS: &[&str] = &["gpu", "vram-gib", "context-gib", "other-gib", "mfu"];
 
 pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
     let mut args = Args::default();
@@ -110,6 +112,7 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                 "gpu" => args.gpu = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),
+                "mfu" => args.mfu = Some(number()?),
                 _ => args.other_gib = Some(number()?),
             }
             continue;

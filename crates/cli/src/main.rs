@@ -1,6 +1,7 @@
 //! `vramfit`: the estimator on the command line.
 
 mod args;
+mod fix_text;
 mod json;
 mod report;
 
@@ -91,6 +92,11 @@ fn main() -> ExitCode {
         args.context_gib.map(|x| (1, x)),
         args.other_gib.map(|x| (2, x)),
     ];
+    if let Some(m) = args.mfu {
+        if !(m > 0.0 && m <= 1.0) {
+            return fail(format!("--mfu={m} is out of range: allowed above 0 to 1"));
+        }
+    }
     for (which, value) in custom.into_iter().flatten() {
         let next = match which {
             0 => budget.clone().with_total_gib(value),
@@ -111,8 +117,10 @@ fn main() -> ExitCode {
         Ok(e) => e,
         Err(e) => return fail(e),
     };
+    let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
     let answer = Answer {
         verdict: verdict(&est, &budget),
+        fixes: estimator::fixes::rank_fixes(&cfg, &budget, mfu),
         est: &est,
         budget: &budget,
         skipped,

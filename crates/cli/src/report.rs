@@ -1,8 +1,10 @@
 //! What the CLI prints: the JSON contract and the plain-text report.
 
+use estimator::fixes::FixReport;
 use estimator::units::{format_bytes, format_params, gib, gib_signed};
-use estimator::{Budget, Component, Estimate, Phase, Risk, Verdict, FIELDS_JSON_ORDER};
+use estimator::{Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER};
 
+use crate::fix_text;
 use crate::json::Json;
 
 /// Everything one invocation answers.
@@ -12,6 +14,68 @@ pub struct Answer<'a> {
     pub verdict: Verdict,
     /// Config-file lines that were not applied (shown as warnings).
     pub skipped: Vec<String>,
+    pub fixes: Option<FixReport>,
+}
+
+fn py_json(v: PyValue) -> Json {
+    match v {
+        PyValue::Int(n) => Json::Int(n.into()),
+        PyValue::Float(x) => Json::Num(x),
+        PyValue::Bool(b) => Json::Bool(b),
+        PyValue::Str(s) => Json::Str(s),
+        PyValue::None => Json::Null,
+    }
+}
+
+fn fixes_json(a: &Answer) -> Json {
+    let Some(r) = &a.fixes else {
+        return Json::Arr(Vec::new());
+    };
+    let from = &a.est.config;
+    Json::Arr(
+        r.fixes
+            .iter()
+            .map(|f| {
+                let mut changes: Vec<(String, Json)> = f
+                    .changed_keys(from)
+                    .into_iter()
+                    .filter_map(|(k, _)| f.config.get(k).map(|v| (k.to_string(), py_json(v))))
+                    .collect();
+                if let Some((k, v)) = f.env(from) {
+                    changes.push((k.to_string(), Json::from(v)));
+                }
+                if f.patches.eval_batch_size.is_some() {
+                    changes.push(("patch".into(), Json::from("train.py")));
+                }
+                if f.patches.checkpoint_blocks || f.patches.chunked_loss {
+                    changes.push(("patch".into(), Json::from("model.py")));
+                }
+                if f.other_bytes < a.budget.other_bytes {
+                    changes.push(("other_gib".into(), Json::from(0.0)));
+                }
+                Json::obj([
+                    ("id", Json::from(f.kind.id())),
+                    ("title", Json::from(fix_text::title(f, from))),
+                    (
+                        "why",
+                        Json::from(fix_text::why(f, from, a.budget.other_bytes)),
+                    ),
+                    ("changes", Json::Obj(changes)),
+                    ("peak_bytes", Json::from(f.peak_bytes)),
+                    ("saving_bytes", Json::from(f.saving_bytes)),
+                    ("fits", Json::from(f.fits())),
+                    ("risk", Json::from(f.verdict.risk.id())),
+                    ("headroom_bytes", Json::from(f.verdict.headroom_bytes)),
+                    ("effective_batch", Json::from(f.effective_batch)),
+                    ("tokens_per_iter", Json::from(f.tokens_per_iter)),
+                    ("effective_batch_kept", Json::from(f.effective_batch_kept)),
+                    ("iter_time_ratio", Json::from(f.iter_time_ratio)),
+                    ("impact", Json::from(f.impact.id())),
+                    ("params_reported", Json::from(f.params_reported)),
+                ])
+            })
+            .collect(),
+    )
 }
 
 fn phase_bytes(est: &Estimate, phase: Phase) -> Json {
@@ -29,18 +93,7 @@ pub fn to_json(a: &Answer) -> Json {
     let config = Json::Obj(
         FIELDS_JSON_ORDER
             .iter()
-            .filter_map(|k| {
-                cfg.get(k).map(|v| {
-                    let j = match v {
-                        estimator::PyValue::Int(n) => Json::Int(n.into()),
-                        estimator::PyValue::Float(x) => Json::Num(x),
-                        estimator::PyValue::Bool(b) => Json::Bool(b),
-                        estimator::PyValue::Str(s) => Json::Str(s),
-                        estimator::PyValue::None => Json::Null,
-                    };
-                    (k.to_string(), j)
-                })
-            })
+            .filter_map(|k| cfg.get(k).map(|v| (k.to_string(), py_json(v))))
             .collect(),
     );
     let terms = Json::Obj(
@@ -124,6 +177,18 @@ pub fn to_json(a: &Answer) -> Json {
                 ("headroom_bytes", Json::from(a.verdict.headroom_bytes)),
                 ("need_bytes", Json::from(a.verdict.need_bytes)),
             ]),
+        ),
+        ("fixes", fixes_json(a)),
+        (
+            "largest_batch_size_that_fits",
+            a.fixes
+                .as_ref()
+                .and_then(|r| r.largest_batch_that_fits)
+                .into(),
+        ),
+        (
+            "iter_seconds",
+            a.fixes.as_ref().map(|r| r.current_seconds).into(),
         ),
         (
             "warnings",
@@ -265,5 +330,36 @@ pub fn to_text(a: &Answer) -> String {
     } else {
         format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
     });
+    if let Some(r) = &a.fixes {
+        line(String::new());
+        if let Some(b) = r.largest_batch_that_fits {
+            line(format!("largest batch_size that fits this card: {b}"));
+        }
+        line(format!(
+            "fixes, best first (time per iteration now ≈ {:.1} s):",
+            r.current_seconds
+        ));
+        line(format!(
+            "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>6}  {}",
+            "#", "change", "new peak", "saving", "fits", "eff.batch", "time", "changes in training"
+        ));
+        for (i, f) in r.fixes.iter().enumerate() {
+            line(format!(
+                "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>5.2}×  {}",
+                i + 1,
+                fix_text::title(f, cfg),
+                format_bytes(f.peak_bytes),
+                format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
+                if f.fits() { "yes" } else { "no" },
+                f.effective_batch,
+                f.iter_time_ratio,
+                fix_text::impact(f.impact)
+            ));
+            line(format!(
+                "      {}",
+                fix_text::why(f, cfg, a.budget.other_bytes)
+            ));
+        }
+    }
     out
 }

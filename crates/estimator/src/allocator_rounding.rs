@@ -6,6 +6,9 @@
 //! 1 MiB stays inside the handed-out block: GPT-2's 148.1 MiB `wte` counts 640 KiB more than it
 //! asks for, a GPT-2 XL block ~2.9 MB. Measured `after_model_to_device` matches this to the byte.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::allocator::CachingAllocator;
 use crate::config::{Allocator, Attention, TrainConfig};
 
@@ -45,6 +48,40 @@ pub fn model_tensors(cfg: &TrainConfig, with_buffers: bool) -> Vec<u128> {
     out
 }
 
+/// What the overhead depends on: the tensor shapes and the allocator mode.
+type ShapeKey = (u32, u32, u32, u32, bool, bool, bool, bool);
+
+thread_local! {
+    /// The fix ranker re-estimates a config dozens of times with the same model shape (only the
+    /// batch changes): the simulation runs once per shape.
+    static CACHE: RefCell<HashMap<ShapeKey, u128>> = RefCell::new(HashMap::new());
+}
+
+fn cached(cfg: &TrainConfig, with_buffers: bool) -> u128 {
+    let key = (
+        cfg.n_layer,
+        cfg.n_embd,
+        cfg.vocab_size,
+        cfg.block_size,
+        cfg.bias,
+        cfg.attention == Attention::Manual,
+        cfg.allocator == Allocator::ExpandableSegments,
+        with_buffers,
+    );
+    if let Some(v) = CACHE.with(|c| c.borrow().get(&key).copied()) {
+        return v;
+    }
+    let v = overhead(cfg.allocator, &model_tensors(cfg, with_buffers));
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 512 {
+            c.clear();
+        }
+        c.insert(key, v);
+    });
+    v
+}
+
 /// Rounding overhead of allocating `tensors` one after the other into a fresh allocator.
 fn overhead(mode: Allocator, tensors: &[u128]) -> u128 {
     let mut a = CachingAllocator::new(mode, None);
@@ -61,7 +98,7 @@ fn overhead(mode: Allocator, tensors: &[u128]) -> u128 {
 /// Overhead of the model as loaded (parameters and buffers), in bytes. With expandable segments
 /// only the rounding to 512 bytes remains (n_embd=576: 2304-byte LayerNorm weights count 2560).
 pub fn model_rounding(cfg: &TrainConfig) -> u128 {
-    overhead(cfg.allocator, &model_tensors(cfg, true))
+    cached(cfg, true)
 }
 
 /// Overhead of one parameter-shaped set (grads, or one of AdamW's two states), in bytes.
@@ -70,7 +107,7 @@ pub fn model_rounding(cfg: &TrainConfig) -> u128 {
 /// depends on history; a fresh-segment allocation of the same shapes is what the allocator does
 /// for every tensor of 10 MiB or more that finds no cached block of its size.
 pub fn persistent_rounding(cfg: &TrainConfig) -> u128 {
-    overhead(cfg.allocator, &model_tensors(cfg, false))
+    cached(cfg, false)
 }
 
 #[cfg(test)]

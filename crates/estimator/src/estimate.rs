@@ -4,7 +4,7 @@ use crate::config::TrainConfig;
 use crate::error::ConfigError;
 use crate::gpu::Gpu;
 use crate::params::ParamCounts;
-use crate::physics::{moments, MomentBytes, Phase, Sizes};
+use crate::physics::{moments, MomentBytes, Patches, Phase, Sizes};
 use crate::terms::Components;
 
 /// The answer for one config on one kind of card.
@@ -75,13 +75,32 @@ fn max_by_total<'a>(it: impl Iterator<Item = &'a MomentBytes>) -> Option<&'a Mom
 /// Estimates the GPU memory of nanoGPT's train.py for `cfg` on a card like `gpu` (the card only
 /// matters through the cuBLAS workspace size).
 pub fn estimate(cfg: &TrainConfig, gpu: &Gpu) -> Result<Estimate, ConfigError> {
+    estimate_patched(cfg, gpu, Patches::default())
+}
+
+/// [`estimate`] for nanoGPT with code changes applied (what the fix ranker proposes).
+pub fn estimate_patched(
+    cfg: &TrainConfig,
+    gpu: &Gpu,
+    patches: Patches,
+) -> Result<Estimate, ConfigError> {
     cfg.validate()?;
     let workspace = gpu.cublas_workspace_bytes();
-    let sizes = Sizes::new(cfg, workspace);
+    let sizes = Sizes::new(cfg, workspace, patches);
+    let eval_sizes = match patches.eval_batch_size {
+        Some(b) if b != cfg.batch_size => {
+            let eval_cfg = TrainConfig {
+                batch_size: b.max(1),
+                ..cfg.clone()
+            };
+            Sizes::new(&eval_cfg, workspace, patches)
+        }
+        _ => sizes.clone(),
+    };
     Ok(Estimate {
         config: cfg.clone(),
         params: sizes.params,
-        moments: moments(cfg, &sizes),
+        moments: moments(cfg, &sizes, &eval_sizes),
         cublas_workspace_bytes: workspace,
     })
 }

@@ -90,6 +90,22 @@ impl MomentBytes {
     }
 }
 
+/// Changes to nanoGPT's code that the fix ranker evaluates (none of them is a train.py setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Patches {
+    /// model.py: `torch.utils.checkpoint` around each Block's forward. Only each block's input
+    /// (4·B·T·C, fp32) stays saved; a block's activations are recomputed during its backward.
+    pub checkpoint_blocks: bool,
+    /// model.py: cross-entropy computed over `LOSS_CHUNKS` slices of the B·T rows with lm_head
+    /// recomputed in the backward, so the full (B, T, V) logits never exist (`logits` is None).
+    pub chunked_loss: bool,
+    /// train.py: `estimate_loss()` at this batch size instead of `batch_size`.
+    pub eval_batch_size: Option<u32>,
+}
+
+/// Slices of the chunked cross-entropy patch.
+pub const LOSS_CHUNKS: u128 = 8;
+
 /// The tensor sizes of one run, in bytes, named as in memory-physics.md.
 #[derive(Clone, Debug)]
 pub struct Sizes {
@@ -104,6 +120,12 @@ pub struct Sizes {
     pub bt: u128,
     pub btc: u128,
     pub btv: u128,
+    /// The vocabulary-sized rows alive at once in the loss: all B·T, or one chunk of them.
+    pub loss_btv: u128,
+    /// Whether the full logits are kept (bound to `logits`); not with the chunked-loss patch.
+    pub keeps_logits: bool,
+    /// The checkpointed-blocks patch.
+    pub checkpoint: bool,
     pub vc: u128,
     pub tc: u128,
     /// B·H·T² for the manual path (0 with flash).
@@ -111,6 +133,7 @@ pub struct Sizes {
     /// Saved activations of one transformer block (§3.3).
     pub per_layer: u128,
     pub n_layer: u128,
+    pub c: u128,
     /// `ln_f` input + stats + lm_head input (§3.3, "After the last block").
     pub final_acts: u128,
     pub emb_dropout_mask: u128,
@@ -131,7 +154,7 @@ pub struct Sizes {
 
 impl Sizes {
     /// `workspace` is one cuBLAS workspace on the target card (32 MiB on sm90, else 8.125 MiB).
-    pub fn new(cfg: &TrainConfig, workspace: u128) -> Sizes {
+    pub fn new(cfg: &TrainConfig, workspace: u128, patches: Patches) -> Sizes {
         let params = ParamCounts::of(cfg);
         let (l, h, c, v, t, b) = (
             u128::from(cfg.n_layer),
@@ -191,11 +214,19 @@ impl Sizes {
             bt,
             btc,
             btv,
+            loss_btv: if patches.chunked_loss {
+                btv.div_ceil(LOSS_CHUNKS)
+            } else {
+                btv
+            },
+            keeps_logits: !patches.chunked_loss,
+            checkpoint: patches.checkpoint_blocks,
             vc: v * c,
             tc: t * c,
             bhtt,
             per_layer,
             n_layer: l,
+            c,
             final_acts: bt * (4 * c + ln_stats / 2) + btc * s,
             emb_dropout_mask: if dropout { btc } else { 0 },
             weight_copies: if half { 2 * n_lin } else { 0 },
@@ -218,10 +249,28 @@ impl Sizes {
 
     /// Everything the forward saved for the backward (the "A" of §3.3).
     fn activation_terms(&self, t: &mut Terms) {
-        t.add(Term::BlockActivations, self.n_layer * self.per_layer);
+        t.add(Term::BlockActivations, self.saved_block_activations());
         t.add(Term::FinalActivations, self.final_acts);
         t.add(Term::EmbeddingDropoutMask, self.emb_dropout_mask);
-        t.add(Term::WeightCopies, self.weight_copies);
+        t.add(Term::WeightCopies, self.saved_weight_copies());
+    }
+
+    /// All blocks' saved tensors; with checkpointed blocks only each block's fp32 input.
+    fn saved_block_activations(&self) -> u128 {
+        if self.checkpoint {
+            self.n_layer * 4 * self.btc
+        } else {
+            self.n_layer * self.per_layer
+        }
+    }
+
+    /// 16-bit weight copies kept for the backward; with checkpointed blocks only lm_head's.
+    fn saved_weight_copies(&self) -> u128 {
+        if self.checkpoint && self.half {
+            2 * self.vc
+        } else {
+            self.weight_copies
+        }
     }
 }
 
@@ -278,7 +327,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
         grads: m.grads,
     }
     .terms(z);
-    let (s, btv, btc, vc, tc) = (z.s, z.btv, z.btc, z.vc, z.tc);
+    // the loss path's rows alive at once (a chunk of them with the chunked-loss patch)
+    let (s, btv, btc, vc, tc) = (z.s, z.loss_btv, z.btc, z.vc, z.tc);
+    let kept_logits = if z.keeps_logits { s * z.btv } else { 0 };
     let mut out = Vec::new();
     let early_ws = if m.backward_workspace { 2 } else { 1 };
     // Terms alive at a moment: the persistent state, optionally every saved activation, the
@@ -300,7 +351,7 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             terms: t,
         }
     };
-    let prev = if m.prev_logits { s * btv } else { 0 };
+    let prev = if m.prev_logits { kept_logits } else { 0 };
     // the next batch is fetched between forward and backward (train.py:303)
     let (xy1, xy2) = (z.token_ids, 2 * z.token_ids);
 
@@ -445,12 +496,12 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
     // which torch 2.11 frees only when the compiled backward ends.
     let loss_leftovers: Vec<(Term, u128)> = if z.compiled {
         vec![
-            (Term::Logits, s * btv),
-            (Term::ZeroTangent, s * btv),
+            (Term::Logits, kept_logits),
+            (Term::ZeroTangent, kept_logits),
             (Term::LmHeadGrads, s * vc),
         ]
     } else {
-        vec![(Term::Logits, s * btv)]
+        vec![(Term::Logits, kept_logits)]
     };
 
     // The last block's backward: lm_head's weight copy and the final activations are gone,
@@ -519,7 +570,7 @@ fn optimizer_step(z: &Sizes, phase: Phase) -> MomentBytes {
         grads: true,
     }
     .terms(z);
-    t.add(Term::Logits, z.s * z.btv);
+    t.add(Term::Logits, if z.keeps_logits { z.s * z.btv } else { 0 });
     t.add(Term::TokenIds, 2 * z.token_ids);
     t.add(Term::CublasWorkspace, 2 * z.workspace);
     MomentBytes {
@@ -539,8 +590,9 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
         grads: false,
     }
     .terms(z);
-    let (s, btv, btc) = (z.s, z.btv, z.btc);
-    let stale = if after_step { s * btv } else { 0 };
+    let (s, btv, btc) = (z.s, z.loss_btv, z.btc);
+    let kept = if z.keeps_logits { s * z.btv } else { 0 };
+    let stale = if after_step { kept } else { 0 };
     // the backward thread's workspace exists only once a backward has run
     let workspaces = if after_step { 2 } else { 1 };
     let moment = |moment: Moment, extra: &[(Term, u128)]| {
@@ -565,7 +617,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
             moment(
                 Moment::EvalLoss,
                 &[
-                    (Term::PrevLogits, s * btv),
+                    (Term::PrevLogits, kept),
                     (Term::Logits, s * btv),
                     (Term::FinalActivations, s * btc),
                     (Term::WeightCopies, copy),
@@ -574,7 +626,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
             moment(
                 Moment::EvalBlock,
                 &[
-                    (Term::PrevLogits, s * btv),
+                    (Term::PrevLogits, kept),
                     (Term::BlockTransient, if z.half { 20 } else { 36 } * btc),
                     (Term::WeightCopies, copy),
                 ],
@@ -587,7 +639,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 Moment::EvalLoss,
                 &[
                     (Term::WeightCopies, z.weight_cache),
-                    (Term::PrevLogits, 2 * btv),
+                    (Term::PrevLogits, kept),
                     (Term::Logits, 2 * btv),
                     (Term::LogSoftmax, 2 * btv),
                     (Term::LossFp32Copy, 4 * btv),
@@ -598,7 +650,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 Moment::EvalBlock,
                 &[
                     (Term::WeightCopies, z.weight_cache),
-                    (Term::PrevLogits, 2 * btv),
+                    (Term::PrevLogits, kept),
                     // x_in, x_mid, ln_2 out (fp32) and h, gelu out: 28·BTC
                     (Term::BlockTransient, 28 * btc + softmax),
                     // GPT.forward keeps tok_emb and pos_emb for the whole forward
@@ -611,7 +663,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
             moment(
                 Moment::EvalLoss,
                 &[
-                    (Term::PrevLogits, 4 * btv),
+                    (Term::PrevLogits, kept),
                     (Term::Logits, 4 * btv),
                     (Term::LogSoftmax, 4 * btv),
                     (Term::ForwardLocals, 8 * btc + 4 * z.tc),
@@ -620,7 +672,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
             moment(
                 Moment::EvalBlock,
                 &[
-                    (Term::PrevLogits, 4 * btv),
+                    (Term::PrevLogits, kept),
                     (Term::BlockTransient, 44 * btc + 8 * z.bhtt),
                     (Term::ForwardLocals, 4 * btc + 4 * z.tc),
                 ],
@@ -630,7 +682,8 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
 }
 
 /// Every candidate peak of a run: iteration 0, a steady iteration, the first and later evals.
-pub fn moments(cfg: &TrainConfig, z: &Sizes) -> Vec<MomentBytes> {
+/// `z_eval` are the sizes `estimate_loss()` runs at (the same as `z` unless patched).
+pub fn moments(cfg: &TrainConfig, z: &Sizes, z_eval: &Sizes) -> Vec<MomentBytes> {
     let ga = cfg.gradient_accumulation_steps;
     let mut all = Vec::new();
     let step = |phase, index, adam, first_of_run: bool| MicroStep {
@@ -653,10 +706,10 @@ pub fn moments(cfg: &TrainConfig, z: &Sizes) -> Vec<MomentBytes> {
         all.extend(micro_step(z, step(Phase::TrainSteady, 2, true, false)));
     }
     all.push(optimizer_step(z, Phase::TrainSteady));
-    all.extend(eval_pass(z, Phase::Eval));
+    all.extend(eval_pass(z_eval, Phase::Eval));
     // train.py evaluates at every multiple of eval_interval up to max_iters
     if cfg.max_iters >= cfg.eval_interval {
-        all.extend(eval_pass(z, Phase::EvalAfterStep));
+        all.extend(eval_pass(z_eval, Phase::EvalAfterStep));
     }
     all
 }

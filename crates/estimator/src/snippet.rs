@@ -1,0 +1,127 @@
+//! A config back out: the nanoGPT config-file lines, the train.py command line and the
+//! environment a run needs, holding only what differs from train.py's defaults.
+
+use crate::config::{Allocator, Attention, TrainConfig, FIELDS_JSON_ORDER};
+
+/// Keys vramfit knows that are not train.py settings (they come from the data, PyTorch or the
+/// environment), so they never appear in a config file or on train.py's command line.
+const NOT_TRAIN_PY: &[&str] = &["vocab_size", "attention", "allocator"];
+
+/// `(key, value)` of each train.py setting where `cfg` differs from `base`, as Python literals.
+pub fn differing(cfg: &TrainConfig, base: &TrainConfig) -> Vec<(&'static str, String)> {
+    FIELDS_JSON_ORDER
+        .iter()
+        .filter(|k| !NOT_TRAIN_PY.contains(k))
+        .filter_map(|k| {
+            let (v, b) = (cfg.get(k)?, base.get(k)?);
+            (v != b).then(|| (*k, v.to_string()))
+        })
+        .collect()
+}
+
+/// nanoGPT config-file lines for `cfg`: the settings that differ from train.py's defaults, with a
+/// comment on each line `changed_from` changes (`# was 16`).
+pub fn config_file(cfg: &TrainConfig, changed_from: Option<&TrainConfig>) -> String {
+    let defaults = TrainConfig::default();
+    let mut out = String::new();
+    for (k, v) in differing(cfg, &defaults) {
+        let was = changed_from
+            .and_then(|c| c.get(k))
+            .filter(|old| old.to_string() != v)
+            .map(|old| format!("  # was {old}"))
+            .unwrap_or_default();
+        out += &format!("{k} = {v}{was}\n");
+    }
+    if cfg.vocab_size != defaults.vocab_size {
+        out += &format!(
+            "# vocab_size {} comes from the dataset's meta.pkl (data/<dataset>/meta.pkl)\n",
+            cfg.vocab_size
+        );
+    }
+    if cfg.attention == Attention::Manual {
+        out += "# attention: model.py's manual path (PyTorch < 2.0 has no scaled_dot_product_attention)\n";
+    }
+    out
+}
+
+/// The environment line a run needs, if any.
+pub fn env_line(cfg: &TrainConfig) -> Option<String> {
+    (cfg.allocator == Allocator::ExpandableSegments)
+        .then(|| "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".to_string())
+}
+
+/// `python train.py --key=value …` with the settings that differ from `base` (train.py's
+/// defaults when `None`), prefixed with the environment variable where one is needed.
+pub fn command_line(cfg: &TrainConfig, base: Option<&TrainConfig>) -> String {
+    let defaults = TrainConfig::default();
+    let flags: Vec<String> = differing(cfg, base.unwrap_or(&defaults))
+        .into_iter()
+        .map(|(k, v)| {
+            // strings are written unquoted: train.py falls back to the raw string
+            let v = v.trim_matches('\'').to_string();
+            format!("--{k}={v}")
+        })
+        .collect();
+    let env = if cfg.allocator == Allocator::ExpandableSegments
+        && base.is_none_or(|b| b.allocator != Allocator::ExpandableSegments)
+    {
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+    } else {
+        ""
+    };
+    let mut line = format!("{env}python train.py");
+    for f in flags {
+        line.push(' ');
+        line += &f;
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dtype;
+
+    #[test]
+    fn only_what_differs_from_train_py() {
+        assert_eq!(config_file(&TrainConfig::default(), None), "");
+        let cfg = TrainConfig {
+            batch_size: 8,
+            gradient_accumulation_steps: 64,
+            compile: false,
+            dtype: Dtype::Float16,
+            dropout: 0.1,
+            ..TrainConfig::default()
+        };
+        let before = TrainConfig {
+            batch_size: 16,
+            ..cfg.clone()
+        };
+        assert_eq!(
+            config_file(&cfg, Some(&before)),
+            "batch_size = 8  # was 16\ngradient_accumulation_steps = 64\ndropout = 0.1\ndtype = 'float16'\ncompile = False\n"
+        );
+        assert_eq!(
+            command_line(&cfg, None),
+            "python train.py --batch_size=8 --gradient_accumulation_steps=64 --dropout=0.1 --dtype=float16 --compile=False"
+        );
+        assert_eq!(
+            command_line(&cfg, Some(&before)),
+            "python train.py --batch_size=8"
+        );
+    }
+
+    #[test]
+    fn allocator_is_an_environment_variable() {
+        let cfg = TrainConfig {
+            allocator: Allocator::ExpandableSegments,
+            ..TrainConfig::default()
+        };
+        assert_eq!(config_file(&cfg, None), "");
+        assert_eq!(
+            command_line(&cfg, Some(&TrainConfig::default())),
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py"
+        );
+        assert!(env_line(&cfg).is_some());
+    }
+}
