@@ -19,6 +19,8 @@ pub struct Strings {
     pub section_precision: &'static str,
     pub section_eval: &'static str,
     pub section_gpu: &'static str,
+    pub settings_label: &'static str,
+    pub result_label: &'static str,
     pub preset_label: &'static str,
     pub preset_custom: &'static str,
     /// Hints under each nanoGPT key, in [`estimator::FIELDS_JSON_ORDER`] order.
@@ -83,7 +85,68 @@ pub struct Strings {
     pub dismiss: &'static str,
     pub formula: &'static str,
     pub eval_iters_note: &'static str,
+    pub fixes_heading: &'static str,
+    /// `{n}`.
+    pub largest_batch: &'static str,
+    pub largest_batch_none: &'static str,
+    pub already_fits: &'static str,
+    /// `{s}` seconds.
+    pub time_now: &'static str,
+    pub mfu_label: &'static str,
+    pub mfu_hint: &'static str,
+    /// Fix titles in [`FIX_KINDS`] order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
+    /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
+    /// {eval_iters} {eff} {old_eff} {params} {freed}`.
+    pub fix_titles: [&'static str; 18],
+    /// One sentence of why, same order and placeholders.
+    pub fix_why: [&'static str; 18],
+    /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
+    pub effective_not_kept: &'static str,
+    /// What a fix changes in training, in [`estimator::fixes::Impact`] order.
+    pub impacts: [&'static str; 8],
+    pub col_peak: &'static str,
+    pub col_saving: &'static str,
+    pub col_fits: &'static str,
+    pub col_batch: &'static str,
+    pub col_tokens: &'static str,
+    pub col_time: &'static str,
+    pub col_impact: &'static str,
+    pub yes: &'static str,
+    pub no: &'static str,
+    pub top_fix: &'static str,
+    pub snippet_config: &'static str,
+    pub snippet_cli: &'static str,
+    pub snippet_env: &'static str,
+    pub snippet_patch: &'static str,
+    pub copy: &'static str,
+    pub copied_short: &'static str,
+    pub not_a_fix_heading: &'static str,
 }
+
+/// Fix kinds in the order of [`Strings::fix_titles`].
+pub const FIX_KINDS: [estimator::fixes::FixKind; 18] = {
+    use estimator::fixes::FixKind::*;
+    [
+        MicroBatchKeepEffective,
+        ExpandableWithMicroBatch,
+        CompileWithMicroBatch,
+        MicroBatchOnly,
+        CompileOn,
+        ExpandableSegments,
+        ShorterBlock,
+        FewerLayers,
+        Narrower,
+        HalfPrecision,
+        Float16OnOldCard,
+        DropoutOff,
+        SmallerEvalBatch,
+        ActivationCheckpointing,
+        ChunkedLoss,
+        FreeTheCard,
+        CompileOff,
+        EvalItersNoEffect,
+    ]
+};
 
 /// Terms in the order of [`Strings::terms`].
 pub const TERMS: [Term; 23] = [
@@ -148,6 +211,24 @@ impl Strings {
             .map_or("", |i| self.moments[i])
     }
 
+    pub fn fix_title(&self, k: estimator::fixes::FixKind) -> &'static str {
+        FIX_KINDS
+            .iter()
+            .position(|x| *x == k)
+            .map_or("", |i| self.fix_titles[i])
+    }
+
+    pub fn fix_why(&self, k: estimator::fixes::FixKind) -> &'static str {
+        FIX_KINDS
+            .iter()
+            .position(|x| *x == k)
+            .map_or("", |i| self.fix_why[i])
+    }
+
+    pub fn impact(&self, i: estimator::fixes::Impact) -> &'static str {
+        self.impacts[i as usize]
+    }
+
     pub fn phase(&self, p: estimator::Phase) -> &'static str {
         match p {
             estimator::Phase::TrainFirstIter => self.phase_first_iter,
@@ -163,6 +244,27 @@ impl Strings {
             .position(|k| *k == key)
             .map_or("", |i| self.hints[i])
     }
+}
+
+/// The languages of the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lang {
+    En,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 1] = [Lang::En];
+
+    pub fn strings(self) -> &'static Strings {
+        match self {
+            Lang::En => &EN,
+        }
+    }
+}
+
+/// The strings of the language being rendered (provided by [`crate::App`]).
+pub fn use_strings() -> &'static Strings {
+    leptos::prelude::use_context::<&'static Strings>().unwrap_or(&EN)
 }
 
 /// Replaces each `{name}` in a template.
@@ -184,6 +286,8 @@ pub const EN: Strings = Strings {
     section_precision: "Precision and kernels",
     section_eval: "Evaluation",
     section_gpu: "GPU",
+    settings_label: "Settings",
+    result_label: "Result",
     preset_label: "Model preset",
     preset_custom: "custom",
     hints: [
@@ -300,4 +404,79 @@ pub const EN: Strings = Strings {
     dismiss: "Dismiss",
     formula: "formula",
     eval_iters_note: "eval_iters does not change memory: each eval batch is freed before the next.",
+    fixes_heading: "What to change, best first",
+    largest_batch: "Largest batch_size that fits this card: {n}",
+    largest_batch_none: "Not even batch_size 1 fits this card with these settings.",
+    already_fits: "This run fits. Changes that would free more memory:",
+    time_now: "≈ {s} s per iteration now",
+    mfu_label: "MFU",
+    mfu_hint: "model-FLOPs utilisation assumed by the speed estimate",
+    fix_titles: [
+        "Micro-batch {batch} × {accum} accumulation steps (was {old_batch} × {old_accum})",
+        "expandable_segments and micro-batch {batch} × {accum}",
+        "compile=True and micro-batch {batch} × {accum}",
+        "batch_size {batch}, accumulation unchanged",
+        "compile=True",
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "block_size {block} (was {old_block})",
+        "n_layer {layers} (was {old_layers})",
+        "n_embd {embd} (was {old_embd})",
+        "dtype = '{dtype}' (was float32)",
+        "dtype = 'float16' (no native bf16 on this card)",
+        "dropout = 0.0",
+        "Evaluate at batch {eval_batch} (needs a change to train.py)",
+        "Activation checkpointing per block (needs a change to model.py)",
+        "Chunked cross-entropy (needs a change to model.py)",
+        "Free the card: close other processes and the desktop",
+        "compile=False",
+        "eval_iters = {eval_iters}",
+    ],
+    fix_why: [
+        "Activations and loss buffers scale with the micro-batch; the effective batch stays {eff} sequences.",
+        "The allocator stops fragmenting, so a larger micro-batch fits; the effective batch stays {eff}.",
+        "The compiled loss keeps 6 bytes per logit instead of 12, so a larger micro-batch fits, and it runs faster.",
+        "The effective batch drops from {old_eff} to {eff} sequences: noisier gradients.",
+        "The compiled loss keeps 6 bytes per logit instead of eager's 12, and it runs faster.",
+        "One growing segment per stream: freed loss buffers no longer fragment the cache.",
+        "Activations and logits scale with the context length; the model sees shorter contexts.",
+        "A smaller model: {params} parameters.",
+        "A smaller model: {params} parameters.",
+        "Mixed precision halves activations and logits; weights and AdamW stay fp32.",
+        "Cards before Ampere emulate bf16 slowly; float16 with train.py's GradScaler runs at full speed, same memory.",
+        "Dropout keeps a one-byte mask per element at three places per block.",
+        "estimate_loss() holds the peak: two logits tensors and an fp32 copy; a smaller eval batch shrinks them.",
+        "Only each block's input is kept; its activations are recomputed in the backward (one more forward pass).",
+        "The (batch, block, vocabulary) logits never exist at once; lm_head is recomputed per slice.",
+        "Other processes hold {freed} of this card.",
+        "Eager mode keeps a 16-bit log-softmax, an fp32 copy and an fp32 gradient of the logits: more memory, and slower.",
+        "Each eval batch is freed before the next; only the previous batch's logits survive, whatever eval_iters is.",
+    ],
+    effective_not_kept: "The effective batch becomes {eff} (was {old_eff}): it cannot be kept exactly.",
+    impacts: [
+        "changes nothing",
+        "slower only",
+        "needs a code change",
+        "noisier gradients",
+        "less regularisation",
+        "shorter context",
+        "smaller model",
+        "not a fix",
+    ],
+    col_peak: "new peak",
+    col_saving: "saving",
+    col_fits: "fits",
+    col_batch: "effective batch",
+    col_tokens: "tokens/iter",
+    col_time: "time/iter",
+    col_impact: "changes in training",
+    yes: "yes",
+    no: "no",
+    top_fix: "Best fix",
+    snippet_config: "Config file",
+    snippet_cli: "Command line",
+    snippet_env: "Environment",
+    snippet_patch: "Code change",
+    copy: "Copy",
+    copied_short: "Copied",
+    not_a_fix_heading: "Not fixes (shown so nobody reaches for them)",
 };

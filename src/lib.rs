@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod components;
 pub mod format;
+pub mod html;
 pub mod i18n;
 pub mod state;
 

@@ -2,11 +2,12 @@
 //! memos for everything derived from them. Components read these; only inputs write `page`.
 
 use estimator::query::{PageState, QueryIssue};
+use estimator::fixes::{rank_fixes, FixReport};
 use estimator::{estimate, verdict, Budget, ConfigError, Estimate, Verdict};
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::i18n::{Strings, EN};
+use crate::i18n::Lang;
 
 /// Shared by every component through context.
 #[derive(Clone, Copy)]
@@ -18,7 +19,11 @@ pub struct AppState {
     pub estimate: Memo<Result<Estimate, ConfigError>>,
     pub budget: Memo<Budget>,
     pub verdict: Memo<Option<Verdict>>,
-    pub strings: Signal<&'static Strings>,
+    /// The fix ranker's answer for the current inputs.
+    pub fixes: Memo<Option<FixReport>>,
+    /// Model-FLOPs utilisation for the speed model (editable).
+    pub mfu: RwSignal<f64>,
+    pub lang: RwSignal<Lang>,
 }
 
 impl AppState {
@@ -35,13 +40,20 @@ impl AppState {
         let verdict = Memo::new(move |_| {
             estimate.with(|e| e.as_ref().ok().map(|e| budget.with(|b| verdict(e, b))))
         });
+        let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
+        let fixes = Memo::new(move |_| {
+            let m = mfu.get();
+            page.with(|p| budget.with(|b| rank_fixes(&p.config, b, m)))
+        });
         AppState {
             page,
             notices: RwSignal::new(issues),
             estimate,
             budget,
             verdict,
-            strings: Signal::stored(&EN),
+            fixes,
+            mfu,
+            lang: RwSignal::new(Lang::En),
         }
     }
 

@@ -14,6 +14,8 @@ use super::run_summary::RunSummary;
 use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
 use super::vocab_field::VocabField;
+use super::fix_list::FixList;
+use crate::i18n::use_strings;
 use crate::state::AppState;
 
 const LAYERS: &[f64] = &[
@@ -38,46 +40,41 @@ const BLOCK: &[f64] = &[
 const DROPOUT: &[f64] = &[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const EVAL_ITERS: &[f64] = &[1., 10., 20., 40., 50., 100., 200., 500., 1000.];
 
+/// The page. Re-rendered as a whole when the language changes, so every string inside is a
+/// plain value rather than a reactive one.
 #[component]
 pub fn App() -> impl IntoView {
     let app = AppState::from_url();
     provide_context(app);
     app.sync_url();
-    let t = app.strings;
-    Effect::new(move |_| crate::browser::set_root_attribute("lang", t.get().lang));
+    Effect::new(move |_| crate::browser::set_root_attribute("lang", app.lang.get().strings().lang));
+    move || {
+        provide_context(app.lang.get().strings());
+        view! { <Page /> }
+    }
+}
 
-    let dtypes = Signal::derive(|| {
-        Dtype::ALL
-            .iter()
-            .map(|d| (d.as_str(), d.as_str()))
-            .collect::<Vec<_>>()
-    });
-    let attentions = Signal::derive(move || {
-        let tr = t.get();
-        vec![
-            (Attention::Flash.as_str(), tr.attention_flash),
-            (Attention::Manual.as_str(), tr.attention_manual),
-        ]
-    });
-    let allocators = Signal::derive(move || {
-        let tr = t.get();
-        vec![
-            (Allocator::Default.as_str(), tr.allocator_default),
-            (
-                Allocator::ExpandableSegments.as_str(),
-                tr.allocator_expandable,
-            ),
-        ]
-    });
+#[component]
+fn Page() -> impl IntoView {
+    let tr = use_strings();
+    let dtypes = Dtype::ALL.iter().map(|d| (d.as_str(), d.as_str())).collect::<Vec<_>>();
+    let attentions = vec![
+        (Attention::Flash.as_str(), tr.attention_flash),
+        (Attention::Manual.as_str(), tr.attention_manual),
+    ];
+    let allocators = vec![
+        (Allocator::Default.as_str(), tr.allocator_default),
+        (Allocator::ExpandableSegments.as_str(), tr.allocator_expandable),
+    ];
 
     view! {
         <div class="page">
             <Header />
             <Notices />
             <main class="layout">
-                <section class="inputs" aria-label="settings">
+                <section class="inputs" aria-label=tr.settings_label>
                     <fieldset class="group">
-                        <legend>{move || t.get().section_model}</legend>
+                        <legend>{tr.section_model}</legend>
                         <ModelPresets />
                         <NumberField key="n_layer" steps=LAYERS />
                         <NumberField key="n_head" steps=HEADS />
@@ -87,32 +84,33 @@ pub fn App() -> impl IntoView {
                         <ToggleField key="bias" />
                     </fieldset>
                     <fieldset class="group">
-                        <legend>{move || t.get().section_batch}</legend>
+                        <legend>{tr.section_batch}</legend>
                         <NumberField key="batch_size" steps=BATCH />
                         <NumberField key="gradient_accumulation_steps" steps=ACCUM />
                         <NumberField key="block_size" steps=BLOCK />
                     </fieldset>
                     <fieldset class="group">
-                        <legend>{move || t.get().section_precision}</legend>
+                        <legend>{tr.section_precision}</legend>
                         <ChoiceField key="dtype" options=dtypes />
                         <ToggleField key="compile" />
                         <ChoiceField key="attention" options=attentions />
                         <ChoiceField key="allocator" options=allocators />
                     </fieldset>
                     <fieldset class="group">
-                        <legend>{move || t.get().section_eval}</legend>
+                        <legend>{tr.section_eval}</legend>
                         <NumberField key="eval_iters" steps=EVAL_ITERS />
-                        <p class="field__note">{move || t.get().eval_iters_note}</p>
+                        <p class="field__note">{tr.eval_iters_note}</p>
                     </fieldset>
                 </section>
-                <section class="results" aria-label="result">
+                <section class="results" aria-label=tr.result_label>
                     <fieldset class="group group--gpu">
-                        <legend>{move || t.get().section_gpu}</legend>
+                        <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
                     </fieldset>
                     <RunSummary />
                     <VerdictPanel />
                     <MemoryBar />
+                    <FixList />
                 </section>
             </main>
         </div>

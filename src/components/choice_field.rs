@@ -3,17 +3,18 @@
 use estimator::query::query_value;
 use leptos::prelude::*;
 
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
 pub fn ChoiceField(
     /// The key.
     key: &'static str,
-    /// `(value, label)` pairs; the label is computed in the current language.
-    options: Signal<Vec<(&'static str, &'static str)>>,
+    /// `(value, label)` pairs.
+    options: Vec<(&'static str, &'static str)>,
 ) -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let current = Memo::new(move |_| {
         app.page.with(|p| {
             p.config
@@ -30,7 +31,7 @@ pub fn ChoiceField(
                 <code>{key}</code>
             </label>
             <span class="field__hint" id=hint_id.clone()>
-                {move || t.get().hint(key)}
+                {tr.hint(key)}
             </span>
             <select
                 class="field__select"
@@ -45,19 +46,16 @@ pub fn ChoiceField(
                     });
                 }
             >
-                {move || {
-                    options
-                        .get()
-                        .into_iter()
-                        .map(|(value, label)| {
-                            view! {
-                                <option value=value selected=move || current.get() == value>
-                                    {label}
-                                </option>
-                            }
-                        })
-                        .collect_view()
-                }}
+                {options
+                    .into_iter()
+                    .map(|(value, label)| {
+                        view! {
+                            <option value=value selected=move || current.get() == value>
+                                {label}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
             </select>
         </div>
     }

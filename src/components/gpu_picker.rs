@@ -4,6 +4,7 @@
 use estimator::gpu::PRESETS;
 use leptos::prelude::*;
 
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 /// A GiB amount field bound to one query key of the page state.
@@ -11,8 +12,8 @@ use crate::state::use_app;
 fn GibField(
     /// Query key (`vram_gib`, `context_gib`, `other_gib`).
     key: &'static str,
-    label: Signal<&'static str>,
-    hint: Signal<&'static str>,
+    label: &'static str,
+    hint: &'static str,
     /// The value shown when the state holds none (the card's default).
     value: Signal<String>,
 ) -> impl IntoView {
@@ -23,9 +24,9 @@ fn GibField(
     view! {
         <div class="field" class:field--invalid=move || error.with(Option::is_some)>
             <label class="field__label" for=id.clone()>
-                {move || label.get()}
+                {label}
             </label>
-            <span class="field__hint">{move || hint.get()}</span>
+            <span class="field__hint">{hint}</span>
             <input
                 class="field__number"
                 type="text"
@@ -63,13 +64,13 @@ fn gib_text(bytes: u128) -> String {
 #[component]
 pub fn GpuPicker() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let selected = Memo::new(move |_| app.page.with(|p| p.gpu.clone()));
     let is_custom = move || selected.get() == "custom";
     view! {
         <div class="field">
             <label class="field__label" for="field-gpu">
-                {move || t.get().gpu_label}
+                {tr.gpu_label}
             </label>
             <select
                 class="field__select"
@@ -99,28 +100,28 @@ pub fn GpuPicker() -> impl IntoView {
                     })
                     .collect_view()}
                 <option value="custom" selected=is_custom>
-                    {move || t.get().gpu_custom}
+                    {tr.gpu_custom}
                 </option>
             </select>
         </div>
         <Show when=is_custom>
             <GibField
                 key="vram_gib"
-                label=Signal::derive(move || t.get().vram_label)
-                hint=Signal::derive(|| "")
+                label=tr.vram_label
+                hint=""
                 value=Signal::derive(move || app.page.with(|p| format!("{}", p.vram_gib)))
             />
         </Show>
         <GibField
             key="context_gib"
-            label=Signal::derive(move || t.get().context_label)
-            hint=Signal::derive(move || t.get().context_hint)
+            label=tr.context_label
+            hint=tr.context_hint
             value=Signal::derive(move || app.budget.with(|b| gib_text(b.context_bytes)))
         />
         <GibField
             key="other_gib"
-            label=Signal::derive(move || t.get().other_label)
-            hint=Signal::derive(move || t.get().other_hint)
+            label=tr.other_label
+            hint=tr.other_hint
             value=Signal::derive(move || app.budget.with(|b| gib_text(b.other_bytes)))
         />
     }

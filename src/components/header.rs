@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::state::use_app;
+use crate::i18n::use_strings;
 
 /// `light` or `dark`: the stored choice, else the system's.
 fn initial_theme() -> &'static str {
@@ -17,16 +17,15 @@ fn initial_theme() -> &'static str {
 
 #[component]
 pub fn Header() -> impl IntoView {
-    let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let (theme, set_theme) = signal(initial_theme());
     Effect::new(move |_| browser::set_root_attribute("data-theme", theme.get()));
     let (copied, set_copied) = signal(false);
     view! {
         <header class="header">
             <div class="header__text">
-                <h1 class="header__title">{move || t.get().title}</h1>
-                <p class="header__tagline">{move || t.get().tagline}</p>
+                <h1 class="header__title">{tr.title}</h1>
+                <p class="header__tagline">{tr.tagline}</p>
             </div>
             <div class="header__actions">
                 <button
@@ -38,12 +37,12 @@ pub fn Header() -> impl IntoView {
                         set_copied.set(true);
                     }
                 >
-                    {move || if copied.get() { t.get().copied } else { t.get().copy_link }}
+                    {move || if copied.get() { tr.copied } else { tr.copy_link }}
                 </button>
                 <button
                     type="button"
                     class="button button--icon"
-                    aria-label=move || t.get().theme_toggle
+                    aria-label=tr.theme_toggle
                     aria-pressed=move || (theme.get() == "dark").to_string()
                     on:click=move |_| {
                         let next = if theme.get_untracked() == "dark" { "light" } else { "dark" };

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::i18n::fill;
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 /// Percent of the bar's width for `bytes`.
@@ -25,7 +26,7 @@ const LABEL_MIN_PCT: f64 = 9.0;
 #[component]
 pub fn MemoryBar() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let (focused, set_focused) = signal(None::<Component>);
 
     // the scale: the card, or the need when it overflows the card
@@ -49,8 +50,7 @@ pub fn MemoryBar() -> impl IntoView {
     let segments = move || {
         let s = scale.get();
         let c = comps.get();
-        let tr = t.get();
-        Component::ALL
+                Component::ALL
             .iter()
             .map(|&comp| {
                 let bytes = c.get(comp);
@@ -84,8 +84,7 @@ pub fn MemoryBar() -> impl IntoView {
 
     // the details of the focused segment (the largest one until the user picks)
     let details = move || {
-        let tr = t.get();
-        let est = app.estimate.get().ok()?;
+                let est = app.estimate.get().ok()?;
         let c = est.components();
         let comp = focused.get().unwrap_or_else(|| {
             Component::ALL
@@ -134,7 +133,7 @@ pub fn MemoryBar() -> impl IntoView {
     view! {
         <figure class="bar" aria-labelledby="bar-caption">
             <figcaption id="bar-caption" class="bar__caption">
-                {move || t.get().bar_caption}
+                {tr.bar_caption}
                 ": "
                 <strong data-testid="total" data-bytes=move || total.get().to_string()>
                     {move || format::gib(total.get())}
@@ -151,7 +150,7 @@ pub fn MemoryBar() -> impl IntoView {
                             (card_pct() - usable_pct()).max(0.0),
                         )
                     }
-                    title=move || t.get().reserved_outside
+                    title=tr.reserved_outside
                 ></div>
                 <div class="bar__segs">{segments}</div>
                 <div
@@ -160,7 +159,7 @@ pub fn MemoryBar() -> impl IntoView {
                     style=move || format!("left: {:.3}%", usable_pct())
                 >
                     <span class="bar__marker-label">
-                        {move || t.get().usable_marker}
+                        {tr.usable_marker}
                         " "
                         {move || app.budget.with(|b| format::gib(b.allocator_budget()))}
                     </span>
@@ -169,8 +168,7 @@ pub fn MemoryBar() -> impl IntoView {
             <ul class="legend">
                 {move || {
                     let c = comps.get();
-                    let tr = t.get();
-                    Component::ALL
+                                        Component::ALL
                         .iter()
                         .map(|&comp| {
                             view! {
@@ -193,8 +191,7 @@ pub fn MemoryBar() -> impl IntoView {
         </figure>
         <p class="peak-at">
             {move || {
-                let tr = t.get();
-                app.estimate
+                                app.estimate
                     .with(|e| {
                         e.as_ref()
                             .ok()

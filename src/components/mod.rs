@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod choice_field;
+pub mod fix_list;
 pub mod gpu_picker;
 pub mod header;
 pub mod memory_bar;

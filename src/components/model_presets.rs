@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 /// `(id, label, n_layer, n_head, n_embd)`; the baby GPT also sets its data and batch.
@@ -16,7 +17,7 @@ const PRESETS: &[(&str, &str, u32, u32, u32)] = &[
 #[component]
 pub fn ModelPresets() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let current = Memo::new(move |_| {
         app.page.with(|p| {
             let c = &p.config;
@@ -33,7 +34,7 @@ pub fn ModelPresets() -> impl IntoView {
     view! {
         <div class="field">
             <label class="field__label" for="model-preset">
-                {move || t.get().preset_label}
+                {tr.preset_label}
             </label>
             <select
                 class="field__select"
@@ -75,7 +76,7 @@ pub fn ModelPresets() -> impl IntoView {
                     })
                     .collect_view()}
                 <option value="custom" selected=move || current.get() == "custom">
-                    {move || t.get().preset_custom}
+                    {tr.preset_custom}
                 </option>
             </select>
         </div>

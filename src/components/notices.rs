@@ -4,19 +4,19 @@ use estimator::query::IssueKind;
 use leptos::prelude::*;
 
 use crate::i18n::fill;
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
 pub fn Notices() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     move || {
         let issues = app.notices.get();
         if issues.is_empty() {
             return None;
         }
-        let tr = t.get();
-        let items = issues
+                let items = issues
             .into_iter()
             .map(|i| {
                 let text = match &i.problem {

@@ -4,6 +4,7 @@
 use estimator::query::query_value;
 use leptos::prelude::*;
 
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 /// Index of the step nearest to `x` (for the slider's position).
@@ -38,7 +39,7 @@ pub fn NumberField(
     note: Option<&'static str>,
 ) -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let committed = Memo::new(move |_| {
         app.page.with(|p| {
             p.config
@@ -87,7 +88,7 @@ pub fn NumberField(
                 <code>{key}</code>
             </label>
             <span class="field__hint" id=hint_id>
-                {move || t.get().hint(key)}
+                {tr.hint(key)}
             </span>
             <div class="field__controls">
                 <input

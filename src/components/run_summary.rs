@@ -6,16 +6,16 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::i18n::fill;
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
 pub fn RunSummary() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
     let phases = move || {
-        let tr = t.get();
-        app.estimate.with(|e| {
+                app.estimate.with(|e| {
             let e = e.as_ref().ok()?;
             let peak_phase = e.peak().phase;
             let rows = [
@@ -46,7 +46,7 @@ pub fn RunSummary() -> impl IntoView {
     view! {
         <dl class="summary">
             <div class="summary__item">
-                <dt>{move || t.get().section_model}</dt>
+                <dt>{tr.section_model}</dt>
                 <dd
                     data-testid="param-count"
                     data-params=move || {
@@ -55,12 +55,12 @@ pub fn RunSummary() -> impl IntoView {
                 >
                     {move || {
                         let n = app.estimate.with(|e| e.as_ref().map_or(0, |e| e.params.reported));
-                        fill(t.get().params_count, &[("n", &format::params(n))])
+                        fill(tr.params_count, &[("n", &format::params(n))])
                     }}
                 </dd>
             </div>
             <div class="summary__item">
-                <dt>{move || t.get().effective_batch}</dt>
+                <dt>{tr.effective_batch}</dt>
                 <dd
                     data-testid="effective-batch"
                     data-value=move || cfg.with(|c| c.effective_batch()).to_string()
@@ -78,7 +78,7 @@ pub fn RunSummary() -> impl IntoView {
                 </dd>
             </div>
             <div class="summary__item">
-                <dt>{move || t.get().tokens_per_iter}</dt>
+                <dt>{tr.tokens_per_iter}</dt>
                 <dd data-testid="tokens-per-iter">
                     {move || format::grouped(cfg.with(|c| c.tokens_per_iter()))}
                 </dd>

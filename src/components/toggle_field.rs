@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
@@ -10,7 +11,7 @@ pub fn ToggleField(
     key: &'static str,
 ) -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let checked = Memo::new(move |_| {
         app.page
             .with(|p| matches!(p.config.get(key), Some(estimator::PyValue::Bool(true))))
@@ -35,7 +36,7 @@ pub fn ToggleField(
                 " = "
                 <code>{move || if checked.get() { "True" } else { "False" }}</code>
             </label>
-            <span class="field__hint">{move || t.get().hint(key)}</span>
+            <span class="field__hint">{tr.hint(key)}</span>
         </div>
     }
 }

@@ -5,15 +5,15 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::i18n::fill;
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
 pub fn VerdictPanel() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     move || {
-        let tr = t.get();
-        let v = app.verdict.get()?;
+                let v = app.verdict.get()?;
         let card = app.budget.with(|b| b.gpu.name);
         let peak = app
             .estimate

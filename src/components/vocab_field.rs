@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use super::number_field::NumberField;
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 const GPT2: u32 = 50304;
@@ -16,7 +17,7 @@ const STEPS: &[f64] = &[
 #[component]
 pub fn VocabField() -> impl IntoView {
     let app = use_app();
-    let t = app.strings;
+    let tr = use_strings();
     let choice = Memo::new(move |_| match app.page.with(|p| p.config.vocab_size) {
         GPT2 => "gpt2",
         CHARS => "char",
@@ -25,7 +26,7 @@ pub fn VocabField() -> impl IntoView {
     view! {
         <div class="field field--group">
             <label class="field__label" for="vocab-preset">
-                {move || t.get().vocab_label}
+                {tr.vocab_label}
             </label>
             <select
                 class="field__select"
@@ -41,13 +42,13 @@ pub fn VocabField() -> impl IntoView {
                 }
             >
                 <option value="gpt2" selected=move || choice.get() == "gpt2">
-                    {move || t.get().vocab_gpt2}
+                    {move || tr.vocab_gpt2}
                 </option>
                 <option value="char" selected=move || choice.get() == "char">
-                    {move || t.get().vocab_char}
+                    {tr.vocab_char}
                 </option>
                 <option value="custom" selected=move || choice.get() == "custom">
-                    {move || t.get().vocab_custom}
+                    {tr.vocab_custom}
                 </option>
             </select>
             <NumberField key="vocab_size" steps=STEPS />

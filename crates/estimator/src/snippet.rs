@@ -44,6 +44,53 @@ pub fn config_file(cfg: &TrainConfig, changed_from: Option<&TrainConfig>) -> Str
     out
 }
 
+/// Config-file lines for what `cfg` changes relative to `from`, each with `# was …`.
+pub fn changes(cfg: &TrainConfig, from: &TrainConfig) -> String {
+    differing(cfg, from)
+        .into_iter()
+        .map(|(k, v)| {
+            let was = from.get(k).map(|o| o.to_string()).unwrap_or_default();
+            format!("{k} = {v}  # was {was}\n")
+        })
+        .collect()
+}
+
+/// The code a patch-only fix needs, as it would be pasted into nanoGPT.
+pub fn patch_code(patches: &crate::physics::Patches) -> Option<&'static str> {
+    if patches.checkpoint_blocks {
+        return Some(CHECKPOINT_PATCH);
+    }
+    if patches.chunked_loss {
+        return Some(CHUNKED_LOSS_PATCH);
+    }
+    patches.eval_batch_size.map(|_| EVAL_BATCH_PATCH)
+}
+
+const CHECKPOINT_PATCH: &str = "# model.py, GPT.forward: recompute each block in the backward
+from torch.utils.checkpoint import checkpoint
+for block in self.transformer.h:
+    x = checkpoint(block, x, use_reentrant=False) if self.training else block(x)
+";
+
+const CHUNKED_LOSS_PATCH: &str = "# model.py, GPT.forward, when targets is given: the loss in 8 slices,
+# lm_head recomputed in the backward, so the full logits never exist
+from torch.utils.checkpoint import checkpoint
+def _chunk_loss(xs, ts):
+    return F.cross_entropy(self.lm_head(xs), ts, ignore_index=-1, reduction='sum')
+xf, tf = x.view(-1, x.size(-1)), targets.view(-1)
+loss = sum(checkpoint(_chunk_loss, a, b, use_reentrant=False)
+           for a, b in zip(xf.chunk(8), tf.chunk(8))) / (tf != -1).sum()
+logits = None
+";
+
+const EVAL_BATCH_PATCH: &str = "# train.py: evaluate at a smaller batch than training
+def get_batch(split, bs=None):
+    bs = bs or batch_size
+    ...  # unchanged, but sample bs rows: torch.randint(len(data) - block_size, (bs,))
+# in estimate_loss():
+X, Y = get_batch(split, eval_batch_size)
+";
+
 /// The environment line a run needs, if any.
 pub fn env_line(cfg: &TrainConfig) -> Option<String> {
     (cfg.allocator == Allocator::ExpandableSegments)

@@ -1,0 +1,66 @@
+//! The ranked fixes (rendered by [`crate::html::fixes`]) and the speed model's MFU input.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::browser;
+use crate::i18n::use_strings;
+use crate::state::use_app;
+
+#[component]
+pub fn FixList() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    let html = move || {
+        let report = app.fixes.get()?;
+        let from = app.page.with(|p| p.config.clone());
+        let freed = app.budget.with(|b| b.other_bytes);
+        Some(crate::html::fixes::panel(tr, &report, &from, freed))
+    };
+    // one handler for every copy button inside the panel: it copies the snippet it names
+    let on_click = move |ev: leptos::ev::MouseEvent| {
+        let Some(button) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.closest("button[data-copy]").ok().flatten())
+        else {
+            return;
+        };
+        let Some(id) = button.get_attribute("data-copy") else { return };
+        let code = button
+            .closest(".snippet")
+            .ok()
+            .flatten()
+            .and_then(|s| s.query_selector(&format!("[data-testid='{id}']")).ok().flatten())
+            .and_then(|c| c.text_content());
+        if let Some(code) = code {
+            browser::copy(&code);
+            button.set_text_content(Some(tr.copied_short));
+        }
+    };
+    view! {
+        <section class="fixes" aria-labelledby="fixes-heading">
+            <h2 id="fixes-heading" class="fixes__heading">{tr.fixes_heading}</h2>
+            <div class="fixes__body" on:click=on_click inner_html=html></div>
+            <label class="fixes__mfu">
+                <span>{tr.mfu_label}</span>
+                <input
+                    type="number"
+                    name="mfu"
+                    min="0.05"
+                    max="1"
+                    step="0.05"
+                    prop:value=move || app.mfu.get().to_string()
+                    on:change:target=move |ev| {
+                        if let Ok(m) = ev.target().value().parse::<f64>() {
+                            if m > 0.0 && m <= 1.0 {
+                                app.mfu.set(m);
+                            }
+                        }
+                    }
+                />
+                <span class="field__hint">{tr.mfu_hint}</span>
+            </label>
+        </section>
+    }
+}

@@ -1,0 +1,211 @@
+//! The ranked fixes as HTML: each with its change, new peak, saving, fit, effective batch,
+//! tokens, time and what it costs training; the best one with the snippets to paste.
+
+use estimator::fixes::{Fix, FixReport, Impact};
+use estimator::snippet;
+use estimator::TrainConfig;
+
+use super::{el, escape};
+use crate::format;
+use crate::i18n::{fill, Strings};
+
+/// A fix's title and its sentence of why, in the page's language.
+pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (String, String) {
+    let c = &f.config;
+    let n = |x: u32| x.to_string();
+    let values: [(&str, String); 17] = [
+        ("batch", n(c.batch_size)),
+        ("accum", n(c.gradient_accumulation_steps)),
+        ("old_batch", n(from.batch_size)),
+        ("old_accum", n(from.gradient_accumulation_steps)),
+        ("block", n(c.block_size)),
+        ("old_block", n(from.block_size)),
+        ("layers", n(c.n_layer)),
+        ("old_layers", n(from.n_layer)),
+        ("embd", n(c.n_embd)),
+        ("old_embd", n(from.n_embd)),
+        ("dtype", c.dtype.as_str().to_string()),
+        ("eval_batch", f.patches.eval_batch_size.map(n).unwrap_or_default()),
+        ("eval_iters", n(c.eval_iters)),
+        ("eff", format::grouped(f.effective_batch)),
+        ("old_eff", format::grouped(from.effective_batch())),
+        ("params", format::params(f.params_reported)),
+        ("freed", format::gib(freed)),
+    ];
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut why = fill(tr.fix_why(f.kind), &pairs);
+    if !f.effective_batch_kept
+        && matches!(f.impact, Impact::Nothing | Impact::Slower)
+        && f.effective_batch != from.effective_batch()
+    {
+        why = format!("{why} {}", fill(tr.effective_not_kept, &pairs));
+    }
+    (fill(tr.fix_title(f.kind), &pairs), why)
+}
+
+/// A block of code with a copy button (the panel's click handler copies `data-copy`'s target).
+fn snippet_html(tr: &Strings, label: &str, code: &str, testid: &str) -> String {
+    let head = el("span", &[("class", "snippet__label")], &escape(label))
+        + &el(
+            "button",
+            &[("type", "button"), ("class", "button button--small"), ("data-copy", testid)],
+            &escape(tr.copy),
+        );
+    el(
+        "div",
+        &[("class", "snippet")],
+        &(el("div", &[("class", "snippet__head")], &head)
+            + &el(
+                "pre",
+                &[("class", "snippet__code"), ("data-testid", testid), ("tabindex", "0")],
+                &el("code", &[], &escape(code)),
+            )),
+    )
+}
+
+fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
+    let (title, why) = fix_text(tr, f, from, freed);
+    let mut inner = el("p", &[("class", "topfix__label")], &escape(tr.top_fix))
+        + &el("p", &[("class", "topfix__title")], &escape(&title))
+        + &el("p", &[("class", "topfix__why")], &escape(&why));
+    let config = snippet::changes(&f.config, from);
+    if !config.is_empty() {
+        inner += &snippet_html(tr, tr.snippet_config, &config, "snippet-config");
+    }
+    let cli = snippet::command_line(&f.config, Some(from));
+    if cli != "python train.py" {
+        inner += &snippet_html(tr, tr.snippet_cli, &cli, "snippet-cli");
+    }
+    if let Some((k, v)) = f.env(from) {
+        inner += &snippet_html(tr, tr.snippet_env, &format!("export {k}={v}"), "snippet-env");
+    }
+    if let Some(code) = snippet::patch_code(&f.patches) {
+        inner += &snippet_html(tr, tr.snippet_patch, code, "snippet-patch");
+    }
+    el(
+        "div",
+        &[("class", "topfix"), ("data-testid", "top-fix"), ("data-fix", f.kind.id())],
+        &inner,
+    )
+}
+
+fn fact(label: &str, value: &str, class: &str) -> String {
+    el(
+        "div",
+        &[],
+        &(el("dt", &[], &escape(label)) + &el("dd", &[("class", class)], &escape(value))),
+    )
+}
+
+fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usize>) -> String {
+    let (title, why) = fix_text(tr, f, from, freed);
+    let saving = if f.saving_bytes >= 0 {
+        format!("−{}", format::gib_abs(f.saving_bytes))
+    } else {
+        format!("+{}", format::gib_abs(f.saving_bytes))
+    };
+    let mut class = String::from("fix");
+    if f.fits() {
+        class += " fix--fits";
+    }
+    if f.impact == Impact::NotAFix {
+        class += " fix--notafix";
+    }
+    let rank = rank.map_or(String::new(), |r| el("span", &[("class", "fix__rank")], &r.to_string()));
+    let facts = fact(tr.col_peak, &format::gib(f.peak_bytes), "")
+        + &fact(tr.col_saving, &saving, "")
+        + &fact(tr.col_fits, if f.fits() { tr.yes } else { tr.no }, "fix__fit")
+        + &fact(
+            tr.col_batch,
+            &format!(
+                "{} → {}",
+                format::grouped(from.effective_batch()),
+                format::grouped(f.effective_batch)
+            ),
+            "",
+        )
+        + &fact(tr.col_tokens, &format::grouped(f.tokens_per_iter), "")
+        + &fact(tr.col_time, &format!("{:.2}×", f.iter_time_ratio), "")
+        + &fact(tr.col_impact, tr.impact(f.impact), "");
+    let fits = f.fits().to_string();
+    let peak = f.peak_bytes.to_string();
+    el(
+        "li",
+        &[
+            ("class", &class),
+            ("data-testid", "fix"),
+            ("data-fix", f.kind.id()),
+            ("data-fits", &fits),
+            ("data-peak", &peak),
+        ],
+        &(el("p", &[("class", "fix__title")], &(rank + &escape(&title)))
+            + &el("p", &[("class", "fix__why")], &escape(&why))
+            + &el("dl", &[("class", "fix__facts")], &facts)),
+    )
+}
+
+/// The whole fix panel for a report (`freed`: what other processes hold on the card).
+pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) -> String {
+    let (real, not_fixes): (Vec<&Fix>, Vec<&Fix>) = report
+        .fixes
+        .iter()
+        .partition(|f| f.impact != Impact::NotAFix);
+    let largest = match report.largest_batch_that_fits {
+        Some(n) => fill(tr.largest_batch, &[("n", &n.to_string())]),
+        None => tr.largest_batch_none.to_string(),
+    };
+    let mut out = el(
+        "p",
+        &[("class", "fixes__largest"), ("data-testid", "largest-batch")],
+        &escape(&largest),
+    );
+    if report.current.fits {
+        out += &el("p", &[("class", "fixes__fits")], &escape(tr.already_fits));
+    } else if let Some(top) = real.first().filter(|f| f.fits()) {
+        out += &top_fix(tr, top, from, freed);
+    }
+    let rows: String = real
+        .iter()
+        .enumerate()
+        .map(|(i, f)| row(tr, f, from, freed, Some(i + 1)))
+        .collect();
+    out += &el("ol", &[("class", "fixes__list")], &rows);
+    let others: String = not_fixes.iter().map(|f| row(tr, f, from, freed, None)).collect();
+    out += &el(
+        "details",
+        &[("class", "fixes__others")],
+        &(el("summary", &[], &escape(tr.not_a_fix_heading)) + &el("ul", &[("class", "fixes__list")], &others)),
+    );
+    out += &el(
+        "p",
+        &[("class", "fixes__time")],
+        &escape(&fill(tr.time_now, &[("s", &format!("{:.1}", report.current_seconds))])),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::EN;
+    use estimator::fixes::rank_fixes;
+    use estimator::{gpu, Budget};
+
+    #[test]
+    fn panel_shows_the_top_fix_with_snippets_and_escapes_text() {
+        let cfg = TrainConfig {
+            batch_size: 16,
+            gradient_accumulation_steps: 32,
+            ..TrainConfig::default()
+        };
+        let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
+        let r = rank_fixes(&cfg, &budget, 0.35).unwrap();
+        let html = panel(&EN, &r, &cfg, 0);
+        assert!(html.contains("data-testid=\"top-fix\""));
+        assert!(html.contains("batch_size = 8  # was 16"));
+        assert!(html.contains("python train.py --batch_size=8 --gradient_accumulation_steps=64"));
+        assert!(html.contains("compile=False"), "the anti-fix is listed");
+        // dtype = 'float16' style text is escaped
+        assert!(!html.contains("='"));
+    }
+}
