@@ -1,8 +1,8 @@
 //! The calculator's reactive state: one signal holding the inputs (mirrored in the URL), and
 //! memos for everything derived from them. Components read these; only inputs write `page`.
 
-use estimator::query::{PageState, QueryIssue};
 use estimator::fixes::{rank_fixes, FixReport};
+use estimator::query::{PageState, QueryIssue};
 use estimator::{estimate, verdict, Budget, ConfigError, Estimate, Verdict};
 use leptos::prelude::*;
 
@@ -43,7 +43,7 @@ impl AppState {
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
         let fixes = Memo::new(move |_| {
             let m = mfu.get();
-            page.with(|p| budget.with(|b| rank_fixes(&p.config, b, m)))
+            page.with(|p| budget.with(|b| rank_fixes(&p.config, b, m, true)))
         });
         AppState {
             page,

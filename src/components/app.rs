@@ -4,6 +4,7 @@ use estimator::{Allocator, Attention, Dtype};
 use leptos::prelude::*;
 
 use super::choice_field::ChoiceField;
+use super::fix_list::FixList;
 use super::gpu_picker::GpuPicker;
 use super::header::Header;
 use super::memory_bar::MemoryBar;
@@ -14,7 +15,6 @@ use super::run_summary::RunSummary;
 use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
 use super::vocab_field::VocabField;
-use super::fix_list::FixList;
 use crate::i18n::use_strings;
 use crate::state::AppState;
 
@@ -57,14 +57,20 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Page() -> impl IntoView {
     let tr = use_strings();
-    let dtypes = Dtype::ALL.iter().map(|d| (d.as_str(), d.as_str())).collect::<Vec<_>>();
+    let dtypes = Dtype::ALL
+        .iter()
+        .map(|d| (d.as_str(), d.as_str()))
+        .collect::<Vec<_>>();
     let attentions = vec![
         (Attention::Flash.as_str(), tr.attention_flash),
         (Attention::Manual.as_str(), tr.attention_manual),
     ];
     let allocators = vec![
         (Allocator::Default.as_str(), tr.allocator_default),
-        (Allocator::ExpandableSegments.as_str(), tr.allocator_expandable),
+        (
+            Allocator::ExpandableSegments.as_str(),
+            tr.allocator_expandable,
+        ),
     ];
 
     view! {

@@ -26,12 +26,18 @@ pub fn FixList() -> impl IntoView {
         else {
             return;
         };
-        let Some(id) = button.get_attribute("data-copy") else { return };
+        let Some(id) = button.get_attribute("data-copy") else {
+            return;
+        };
         let code = button
             .closest(".snippet")
             .ok()
             .flatten()
-            .and_then(|s| s.query_selector(&format!("[data-testid='{id}']")).ok().flatten())
+            .and_then(|s| {
+                s.query_selector(&format!("[data-testid='{id}']"))
+                    .ok()
+                    .flatten()
+            })
             .and_then(|c| c.text_content());
         if let Some(code) = code {
             browser::copy(&code);

@@ -50,7 +50,7 @@ pub fn MemoryBar() -> impl IntoView {
     let segments = move || {
         let s = scale.get();
         let c = comps.get();
-                Component::ALL
+        Component::ALL
             .iter()
             .map(|&comp| {
                 let bytes = c.get(comp);
@@ -84,7 +84,7 @@ pub fn MemoryBar() -> impl IntoView {
 
     // the details of the focused segment (the largest one until the user picks)
     let details = move || {
-                let est = app.estimate.get().ok()?;
+        let est = app.estimate.get().ok()?;
         let c = est.components();
         let comp = focused.get().unwrap_or_else(|| {
             Component::ALL

@@ -16,7 +16,7 @@ pub fn Notices() -> impl IntoView {
         if issues.is_empty() {
             return None;
         }
-                let items = issues
+        let items = issues
             .into_iter()
             .map(|i| {
                 let text = match &i.problem {

@@ -15,7 +15,7 @@ pub fn RunSummary() -> impl IntoView {
     let tr = use_strings();
     let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
     let phases = move || {
-                app.estimate.with(|e| {
+        app.estimate.with(|e| {
             let e = e.as_ref().ok()?;
             let peak_phase = e.peak().phase;
             let rows = [

@@ -13,7 +13,7 @@ pub fn VerdictPanel() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     move || {
-                let v = app.verdict.get()?;
+        let v = app.verdict.get()?;
         let card = app.budget.with(|b| b.gpu.name);
         let peak = app
             .estimate

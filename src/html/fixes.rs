@@ -25,7 +25,10 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
         ("embd", n(c.n_embd)),
         ("old_embd", n(from.n_embd)),
         ("dtype", c.dtype.as_str().to_string()),
-        ("eval_batch", f.patches.eval_batch_size.map(n).unwrap_or_default()),
+        (
+            "eval_batch",
+            f.patches.eval_batch_size.map(n).unwrap_or_default(),
+        ),
         ("eval_iters", n(c.eval_iters)),
         ("eff", format::grouped(f.effective_batch)),
         ("old_eff", format::grouped(from.effective_batch())),
@@ -48,7 +51,11 @@ fn snippet_html(tr: &Strings, label: &str, code: &str, testid: &str) -> String {
     let head = el("span", &[("class", "snippet__label")], &escape(label))
         + &el(
             "button",
-            &[("type", "button"), ("class", "button button--small"), ("data-copy", testid)],
+            &[
+                ("type", "button"),
+                ("class", "button button--small"),
+                ("data-copy", testid),
+            ],
             &escape(tr.copy),
         );
     el(
@@ -57,7 +64,11 @@ fn snippet_html(tr: &Strings, label: &str, code: &str, testid: &str) -> String {
         &(el("div", &[("class", "snippet__head")], &head)
             + &el(
                 "pre",
-                &[("class", "snippet__code"), ("data-testid", testid), ("tabindex", "0")],
+                &[
+                    ("class", "snippet__code"),
+                    ("data-testid", testid),
+                    ("tabindex", "0"),
+                ],
                 &el("code", &[], &escape(code)),
             )),
     )
@@ -77,14 +88,23 @@ fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
         inner += &snippet_html(tr, tr.snippet_cli, &cli, "snippet-cli");
     }
     if let Some((k, v)) = f.env(from) {
-        inner += &snippet_html(tr, tr.snippet_env, &format!("export {k}={v}"), "snippet-env");
+        inner += &snippet_html(
+            tr,
+            tr.snippet_env,
+            &format!("export {k}={v}"),
+            "snippet-env",
+        );
     }
     if let Some(code) = snippet::patch_code(&f.patches) {
         inner += &snippet_html(tr, tr.snippet_patch, code, "snippet-patch");
     }
     el(
         "div",
-        &[("class", "topfix"), ("data-testid", "top-fix"), ("data-fix", f.kind.id())],
+        &[
+            ("class", "topfix"),
+            ("data-testid", "top-fix"),
+            ("data-fix", f.kind.id()),
+        ],
         &inner,
     )
 }
@@ -111,10 +131,16 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
     if f.impact == Impact::NotAFix {
         class += " fix--notafix";
     }
-    let rank = rank.map_or(String::new(), |r| el("span", &[("class", "fix__rank")], &r.to_string()));
+    let rank = rank.map_or(String::new(), |r| {
+        el("span", &[("class", "fix__rank")], &r.to_string())
+    });
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes), "")
         + &fact(tr.col_saving, &saving, "")
-        + &fact(tr.col_fits, if f.fits() { tr.yes } else { tr.no }, "fix__fit")
+        + &fact(
+            tr.col_fits,
+            if f.fits() { tr.yes } else { tr.no },
+            "fix__fit",
+        )
         + &fact(
             tr.col_batch,
             &format!(
@@ -156,7 +182,10 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
     };
     let mut out = el(
         "p",
-        &[("class", "fixes__largest"), ("data-testid", "largest-batch")],
+        &[
+            ("class", "fixes__largest"),
+            ("data-testid", "largest-batch"),
+        ],
         &escape(&largest),
     );
     if report.current.fits {
@@ -170,16 +199,23 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
         .map(|(i, f)| row(tr, f, from, freed, Some(i + 1)))
         .collect();
     out += &el("ol", &[("class", "fixes__list")], &rows);
-    let others: String = not_fixes.iter().map(|f| row(tr, f, from, freed, None)).collect();
+    let others: String = not_fixes
+        .iter()
+        .map(|f| row(tr, f, from, freed, None))
+        .collect();
     out += &el(
         "details",
         &[("class", "fixes__others")],
-        &(el("summary", &[], &escape(tr.not_a_fix_heading)) + &el("ul", &[("class", "fixes__list")], &others)),
+        &(el("summary", &[], &escape(tr.not_a_fix_heading))
+            + &el("ul", &[("class", "fixes__list")], &others)),
     );
     out += &el(
         "p",
         &[("class", "fixes__time")],
-        &escape(&fill(tr.time_now, &[("s", &format!("{:.1}", report.current_seconds))])),
+        &escape(&fill(
+            tr.time_now,
+            &[("s", &format!("{:.1}", report.current_seconds))],
+        )),
     );
     out
 }
@@ -199,7 +235,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
-        let r = rank_fixes(&cfg, &budget, 0.35).unwrap();
+        let r = rank_fixes(&cfg, &budget, 0.35, false).unwrap();
         let html = panel(&EN, &r, &cfg, 0);
         assert!(html.contains("data-testid=\"top-fix\""));
         assert!(html.contains("batch_size = 8  # was 16"));

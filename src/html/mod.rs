@@ -48,6 +48,9 @@ mod tests {
     #[test]
     fn escapes_everything_that_could_break_out() {
         assert_eq!(escape("<b>&\"'"), "&lt;b&gt;&amp;&quot;&#39;");
-        assert_eq!(el("p", &[("title", "a\"b")], "x"), "<p title=\"a&quot;b\">x</p>");
+        assert_eq!(
+            el("p", &[("title", "a\"b")], "x"),
+            "<p title=\"a&quot;b\">x</p>"
+        );
     }
 }

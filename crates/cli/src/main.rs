@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use estimator::configurator::Configurator;
-use estimator::{estimate, gpu, verdict, Budget};
+use estimator::{gpu, Budget};
 
 use args::Source;
 use report::Answer;
@@ -113,15 +113,17 @@ fn main() -> ExitCode {
         budget.gpu.id = "custom";
     }
 
-    let est = match estimate(&cfg, &budget.gpu) {
-        Ok(e) => e,
+    let analysis = match estimator::analyze(&cfg, &budget) {
+        Ok(a) => a,
         Err(e) => return fail(e),
     };
+    let est = &analysis.estimate;
     let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
     let answer = Answer {
-        verdict: verdict(&est, &budget),
-        fixes: estimator::fixes::rank_fixes(&cfg, &budget, mfu),
-        est: &est,
+        verdict: analysis.verdict,
+        fixes: estimator::fixes::rank_fixes(&cfg, &budget, mfu, true),
+        analysis: &analysis,
+        est,
         budget: &budget,
         skipped,
     };

@@ -2,13 +2,17 @@
 
 use estimator::fixes::FixReport;
 use estimator::units::{format_bytes, format_params, gib, gib_signed};
-use estimator::{Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER};
+use estimator::{
+    Analysis, Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER,
+};
 
 use crate::fix_text;
 use crate::json::Json;
 
 /// Everything one invocation answers.
 pub struct Answer<'a> {
+    /// The replayed run: peaks, components, verdict.
+    pub analysis: &'a Analysis,
     pub est: &'a Estimate,
     pub budget: &'a Budget,
     pub verdict: Verdict,
@@ -78,18 +82,34 @@ fn fixes_json(a: &Answer) -> Json {
     )
 }
 
-fn phase_bytes(est: &Estimate, phase: Phase) -> Json {
-    match est.phase_peak(phase) {
-        Some(m) => m.total().into(),
-        None => Json::Null,
-    }
+fn phase_bytes(a: &Analysis, phase: Phase) -> Json {
+    a.phase_bytes(phase).into()
+}
+
+fn oom_json(a: &Analysis) -> Json {
+    let Some(o) = a.oom() else { return Json::Null };
+    Json::obj([
+        ("phase", Json::from(o.phase.map(|p| p.id()))),
+        ("stage", Json::from(o.stage.id())),
+        ("micro_step", Json::from(o.micro_step)),
+        ("requested_bytes", Json::from(o.requested)),
+        ("tensor", Json::from(o.term.id())),
+        ("allocated_bytes", Json::from(o.allocated)),
+        ("reserved_bytes", Json::from(o.reserved)),
+        (
+            "reserved_unallocated_bytes",
+            Json::from(o.reserved - o.allocated),
+        ),
+        ("largest_free_block_bytes", Json::from(o.largest_free)),
+    ])
 }
 
 pub fn to_json(a: &Answer) -> Json {
     let est = a.est;
     let cfg = &est.config;
-    let peak = est.peak();
-    let comps = est.components();
+    let an = a.analysis;
+    let comps = an.components();
+    let (peak_phase, peak_stage, peak_micro) = an.peak_at();
     let config = Json::Obj(
         FIELDS_JSON_ORDER
             .iter()
@@ -97,7 +117,7 @@ pub fn to_json(a: &Answer) -> Json {
             .collect(),
     );
     let terms = Json::Obj(
-        peak.terms
+        an.peak_terms()
             .0
             .iter()
             .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
@@ -116,16 +136,17 @@ pub fn to_json(a: &Answer) -> Json {
         (
             "peak_bytes",
             Json::obj([
-                ("overall", Json::from(est.peak_bytes())),
-                ("train_steady", phase_bytes(est, Phase::TrainSteady)),
-                ("train_first_iter", phase_bytes(est, Phase::TrainFirstIter)),
-                ("eval", phase_bytes(est, Phase::Eval)),
-                ("eval_after_step", phase_bytes(est, Phase::EvalAfterStep)),
+                ("overall", Json::from(an.peak_bytes())),
+                ("train_steady", phase_bytes(an, Phase::TrainSteady)),
+                ("train_first_iter", phase_bytes(an, Phase::TrainFirstIter)),
+                ("eval", phase_bytes(an, Phase::Eval)),
+                ("eval_after_step", phase_bytes(an, Phase::EvalAfterStep)),
+                ("reserved", Json::from(an.free_run.peak_reserved)),
             ]),
         ),
-        ("peak_phase", peak.phase.id().into()),
-        ("peak_moment", peak.moment.id().into()),
-        ("peak_micro_step", peak.micro_step.into()),
+        ("peak_phase", Json::from(peak_phase.map(|p| p.id()))),
+        ("peak_stage", Json::from(peak_stage.id())),
+        ("peak_micro_step", peak_micro.into()),
         (
             "components_bytes",
             Json::Obj(
@@ -178,6 +199,7 @@ pub fn to_json(a: &Answer) -> Json {
                 ("need_bytes", Json::from(a.verdict.need_bytes)),
             ]),
         ),
+        ("oom", oom_json(an)),
         ("fixes", fixes_json(a)),
         (
             "largest_batch_size_that_fits",
@@ -266,22 +288,23 @@ pub fn to_text(a: &Answer) -> String {
         cfg.allocator.as_str()
     ));
     line(String::new());
-    let peak = est.peak();
-    let step = if peak.micro_step > 0 {
-        format!(", micro-step {}", peak.micro_step)
+    let an = a.analysis;
+    let (peak_phase, peak_stage, peak_micro) = an.peak_at();
+    let step = if peak_micro > 0 {
+        format!(", micro-step {peak_micro}")
     } else {
         String::new()
     };
     line(format!(
         "peak {} in {} ({}{})",
-        format_bytes(peak.total()),
-        phase_name(peak.phase),
-        peak.moment.id().replace('_', " "),
+        format_bytes(an.peak_bytes()),
+        peak_phase.map_or("model load", phase_name),
+        peak_stage.id().replace('_', " "),
         step
     ));
-    let comps = est.components();
+    let comps = an.components();
     // one stacked bar against the card's total memory, '|' at what the allocator may use
-    let scale = g.total_bytes.max(peak.total()).max(1) as f64;
+    let scale = g.total_bytes.max(an.peak_bytes()).max(1) as f64;
     let mut bar = String::new();
     for c in Component::ALL {
         let n = (comps.get(c) as f64 / scale * BAR_WIDTH as f64).round() as usize;
@@ -302,11 +325,13 @@ pub fn to_text(a: &Answer) -> String {
             format_bytes(comps.get(c))
         ));
     }
+    let phase = |p| format_bytes(an.phase_bytes(p).unwrap_or(0));
     line(format!(
-        "  phases: first iteration {} · steady {} · estimate_loss() {}",
-        format_bytes(est.phase_bytes(Phase::TrainFirstIter)),
-        format_bytes(est.phase_bytes(Phase::TrainSteady)),
-        format_bytes(est.eval_peak().total())
+        "  phases: first iteration {} · steady {} · estimate_loss() {} · reserved {}",
+        phase(Phase::TrainFirstIter),
+        phase(Phase::TrainSteady),
+        phase(Phase::Eval),
+        format_bytes(an.free_run.peak_reserved)
     ));
     line(String::new());
     let v = &a.verdict;
@@ -316,7 +341,7 @@ pub fn to_text(a: &Answer) -> String {
         Risk::Oom => "OUT OF MEMORY",
     };
     line(format!(
-        "{} on {}: needs {:.2} GiB with allocator fragmentation; the allocator may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
+        "{} on {}: the caching allocator reserves {:.2} GiB; it may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
         word,
         g.name,
         gib(v.need_bytes),
@@ -330,6 +355,19 @@ pub fn to_text(a: &Answer) -> String {
     } else {
         format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
     });
+    if let Some(o) = an.oom() {
+        line(format!(
+            "  out of memory in {} ({}{}): {} requested for {}; {} allocated, {} reserved but unallocated, largest free block {}",
+            o.phase.map_or("model load", phase_name),
+            o.stage.id().replace('_', " "),
+            if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
+            format_bytes(o.requested),
+            o.term.id().replace('_', " "),
+            format_bytes(o.allocated),
+            format_bytes(o.reserved - o.allocated),
+            format_bytes(o.largest_free)
+        ));
+    }
     if let Some(r) = &a.fixes {
         line(String::new());
         if let Some(b) = r.largest_batch_that_fits {

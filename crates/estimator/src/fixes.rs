@@ -7,6 +7,7 @@
 //! shorter context, a smaller model; ties by speed. Changes that raise memory or do nothing (turning
 //! `compile` off, lowering `eval_iters`) are listed with their true sign, last, never as fixes.
 
+use crate::analysis::{analyze, analyze_patched};
 use crate::config::{Allocator, Dtype, TrainConfig};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
@@ -179,20 +180,37 @@ struct Evaluator<'a> {
     mfu: f64,
     base_peak: u128,
     base_seconds: f64,
+    /// Check fits with the allocator simulation (exact, ~ms each) rather than the closed form
+    /// with its fragmentation allowance (µs each). Searches always run on the closed form and
+    /// are then corrected step by step with the simulation.
+    exact: bool,
 }
+
+/// How far the simulation may move a closed-form search result.
+const MAX_CORRECTION_STEPS: u32 = 8;
 
 impl Evaluator<'_> {
     fn estimate(&self, cfg: &TrainConfig, patches: Patches) -> Option<Estimate> {
         estimate_patched(cfg, &self.budget.gpu, patches).ok()
     }
 
-    fn fits(&self, cfg: &TrainConfig, patches: Patches, other: u128) -> bool {
-        let b = Budget {
+    fn budget_with(&self, other: u128) -> Budget {
+        Budget {
             other_bytes: other,
             ..self.budget.clone()
-        };
+        }
+    }
+
+    /// The closed form's answer (fast).
+    fn fits(&self, cfg: &TrainConfig, patches: Patches, other: u128) -> bool {
+        let b = self.budget_with(other);
         self.estimate(cfg, patches)
             .is_some_and(|e| verdict(&e, &b).fits)
+    }
+
+    /// The simulation's answer.
+    fn fits_exactly(&self, cfg: &TrainConfig) -> bool {
+        analyze(cfg, self.budget).is_ok_and(|a| a.verdict.fits)
     }
 
     fn fix(
@@ -204,12 +222,13 @@ impl Evaluator<'_> {
         impact: Impact,
     ) -> Option<Fix> {
         let est = self.estimate(&cfg, patches)?;
-        let budget = Budget {
-            other_bytes: other,
-            ..self.budget.clone()
+        let budget = self.budget_with(other);
+        let (v, peak) = if self.exact {
+            let a = analyze_patched(&cfg, &budget, patches).ok()?;
+            (a.verdict, a.peak_bytes())
+        } else {
+            (verdict(&est, &budget), est.peak_bytes())
         };
-        let v = verdict(&est, &budget);
-        let peak = est.peak_bytes();
         let seconds = iter_seconds(&cfg, est.params.reported, &budget.gpu, patches, self.mfu);
         let ratio = seconds / self.base_seconds;
         // "only slower" that turns out not to be slower (compile on) costs nothing
@@ -249,6 +268,25 @@ impl Evaluator<'_> {
                 bad = mid;
             }
         }
+        if !self.exact {
+            return Some(ok);
+        }
+        // the closed form's fragmentation allowance is an average: let the simulation decide
+        for _ in 0..MAX_CORRECTION_STEPS {
+            if self.fits_exactly(&make(ok)) {
+                break;
+            }
+            if ok == lo {
+                return None;
+            }
+            ok -= 1;
+        }
+        for _ in 0..MAX_CORRECTION_STEPS {
+            if ok >= hi || !self.fits_exactly(&make(ok + 1)) {
+                break;
+            }
+            ok += 1;
+        }
         Some(ok)
     }
 }
@@ -256,10 +294,17 @@ impl Evaluator<'_> {
 /// Search bound for "largest batch_size that fits".
 const MAX_SEARCH_BATCH: u32 = 4096;
 
-/// Ranks every fix for `cfg` on `budget`'s card. `mfu` feeds the speed model.
-pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64) -> Option<FixReport> {
+/// Ranks every fix for `cfg` on `budget`'s card. `mfu` feeds the speed model. With `exact`,
+/// every listed fix is checked with the allocator simulation (tens of ms); without, with the
+/// closed form (under a millisecond).
+pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> Option<FixReport> {
     let base_est = estimate_patched(cfg, &budget.gpu, Patches::default()).ok()?;
-    let current = verdict(&base_est, budget);
+    let (current, base_peak) = if exact {
+        let a = analyze(cfg, budget).ok()?;
+        (a.verdict, a.peak_bytes())
+    } else {
+        (verdict(&base_est, budget), base_est.peak_bytes())
+    };
     let base_seconds = iter_seconds(
         cfg,
         base_est.params.reported,
@@ -271,8 +316,9 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64) -> Option<FixRep
         base: cfg,
         budget,
         mfu,
-        base_peak: base_est.peak_bytes(),
+        base_peak,
         base_seconds,
+        exact,
     };
     let other = budget.other_bytes;
     let none = Patches::default();
@@ -550,7 +596,7 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64) -> Option<FixRep
     });
     Some(FixReport {
         current,
-        current_peak: base_est.peak_bytes(),
+        current_peak: base_peak,
         current_seconds: base_seconds,
         fixes,
         largest_batch_that_fits: largest,
@@ -586,6 +632,7 @@ mod tests {
             cfg,
             &Budget::for_gpu(find(gpu).unwrap()),
             crate::speed::DEFAULT_MFU,
+            true,
         )
         .unwrap()
     }
@@ -655,7 +702,7 @@ mod tests {
         let start = std::time::Instant::now();
         let n = 20;
         for _ in 0..n {
-            rank_fixes(&cfg, &budget, 0.35).unwrap();
+            rank_fixes(&cfg, &budget, 0.35, false).unwrap();
         }
         let per = start.elapsed() / n;
         eprintln!("rank_fixes: {per:?} per call");
@@ -687,7 +734,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let budget = Budget::for_gpu(find("rtx4090").unwrap());
-        let r = rank_fixes(&cfg, &budget, 0.35).unwrap();
+        let r = rank_fixes(&cfg, &budget, 0.35, false).unwrap();
         for f in &r.fixes {
             let e = estimate_patched(&f.config, &budget.gpu, f.patches).unwrap();
             assert_eq!(e.peak_bytes(), f.peak_bytes, "{:?}", f.kind);

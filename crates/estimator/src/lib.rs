@@ -16,6 +16,7 @@
 
 pub mod allocator;
 pub mod allocator_rounding;
+pub mod analysis;
 pub mod config;
 pub mod configurator;
 pub mod error;
@@ -27,12 +28,15 @@ pub mod params;
 pub mod physics;
 pub mod pyliteral;
 pub mod query;
+pub mod replay;
+pub mod sequence;
 pub mod snippet;
 pub mod speed;
 pub mod terms;
 pub mod units;
 pub mod verdict;
 
+pub use analysis::{analyze, analyze_patched, Analysis};
 pub use config::{Allocator, Attention, Dtype, TrainConfig, FIELDS_JSON_ORDER};
 pub use error::{ConfigError, Problem};
 pub use estimate::{estimate, estimate_patched, Estimate};

@@ -468,12 +468,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
     // The manual path's softmax in the last block's forward: an fp32 (B,H,T,T) tensor (+ an
     // fp32 copy of the input for bf16), before the block's later activations exist (§3.3).
     if z.manual && !z.compiled {
-        // bf16 makes an fp32 copy of the input first; fp16 uses a half-to-float kernel
-        let k = match (z.half, z.bf16) {
-            (true, true) => 4,
-            (true, false) => 2,
-            _ => 0,
-        };
+        // beyond the saved fp32 softmax output: the masked scores it reads (s bytes per
+        // element), and for bf16 an fp32 copy of them (fp16 has a half-to-float kernel)
+        let k = z.s + if z.bf16 { 4 } else { 0 };
         let mut t = base.clone();
         let acts_so_far =
             (z.n_layer * z.per_layer + z.final_acts + z.emb_dropout_mask).saturating_sub(26 * btc);
@@ -519,13 +516,26 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             t.add(term, b);
         }
         t.add(Term::TiedWeightGrad, 4 * vc);
-        let transient = if z.compiled {
-            8 * btc
+        // At the MLP's first backward matmul (GELU's output grad allocated): the residual grad
+        // (4), the branch's grad (its 16-bit cast, or the dropout backward's output, which
+        // frees the mask) and d(gelu) (4·s). The manual path's attention backward holds up to
+        // 8·BHTT (d(att) in fp32 and softmax's grad) once the MLP's saved tensors are gone.
+        let branch = if z.dropout {
+            s
         } else if z.half {
-            (8 * btc).max((6 * z.bhtt).saturating_sub(18 * btc))
+            2
         } else {
-            (12 * btc).max((4 * z.bhtt).saturating_sub(36 * btc))
+            0
         };
+        let mlp = (4 + branch + 4 * s) * btc + if z.half { 8 } else { 16 } * z.c * z.c;
+        let mask_freed = if z.dropout { btc } else { 0 };
+        let attention = if z.manual {
+            let mlp_saved = if z.half { 22 } else { 40 } * btc;
+            (8 * z.bhtt + 4 * btc).saturating_sub(mlp_saved)
+        } else {
+            0
+        };
+        let transient = mlp.max(attention).saturating_sub(mask_freed);
         t.add(Term::BlockTransient, transient);
         t.add(Term::TokenIds, xy2);
         t.add(Term::CublasWorkspace, 2 * z.workspace);
@@ -633,7 +643,16 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
             ),
         ]
     } else if z.half {
-        let softmax = z.bhtt * if z.bf16 { 10 } else { 6 };
+        // a block under no_grad: its MLP holds x_in, x_mid, ln_2's fp32 output, h and gelu
+        // (28·BTC); the manual path's attention, at the softmax, holds x_in, ln_1's output, qkv
+        // and the q, k copies (8 + 5·s BTC) and the masked scores, their fp32 copy (bf16) and
+        // the fp32 softmax
+        let mlp = 28 * btc;
+        let attention = if z.manual {
+            (8 + 5 * s) * btc + z.bhtt * (s + 4 + if z.bf16 { 4 } else { 0 })
+        } else {
+            0
+        };
         vec![
             moment(
                 Moment::EvalLoss,
@@ -651,8 +670,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 &[
                     (Term::WeightCopies, z.weight_cache),
                     (Term::PrevLogits, kept),
-                    // x_in, x_mid, ln_2 out (fp32) and h, gelu out: 28·BTC
-                    (Term::BlockTransient, 28 * btc + softmax),
+                    (Term::BlockTransient, mlp.max(attention)),
                     // GPT.forward keeps tok_emb and pos_emb for the whole forward
                     (Term::ForwardLocals, 4 * btc + 4 * z.tc),
                 ],
@@ -673,7 +691,11 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 Moment::EvalBlock,
                 &[
                     (Term::PrevLogits, kept),
-                    (Term::BlockTransient, 44 * btc + 8 * z.bhtt),
+                    // fp32: the MLP holds 44·BTC, the manual attention 28·BTC + 8·BHTT
+                    (
+                        Term::BlockTransient,
+                        (44 * btc).max(if z.manual { 28 * btc + 8 * z.bhtt } else { 0 }),
+                    ),
                     (Term::ForwardLocals, 4 * btc + 4 * z.tc),
                 ],
             ),

@@ -72,7 +72,8 @@ for block in self.transformer.h:
     x = checkpoint(block, x, use_reentrant=False) if self.training else block(x)
 ";
 
-const CHUNKED_LOSS_PATCH: &str = "# model.py, GPT.forward, when targets is given: the loss in 8 slices,
+const CHUNKED_LOSS_PATCH: &str =
+    "# model.py, GPT.forward, when targets is given: the loss in 8 slices,
 # lm_head recomputed in the backward, so the full logits never exist
 from torch.utils.checkpoint import checkpoint
 def _chunk_loss(xs, ts):

@@ -92,6 +92,33 @@ pub enum Term {
     AllocatorRounding,
 }
 
+/// Every term, in declaration order (`Term as usize` indexes it).
+pub const ALL_TERMS: [Term; 23] = [
+    Term::Params,
+    Term::MaskBuffers,
+    Term::AdamState,
+    Term::Grads,
+    Term::FreshGrads,
+    Term::TiedWeightGrad,
+    Term::BlockActivations,
+    Term::FinalActivations,
+    Term::EmbeddingDropoutMask,
+    Term::WeightCopies,
+    Term::ForwardLocals,
+    Term::BlockTransient,
+    Term::Logits,
+    Term::PrevLogits,
+    Term::StaleTrainLogits,
+    Term::LogSoftmax,
+    Term::LossFp32Copy,
+    Term::LossGrads,
+    Term::ZeroTangent,
+    Term::LmHeadGrads,
+    Term::CublasWorkspace,
+    Term::TokenIds,
+    Term::AllocatorRounding,
+];
+
 impl Term {
     pub fn component(self) -> Component {
         use Term::*;

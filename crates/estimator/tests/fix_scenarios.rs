@@ -56,7 +56,7 @@ fn measured_peak(run: &Value) -> f64 {
 
 fn check(name: &str, cfg: TrainConfig, card: &str) {
     let budget = Budget::for_gpu(gpu::find(card).unwrap());
-    let report = rank_fixes(&cfg, &budget, 0.35).unwrap();
+    let report = rank_fixes(&cfg, &budget, 0.35, true).unwrap();
     let runs = capped_runs();
     let (target, predicted) = if report.current.fits {
         (cfg.clone(), report.current_peak)
@@ -141,7 +141,7 @@ fn expandable_segments_is_offered_for_eager_batch_8() {
         ..seed(8, false)
     };
     let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
-    let report = rank_fixes(&cfg, &budget, 0.35).unwrap();
+    let report = rank_fixes(&cfg, &budget, 0.35, true).unwrap();
     assert!(!report.current.fits);
     let exp = report
         .fixes

@@ -1,0 +1,187 @@
+//! Replaying a run's allocation sequence through the simulated caching allocator: what
+//! `memory_allocated` and `memory_reserved` do over an iteration, and whether (and where) a
+//! capped allocator runs out of memory.
+
+use crate::allocator::{round_size, BlockId, CachingAllocator};
+use crate::config::Allocator;
+use crate::physics::Phase;
+use crate::sequence::{Action, Sequence, Stage};
+use crate::terms::{Term, Terms};
+
+/// A failed request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OomEvent {
+    /// Index of the failing event in the sequence.
+    pub event: usize,
+    pub requested: u128,
+    pub term: Term,
+    pub phase: Option<Phase>,
+    pub stage: Stage,
+    pub micro_step: u32,
+    pub allocated: u128,
+    pub reserved: u128,
+    /// The largest cached free block at that moment (what fragmentation left).
+    pub largest_free: u128,
+}
+
+/// Allocated and reserved bytes after one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub allocated: u128,
+    pub reserved: u128,
+}
+
+/// What a replay found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    /// `max_memory_allocated` over the run (what the allocator counts: rounded blocks).
+    pub peak_allocated: u128,
+    pub peak_reserved: u128,
+    /// The highest sum of live requests (rounded to 512 B) — the closed form's quantity.
+    pub peak_requested: u128,
+    /// Peak allocated per phase.
+    pub phase_peaks: Vec<(Phase, u128)>,
+    /// Peak of live requests per phase.
+    pub phase_requested: Vec<(Phase, u128)>,
+    pub oom: Option<OomEvent>,
+    /// One sample per event (up to the OOM).
+    pub samples: Vec<Sample>,
+    pub segments_created: usize,
+    /// What was alive at the overall allocated peak: requests by term, plus the allocator's
+    /// rounding (blocks larger than their requests) as [`Term::AllocatorRounding`].
+    pub peak_terms: Terms,
+    /// Index of the event at the overall allocated peak.
+    pub peak_event: usize,
+    /// Times the allocator had to release cached memory to stay under the cap.
+    pub retries: u32,
+}
+
+impl Replay {
+    pub fn fits(&self) -> bool {
+        self.oom.is_none()
+    }
+
+    pub fn phase_peak(&self, phase: Phase) -> Option<u128> {
+        self.phase_peaks
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .map(|x| x.1)
+    }
+
+    pub fn phase_requested(&self, phase: Phase) -> Option<u128> {
+        self.phase_requested
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .map(|x| x.1)
+    }
+}
+
+const TERM_COUNT: usize = ALL_TERMS.len();
+use crate::terms::ALL_TERMS;
+
+fn bump(list: &mut Vec<(Phase, u128)>, phase: Phase, value: u128) {
+    match list.iter_mut().find(|(p, _)| *p == phase) {
+        Some(e) => e.1 = e.1.max(value),
+        None => list.push((phase, value)),
+    }
+}
+
+/// Replays `seq` through an allocator in `mode` that may reserve at most `cap` bytes.
+pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
+    let mut alloc = CachingAllocator::new(mode, cap);
+    let mut blocks: Vec<Option<(BlockId, u128)>> = Vec::new();
+    let mut requested: u128 = 0;
+    let mut out = Replay {
+        peak_allocated: 0,
+        peak_reserved: 0,
+        peak_requested: 0,
+        phase_peaks: Vec::new(),
+        phase_requested: Vec::new(),
+        oom: None,
+        samples: Vec::with_capacity(seq.events.len()),
+        segments_created: 0,
+        peak_terms: Terms::default(),
+        peak_event: 0,
+        retries: 0,
+    };
+    // live requested bytes per term, to know what the peak is made of
+    let mut by_term = [0u128; TERM_COUNT];
+    let mut terms_of: Vec<Term> = Vec::new();
+    let mut peak_by_term = by_term;
+    let mut peak_rounding = 0;
+    let mut mark_ix = 0;
+    let mut phase: Option<Phase> = None;
+    for (i, e) in seq.events.iter().enumerate() {
+        while mark_ix < seq.marks.len() && seq.marks[mark_ix].at <= i {
+            phase = seq.marks[mark_ix].phase;
+            // peaks are per phase: reset the counter at each boundary, as the harness does
+            alloc.reset_peaks();
+            mark_ix += 1;
+        }
+        match e.action {
+            Action::Alloc => {
+                let ix = e.tensor as usize;
+                if blocks.len() <= ix {
+                    blocks.resize(ix + 1, None);
+                }
+                match alloc.malloc(e.bytes) {
+                    Ok(id) => {
+                        let r = round_size(e.bytes);
+                        blocks[ix] = Some((id, r));
+                        requested += r;
+                        if terms_of.len() <= ix {
+                            terms_of.resize(ix + 1, Term::Params);
+                        }
+                        terms_of[ix] = e.term;
+                        by_term[e.term as usize] += r;
+                    }
+                    Err(oom) => {
+                        let m = seq.mark_at(i);
+                        out.oom = Some(OomEvent {
+                            event: i,
+                            requested: e.bytes,
+                            term: e.term,
+                            phase: m.and_then(|m| m.phase),
+                            stage: m.map_or(Stage::ModelLoad, |m| m.stage),
+                            micro_step: m.map_or(0, |m| m.micro_step),
+                            allocated: oom.allocated,
+                            reserved: oom.reserved,
+                            largest_free: alloc.largest_free_block(),
+                        });
+                        break;
+                    }
+                }
+            }
+            Action::Free => {
+                if let Some((id, r)) = blocks.get_mut(e.tensor as usize).and_then(Option::take) {
+                    alloc.free(id);
+                    requested -= r;
+                    by_term[terms_of[e.tensor as usize] as usize] -= r;
+                }
+            }
+        }
+        if alloc.allocated() > out.peak_allocated {
+            out.peak_allocated = alloc.allocated();
+            out.peak_event = i;
+            peak_by_term = by_term;
+            peak_rounding = alloc.allocated() - requested;
+        }
+        out.peak_reserved = out.peak_reserved.max(alloc.reserved());
+        out.peak_requested = out.peak_requested.max(requested);
+        if let Some(p) = phase {
+            bump(&mut out.phase_peaks, p, alloc.peak_allocated());
+            bump(&mut out.phase_requested, p, requested);
+        }
+        out.samples.push(Sample {
+            allocated: alloc.allocated(),
+            reserved: alloc.reserved(),
+        });
+    }
+    for term in ALL_TERMS {
+        out.peak_terms.add(term, peak_by_term[term as usize]);
+    }
+    out.peak_terms.add(Term::AllocatorRounding, peak_rounding);
+    out.segments_created = alloc.segment_sizes().len();
+    out.retries = alloc.retries;
+    out
+}
