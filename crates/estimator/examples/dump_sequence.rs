@@ -12,7 +12,11 @@ fn main() {
         c.apply_override(&arg).expect("a valid --key=value");
     }
     let (cfg, _) = c.finish().expect("a valid config");
-    let seq = generate(&cfg, 32 << 20, Patches::default());
+    let seq = generate(
+        &cfg,
+        estimator::gpu::find("h100").expect("preset"),
+        Patches::default(),
+    );
     let mut marks = seq.marks.iter().peekable();
     for (i, e) in seq.events.iter().enumerate() {
         while let Some(m) = marks.next_if(|m| m.at <= i) {

@@ -34,7 +34,7 @@ fn main() {
         }
         let (cfg, _) = c.finish().expect("valid");
         let est = estimate(&cfg, card).expect("valid");
-        let seq = generate(&cfg, card.cublas_workspace_bytes(), Patches::default());
+        let seq = generate(&cfg, card, Patches::default());
         let cap = num(line, "\"allocator_cap_gib\": ").map(|g| (g * (1u64 << 30) as f64) as u128);
         let r = replay(&seq, cfg.allocator, cap);
         let meas = |k: &str| num(line, &format!("\"{k}\": "));

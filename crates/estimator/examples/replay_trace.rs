@@ -21,7 +21,11 @@ fn main() {
         c.apply_override(&arg).expect("a valid --key=value");
     }
     let (cfg, _) = c.finish().expect("a valid config");
-    let seq = generate(&cfg, 32 << 20, Patches::default());
+    let seq = generate(
+        &cfg,
+        estimator::gpu::find("h100").expect("preset"),
+        Patches::default(),
+    );
     let r = replay(&seq, cfg.allocator, cap);
     let gib = |b: u128| b as f64 / (1u64 << 30) as f64;
     for w in seq.marks.windows(2) {

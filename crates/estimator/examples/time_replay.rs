@@ -31,7 +31,11 @@ fn main() {
         let start = std::time::Instant::now();
         let mut events = 0;
         for _ in 0..n {
-            let seq = generate(&cfg, 32 << 20, Patches::default());
+            let seq = generate(
+                &cfg,
+                estimator::gpu::find("h100").expect("preset"),
+                Patches::default(),
+            );
             events = seq.events.len();
             let r = replay(&seq, Allocator::Default, Some(11 << 30));
             std::hint::black_box(r);

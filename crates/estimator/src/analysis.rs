@@ -67,7 +67,7 @@ pub fn analyze_patched(
     patches: Patches,
 ) -> Result<Analysis, ConfigError> {
     let estimate = estimate_patched(cfg, &budget.gpu, patches)?;
-    let sequence = generate(cfg, budget.gpu.cublas_workspace_bytes(), patches);
+    let sequence = generate(cfg, &budget.gpu, patches);
     let cap = budget.allocator_budget();
     let on_card = replay(&sequence, cfg.allocator, Some(cap));
     // a run the cap never pressed (no cache released, no failure) is the uncapped run

@@ -49,7 +49,7 @@ fn phase_peaks_agree() {
                         ..TrainConfig::default()
                     };
                     let est = estimate(&cfg, card).unwrap();
-                    let seq = generate(&cfg, card.cublas_workspace_bytes(), Patches::default());
+                    let seq = generate(&cfg, card, Patches::default());
                     let r = replay(&seq, cfg.allocator, None);
                     for phase in [Phase::TrainFirstIter, Phase::TrainSteady, Phase::Eval] {
                         // the closed form's allocator rounding is its own term
