@@ -121,7 +121,36 @@ pub struct Strings {
     pub copy: &'static str,
     pub copied_short: &'static str,
     pub not_a_fix_heading: &'static str,
+    /// Stage names, in [`STAGES`] order.
+    pub stages: [&'static str; 7],
+    pub model_load: &'static str,
+    /// `{where} {requested} {tensor} {allocated} {fragmented} {largest}`.
+    pub oom_explained: &'static str,
+    pub chart_title: &'static str,
+    pub chart_allocated: &'static str,
+    pub chart_reserved: &'static str,
+    pub chart_budget: &'static str,
+    pub chart_oom: &'static str,
+    /// Caption of the table that gives the chart's numbers to screen readers.
+    pub chart_table: &'static str,
+    pub chart_col_stage: &'static str,
+    pub chart_col_allocated: &'static str,
+    pub chart_col_reserved: &'static str,
 }
+
+/// Stages in the order of [`Strings::stages`].
+pub const STAGES: [estimator::sequence::Stage; 7] = {
+    use estimator::sequence::Stage::*;
+    [
+        ModelLoad,
+        Forward,
+        Loss,
+        Backward,
+        OptimizerStep,
+        ZeroGrad,
+        Eval,
+    ]
+};
 
 /// Fix kinds in the order of [`Strings::fix_titles`].
 pub const FIX_KINDS: [estimator::fixes::FixKind; 18] = {
@@ -223,6 +252,13 @@ impl Strings {
             .iter()
             .position(|x| *x == k)
             .map_or("", |i| self.fix_why[i])
+    }
+
+    pub fn stage(&self, st: estimator::sequence::Stage) -> &'static str {
+        STAGES
+            .iter()
+            .position(|x| *x == st)
+            .map_or("", |i| self.stages[i])
     }
 
     pub fn impact(&self, i: estimator::fixes::Impact) -> &'static str {
@@ -383,7 +419,7 @@ pub const EN: Strings = Strings {
         "eval loss",
         "eval block",
     ],
-    peak_at: "at the {moment} in {phase}",
+    peak_at: "Peak in {phase}: {moment}",
     micro_step: "micro-step {n}",
     bar_caption: "Memory at the peak, against the card",
     usable_marker: "usable",
@@ -479,4 +515,24 @@ pub const EN: Strings = Strings {
     copy: "Copy",
     copied_short: "Copied",
     not_a_fix_heading: "Not fixes (shown so nobody reaches for them)",
+    stages: [
+        "model load",
+        "forward",
+        "loss",
+        "backward",
+        "optimizer step",
+        "zero_grad",
+        "estimate_loss()",
+    ],
+    model_load: "model load",
+    oom_explained: "Out of memory in {where}: {requested} requested for {tensor}, with {allocated} allocated and {fragmented} reserved but unallocated (largest free block {largest}).",
+    chart_title: "Memory over the run: estimate_loss(), the first iteration, then steady ones",
+    chart_allocated: "allocated",
+    chart_reserved: "reserved",
+    chart_budget: "usable",
+    chart_oom: "out of memory",
+    chart_table: "Peak allocated and reserved memory in each stage",
+    chart_col_stage: "stage",
+    chart_col_allocated: "allocated",
+    chart_col_reserved: "reserved",
 };

@@ -1,9 +1,11 @@
 //! The calculator's reactive state: one signal holding the inputs (mirrored in the URL), and
 //! memos for everything derived from them. Components read these; only inputs write `page`.
 
+use std::time::Duration;
+
 use estimator::fixes::{rank_fixes, FixReport};
 use estimator::query::{PageState, QueryIssue};
-use estimator::{estimate, verdict, Budget, ConfigError, Estimate, Verdict};
+use estimator::{analyze, Analysis, Budget, ConfigError, Verdict};
 use leptos::prelude::*;
 
 use crate::browser;
@@ -16,10 +18,13 @@ pub struct AppState {
     pub page: RwSignal<PageState>,
     /// What the URL held that could not be used, shown until dismissed.
     pub notices: RwSignal<Vec<QueryIssue>>,
-    pub estimate: Memo<Result<Estimate, ConfigError>>,
+    /// The run replayed through the allocator simulation: peaks, components, verdict.
+    pub analysis: Memo<Result<Analysis, ConfigError>>,
     pub budget: Memo<Budget>,
     pub verdict: Memo<Option<Verdict>>,
-    /// The fix ranker's answer for the current inputs.
+    /// The inputs once they have stopped changing for [`SETTLE`]: what the fix ranker works on.
+    pub settled: RwSignal<PageState>,
+    /// The fix ranker's answer for the settled inputs.
     pub fixes: Memo<Option<FixReport>>,
     /// Model-FLOPs utilisation for the speed model (editable).
     pub mfu: RwSignal<f64>,
@@ -34,27 +39,46 @@ impl AppState {
     }
 
     pub fn new(page: PageState, issues: Vec<QueryIssue>) -> AppState {
+        let settled = RwSignal::new(page.clone());
         let page = RwSignal::new(page);
-        let estimate = Memo::new(move |_| page.with(|p| estimate(&p.config, &p.card())));
         let budget = Memo::new(move |_| page.with(PageState::budget));
-        let verdict = Memo::new(move |_| {
-            estimate.with(|e| e.as_ref().ok().map(|e| budget.with(|b| verdict(e, b))))
-        });
+        let analysis = Memo::new(move |_| page.with(|p| budget.with(|b| analyze(&p.config, b))));
+        let verdict = Memo::new(move |_| analysis.with(|a| a.as_ref().ok().map(|a| a.verdict)));
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
+        // ranking re-simulates a dozen configs: it runs once typing pauses, not per keystroke
         let fixes = Memo::new(move |_| {
             let m = mfu.get();
-            page.with(|p| budget.with(|b| rank_fixes(&p.config, b, m, true)))
+            settled.with(|p| rank_fixes(&p.config, &p.budget(), m, true))
         });
         AppState {
             page,
             notices: RwSignal::new(issues),
-            estimate,
+            analysis,
             budget,
             verdict,
+            settled,
             fixes,
             mfu,
             lang: RwSignal::new(Lang::En),
         }
+    }
+
+    /// Copies the inputs to `settled` once they have not changed for [`SETTLE`].
+    pub fn settle_inputs(self) {
+        let generation = StoredValue::new(0u64);
+        Effect::new(move |_| {
+            let current = self.page.get();
+            let mine = generation.get_value() + 1;
+            generation.set_value(mine);
+            set_timeout(
+                move || {
+                    if generation.get_value() == mine {
+                        self.settled.set(current);
+                    }
+                },
+                SETTLE,
+            );
+        });
     }
 
     /// Keeps the URL equal to the state (replace, never a history entry per keystroke).
@@ -65,6 +89,9 @@ impl AppState {
         });
     }
 }
+
+/// How long the inputs must rest before the fixes are re-ranked.
+pub const SETTLE: Duration = Duration::from_millis(200);
 
 /// The state provided by [`crate::App`].
 pub fn use_app() -> AppState {

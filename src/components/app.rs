@@ -12,6 +12,7 @@ use super::model_presets::ModelPresets;
 use super::notices::Notices;
 use super::number_field::NumberField;
 use super::run_summary::RunSummary;
+use super::timeline_chart::TimelineChart;
 use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
 use super::vocab_field::VocabField;
@@ -47,6 +48,7 @@ pub fn App() -> impl IntoView {
     let app = AppState::from_url();
     provide_context(app);
     app.sync_url();
+    app.settle_inputs();
     Effect::new(move |_| crate::browser::set_root_attribute("lang", app.lang.get().strings().lang));
     move || {
         provide_context(app.lang.get().strings());
@@ -116,6 +118,7 @@ fn Page() -> impl IntoView {
                     <RunSummary />
                     <VerdictPanel />
                     <MemoryBar />
+                    <TimelineChart />
                     <FixList />
                 </section>
             </main>

@@ -3,6 +3,8 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use estimator::query::PageState;
+
 use crate::browser;
 use crate::i18n::use_strings;
 use crate::state::use_app;
@@ -13,8 +15,9 @@ pub fn FixList() -> impl IntoView {
     let tr = use_strings();
     let html = move || {
         let report = app.fixes.get()?;
-        let from = app.page.with(|p| p.config.clone());
-        let freed = app.budget.with(|b| b.other_bytes);
+        let (from, freed) = app
+            .settled
+            .with(|p| (p.config.clone(), p.budget().other_bytes));
         Some(crate::html::fixes::panel(tr, &report, &from, freed))
     };
     // one handler for every copy button inside the panel: it copies the snippet it names
@@ -47,7 +50,13 @@ pub fn FixList() -> impl IntoView {
     view! {
         <section class="fixes" aria-labelledby="fixes-heading">
             <h2 id="fixes-heading" class="fixes__heading">{tr.fixes_heading}</h2>
-            <div class="fixes__body" on:click=on_click inner_html=html></div>
+            <div
+                class="fixes__body"
+                data-testid="fixes"
+                data-settled=move || app.settled.with(PageState::to_query)
+                on:click=on_click
+                inner_html=html
+            ></div>
             <label class="fixes__mfu">
                 <span>{tr.mfu_label}</span>
                 <input

@@ -1,14 +1,12 @@
 //! The stacked bar: the six components alive at the peak, drawn against the card's memory, with
-//! a marker where the allocator's usable memory ends. Hovering or focusing a segment shows what it
-//! is, its terms with their formulas for this config, and its bytes.
+//! a marker where the allocator's usable memory ends. Hovering or focusing a segment (or its
+//! legend entry) shows what it is, its tensors with their formulas for this config, and bytes.
 
-use estimator::explain::formula;
-use estimator::{Component, Estimate};
+use estimator::{Analysis, Component};
 use leptos::prelude::*;
 
 use crate::format;
-use crate::i18n::fill;
-use crate::i18n::use_strings;
+use crate::i18n::{fill, use_strings};
 use crate::state::use_app;
 
 /// Percent of the bar's width for `bytes`.
@@ -29,22 +27,19 @@ pub fn MemoryBar() -> impl IntoView {
     let tr = use_strings();
     let (focused, set_focused) = signal(None::<Component>);
 
-    // the scale: the card, or the need when it overflows the card
-    let scale = Memo::new(move |_| {
-        let total = app.budget.with(|b| b.gpu.total_bytes);
-        let need = app.verdict.with(|v| v.map_or(0, |v| v.need_bytes));
-        let peak = app
-            .estimate
-            .with(|e| e.as_ref().map_or(0, Estimate::peak_bytes));
-        total.max(need).max(peak).max(1)
-    });
     let comps = Memo::new(move |_| {
-        app.estimate
-            .with(|e| e.as_ref().map(Estimate::components).unwrap_or_default())
+        app.analysis
+            .with(|a| a.as_ref().map(Analysis::components).unwrap_or_default())
     });
     let total = Memo::new(move |_| {
-        app.estimate
-            .with(|e| e.as_ref().map_or(0, Estimate::peak_bytes))
+        app.analysis
+            .with(|a| a.as_ref().map_or(0, Analysis::peak_bytes))
+    });
+    // the scale: the card, or what the run needs when it overflows the card
+    let scale = Memo::new(move |_| {
+        let card = app.budget.with(|b| b.gpu.total_bytes);
+        let need = app.verdict.with(|v| v.map_or(0, |v| v.need_bytes));
+        card.max(need).max(total.get()).max(1)
     });
 
     let segments = move || {
@@ -55,8 +50,7 @@ pub fn MemoryBar() -> impl IntoView {
             .map(|&comp| {
                 let bytes = c.get(comp);
                 let width = pct(bytes, s);
-                let name = tr.component(comp);
-                let label = format!("{name}: {}", format::gib(bytes));
+                let label = format!("{}: {}", tr.component(comp), format::gib(bytes));
                 view! {
                     <div
                         class=format!("bar__seg bar__seg--{}", comp.id())
@@ -78,55 +72,33 @@ pub fn MemoryBar() -> impl IntoView {
             })
             .collect_view()
     };
-
     let card_pct = move || pct(app.budget.with(|b| b.gpu.total_bytes), scale.get());
     let usable_pct = move || pct(app.budget.with(|b| b.allocator_budget()), scale.get());
 
-    // the details of the focused segment (the largest one until the user picks)
+    // the focused segment's details (the largest one until the user picks)
     let details = move || {
-        let est = app.estimate.get().ok()?;
-        let c = est.components();
-        let comp = focused.get().unwrap_or_else(|| {
-            Component::ALL
-                .into_iter()
-                .max_by_key(|x| c.get(*x))
-                .unwrap_or(Component::Activations)
-        });
-        let peak = est.peak();
-        let rows = peak
-            .terms
-            .0
-            .iter()
-            .filter(|(term, _)| term.component() == comp)
-            .map(|&(term, bytes)| {
-                let f = formula(term, &est.config, est.params.total, bytes);
-                view! {
-                    <tr>
-                        <th scope="row">{tr.term(term)}</th>
-                        <td class="details__formula">
-                            <code>{f.symbolic}</code>
-                            <br />
-                            <code class="details__numbers">{f.numbers}</code>
-                        </td>
-                        <td class="details__bytes" title=format::bytes_exact(bytes)>
-                            {estimator::units::format_bytes(bytes)}
-                        </td>
-                    </tr>
-                }
-            })
-            .collect_view();
-        Some(view! {
-            <div class="details" data-testid="segment-details" aria-live="polite">
-                <h3 class=format!("details__title details__title--{}", comp.id())>
-                    {tr.component(comp)}
-                    " — "
-                    {format::gib(c.get(comp))}
-                </h3>
-                <p class="details__help">{tr.component_help(comp)}</p>
-                <table class="details__terms">
-                    <tbody>{rows}</tbody>
-                </table>
-            </div>
+        app.analysis.with(|a| {
+            let a = a.as_ref().ok()?;
+            let c = a.components();
+            let comp = focused.get().unwrap_or_else(|| {
+                Component::ALL
+                    .into_iter()
+                    .max_by_key(|x| c.get(*x))
+                    .unwrap_or(Component::Activations)
+            });
+            Some(crate::html::breakdown::details(tr, a, comp))
+        })
+    };
+    let peak_at = move || {
+        app.analysis.with(|a| {
+            let a = a.as_ref().ok()?;
+            let (phase, stage, micro) = a.peak_at();
+            let mut moment = tr.stage(stage).to_string();
+            if micro > 0 {
+                moment += &format!(", {}", fill(tr.micro_step, &[("n", &micro.to_string())]));
+            }
+            let phase = phase.map_or(tr.model_load, |p| tr.phase(p));
+            Some(fill(tr.peak_at, &[("moment", &moment), ("phase", phase)]))
         })
     };
 
@@ -166,48 +138,28 @@ pub fn MemoryBar() -> impl IntoView {
                 </div>
             </div>
             <ul class="legend">
-                {move || {
-                    let c = comps.get();
-                                        Component::ALL
-                        .iter()
-                        .map(|&comp| {
-                            view! {
-                                <li class="legend__item">
-                                    <button
-                                        type="button"
-                                        class=format!("legend__swatch legend__swatch--{}", comp.id())
-                                        aria-label=tr.component(comp)
-                                        on:click=move |_| set_focused.set(Some(comp))
-                                    ></button>
-                                    <span class="legend__name">{tr.component(comp)}</span>
-                                    <span class="legend__value">{format::gib(c.get(comp))}</span>
-                                </li>
-                            }
-                        })
-                        .collect_view()
-                }}
-            </ul>
-            {details}
-        </figure>
-        <p class="peak-at">
-            {move || {
-                                app.estimate
-                    .with(|e| {
-                        e.as_ref()
-                            .ok()
-                            .map(|e| {
-                                let p = e.peak();
-                                let mut moment = tr.moment(p.moment).to_string();
-                                if p.micro_step > 0 {
-                                    moment += &format!(
-                                        ", {}",
-                                        fill(tr.micro_step, &[("n", &p.micro_step.to_string())]),
-                                    );
-                                }
-                                fill(tr.peak_at, &[("moment", &moment), ("phase", tr.phase(p.phase))])
-                            })
+                {Component::ALL
+                    .iter()
+                    .map(|&comp| {
+                        view! {
+                            <li class="legend__item">
+                                <button
+                                    type="button"
+                                    class=format!("legend__swatch legend__swatch--{}", comp.id())
+                                    aria-label=tr.component(comp)
+                                    on:click=move |_| set_focused.set(Some(comp))
+                                ></button>
+                                <span class="legend__name">{tr.component(comp)}</span>
+                                <span class="legend__value">
+                                    {move || format::gib(comps.get().get(comp))}
+                                </span>
+                            </li>
+                        }
                     })
-            }}
-        </p>
+                    .collect_view()}
+            </ul>
+            <div class="details" data-testid="segment-details" aria-live="polite" inner_html=details></div>
+        </figure>
+        <p class="peak-at" data-testid="peak-at">{peak_at}</p>
     }
 }

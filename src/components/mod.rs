@@ -10,6 +10,7 @@ pub mod model_presets;
 pub mod notices;
 pub mod number_field;
 pub mod run_summary;
+pub mod timeline_chart;
 pub mod toggle_field;
 pub mod verdict_panel;
 pub mod vocab_field;

@@ -15,9 +15,9 @@ pub fn RunSummary() -> impl IntoView {
     let tr = use_strings();
     let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
     let phases = move || {
-        app.estimate.with(|e| {
-            let e = e.as_ref().ok()?;
-            let peak_phase = e.peak().phase;
+        app.analysis.with(|a| {
+            let a = a.as_ref().ok()?;
+            let peak_phase = a.peak_at().0;
             let rows = [
                 Phase::TrainFirstIter,
                 Phase::TrainSteady,
@@ -25,12 +25,12 @@ pub fn RunSummary() -> impl IntoView {
                 Phase::EvalAfterStep,
             ]
             .into_iter()
-            .filter_map(|p| e.phase_peak(p).map(|m| (p, m.total())))
+            .filter_map(|p| a.phase_bytes(p).map(|b| (p, b)))
             .map(|(p, bytes)| {
                 view! {
                     <li
                         class="phases__item"
-                        class:phases__item--peak=p == peak_phase
+                        class:phases__item--peak=Some(p) == peak_phase
                         data-testid=format!("phase-{}", p.id())
                         data-bytes=bytes.to_string()
                     >
@@ -50,11 +50,11 @@ pub fn RunSummary() -> impl IntoView {
                 <dd
                     data-testid="param-count"
                     data-params=move || {
-                        app.estimate.with(|e| e.as_ref().map_or(0, |e| e.params.reported)).to_string()
+                        app.analysis.with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported)).to_string()
                     }
                 >
                     {move || {
-                        let n = app.estimate.with(|e| e.as_ref().map_or(0, |e| e.params.reported));
+                        let n = app.analysis.with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported));
                         fill(tr.params_count, &[("n", &format::params(n))])
                     }}
                 </dd>

@@ -1,12 +1,40 @@
-//! Will it run on this card: fits / tight / out of memory, with the headroom or the shortfall.
+//! Will it run on this card: fits / tight / out of memory, with the headroom or the shortfall,
+//! and where and why an out-of-memory happens.
 
-use estimator::{Estimate, Risk};
+use estimator::units::format_bytes;
+use estimator::{Analysis, Risk};
 use leptos::prelude::*;
 
 use crate::format;
-use crate::i18n::fill;
-use crate::i18n::use_strings;
+use crate::i18n::{fill, use_strings, Strings};
 use crate::state::use_app;
+
+/// "Out of memory in steady training, loss, micro-step 2: 1.54 GiB requested for …".
+fn oom_sentence(tr: &Strings, a: &Analysis) -> Option<String> {
+    let o = a.oom()?;
+    let mut place = o.phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
+    // an eval's stage is the eval itself
+    if o.stage != estimator::sequence::Stage::Eval {
+        place += &format!(", {}", tr.stage(o.stage));
+    }
+    if o.micro_step > 0 {
+        place += &format!(
+            ", {}",
+            fill(tr.micro_step, &[("n", &o.micro_step.to_string())])
+        );
+    }
+    Some(fill(
+        tr.oom_explained,
+        &[
+            ("where", &place),
+            ("requested", &format_bytes(o.requested)),
+            ("tensor", tr.term(o.term)),
+            ("allocated", &format_bytes(o.allocated)),
+            ("fragmented", &format_bytes(o.reserved - o.allocated)),
+            ("largest", &format_bytes(o.largest_free)),
+        ],
+    ))
+}
 
 #[component]
 pub fn VerdictPanel() -> impl IntoView {
@@ -15,9 +43,10 @@ pub fn VerdictPanel() -> impl IntoView {
     move || {
         let v = app.verdict.get()?;
         let card = app.budget.with(|b| b.gpu.name);
-        let peak = app
-            .estimate
-            .with(|e| e.as_ref().map_or(0, Estimate::peak_bytes));
+        let (peak, oom) = app.analysis.with(|a| {
+            a.as_ref()
+                .map_or((0, None), |a| (a.peak_bytes(), oom_sentence(tr, a)))
+        });
         let (word, class) = match v.risk {
             Risk::Fits => (tr.verdict_fits, "verdict--fits"),
             Risk::Tight => (tr.verdict_tight, "verdict--tight"),
@@ -55,6 +84,7 @@ pub fn VerdictPanel() -> impl IntoView {
                 <p class="verdict__margin">{margin}</p>
                 <p class="verdict__detail">{detail}</p>
                 <p class="verdict__need">{need}</p>
+                {oom.map(|s| view! { <p class="verdict__oom" data-testid="oom-explained">{s}</p> })}
             </section>
         })
     }

@@ -5,7 +5,9 @@
 //! the wasm within the page budget, and makes them testable natively (`cargo test`), without a
 //! browser. Inputs stay Leptos components. Everything user-visible goes through [`escape`].
 
+pub mod breakdown;
 pub mod fixes;
+pub mod timeline;
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(s: &str) -> String {

@@ -24,10 +24,12 @@ fn multiple(bytes: u128, unit: u128, rest: u128) -> String {
         return "0".into();
     }
     let net = bytes.saturating_sub(rest);
-    if net.is_multiple_of(unit) {
-        format!("{}", net / unit)
+    let k = net as f64 / unit as f64;
+    // the replay counts requests rounded up to 512 bytes: within 0.1 % is the whole number
+    if net.is_multiple_of(unit) || (k.round() - k).abs() < 1e-3 * k.max(1.0) {
+        format!("{}", k.round() as u128)
     } else {
-        format!("≈{:.2}", net as f64 / unit as f64)
+        format!("≈{k:.2}")
     }
 }
 

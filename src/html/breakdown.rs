@@ -1,0 +1,84 @@
+//! One bar segment explained: what the component is, and each tensor family in it with its
+//! formula for this config and its bytes.
+
+use estimator::explain::formula;
+use estimator::{Analysis, Component};
+
+use super::{el, escape};
+use crate::format;
+use crate::i18n::Strings;
+
+/// The details panel of `comp` at the analysis's peak.
+pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
+    let est = &a.estimate;
+    let rows: String = a
+        .peak_terms()
+        .0
+        .iter()
+        .filter(|(term, _)| term.component() == comp)
+        .map(|&(term, bytes)| {
+            let f = formula(term, &est.config, est.params.total, bytes);
+            el(
+                "tr",
+                &[],
+                &(el("th", &[("scope", "row")], &escape(tr.term(term)))
+                    + &el(
+                        "td",
+                        &[("class", "details__formula")],
+                        &(el("code", &[], &escape(&f.symbolic))
+                            + "<br>"
+                            + &el(
+                                "code",
+                                &[("class", "details__numbers")],
+                                &escape(&f.numbers),
+                            )),
+                    )
+                    + &el(
+                        "td",
+                        &[
+                            ("class", "details__bytes"),
+                            ("title", &format::bytes_exact(bytes)),
+                        ],
+                        &escape(&estimator::units::format_bytes(bytes)),
+                    )),
+            )
+        })
+        .collect();
+    let total = a.components().get(comp);
+    el(
+        "h3",
+        &[(
+            "class",
+            &format!("details__title details__title--{}", comp.id()),
+        )],
+        &escape(&format!("{} — {}", tr.component(comp), format::gib(total))),
+    ) + &el(
+        "p",
+        &[("class", "details__help")],
+        &escape(tr.component_help(comp)),
+    ) + &el(
+        "table",
+        &[("class", "details__terms")],
+        &el("tbody", &[], &rows),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::EN;
+    use estimator::{analyze, gpu, Budget, TrainConfig};
+
+    #[test]
+    fn explains_activations_with_this_configs_numbers() {
+        let cfg = TrainConfig {
+            batch_size: 8,
+            compile: false,
+            ..TrainConfig::default()
+        };
+        let a = analyze(&cfg, &Budget::for_gpu(gpu::find("rtx3090").unwrap())).unwrap();
+        let html = details(&EN, &a, Component::Activations);
+        assert!(html.contains("saved block activations"), "{html}");
+        assert!(html.contains("12·8·1024·(36·768+16)"), "{html}");
+    }
+}

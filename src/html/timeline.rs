@@ -1,0 +1,271 @@
+//! Memory over the run as an SVG chart: allocated and reserved bytes, event by event, from the
+//! first `estimate_loss()` to the last simulated iteration, against the card's usable memory,
+//! with the out-of-memory point when there is one — and the same numbers as a table.
+
+use estimator::replay::Replay;
+use estimator::sequence::{Sequence, Stage};
+use estimator::{Analysis, Phase};
+
+use super::{el, escape};
+use crate::format;
+use crate::i18n::{fill, Strings};
+
+/// Points across the chart (each the maximum of its stretch of events).
+const BUCKETS: usize = 360;
+const WIDTH: f64 = 800.0;
+const HEIGHT: f64 = 240.0;
+const TOP: f64 = 26.0;
+const BOTTOM: f64 = 18.0;
+
+/// The maxima of allocated and reserved over `BUCKETS` stretches of `samples[from..]`.
+fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
+    let samples = &r.samples[from.min(r.samples.len())..];
+    if samples.is_empty() {
+        return Vec::new();
+    }
+    let per = samples.len().div_ceil(BUCKETS).max(1);
+    samples
+        .chunks(per)
+        .map(|c| {
+            (
+                c.iter().map(|s| s.allocated).max().unwrap_or(0),
+                c.iter().map(|s| s.reserved).max().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// A stretch of the run the chart labels (a phase, or a stage inside it).
+struct Span {
+    phase: Option<Phase>,
+    stage: Stage,
+    micro_step: u32,
+    start: usize,
+    end: usize,
+}
+
+/// The marks from `from` on, as contiguous spans of events (clipped to `len`).
+fn spans(seq: &Sequence, from: usize, len: usize) -> Vec<Span> {
+    let marks: Vec<_> = seq.marks.iter().filter(|m| m.at >= from).collect();
+    marks
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Span {
+            phase: m.phase,
+            stage: m.stage,
+            micro_step: m.micro_step,
+            start: m.at,
+            end: marks.get(i + 1).map_or(len, |n| n.at).min(len),
+        })
+        .filter(|s| s.end > s.start)
+        .collect()
+}
+
+fn phase_label(tr: &Strings, p: Option<Phase>) -> &'static str {
+    p.map_or(tr.model_load, |p| tr.phase(p))
+}
+
+/// The chart and its table for an analysis on a card whose allocator may use `budget` bytes.
+pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
+    let r = &a.on_card;
+    // start where estimate_loss() does: model loading is a ramp, not the question
+    let from = a
+        .sequence
+        .marks
+        .iter()
+        .find(|m| m.phase == Some(Phase::Eval))
+        .map_or(0, |m| m.at);
+    let env = envelope(r, from);
+    let len = r.samples.len();
+    if env.is_empty() || len <= from {
+        return String::new();
+    }
+    let top = env
+        .iter()
+        .map(|(a, r)| (*a).max(*r))
+        .max()
+        .unwrap_or(1)
+        .max(budget)
+        .max(1) as f64
+        * 1.08;
+    let x_of = |i: f64| i / env.len().max(1) as f64 * WIDTH;
+    let y_of = |b: u128| TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - b as f64 / top);
+    let ev_to_x = |e: usize| (e.saturating_sub(from)) as f64 / (len - from) as f64 * WIDTH;
+
+    let mut svg = String::new();
+    // phase bands, alternately shaded, labelled at the top
+    let mut phase_start: Option<(Option<Phase>, usize)> = None;
+    let spans = spans(&a.sequence, from, len);
+    let mut bands: Vec<(Option<Phase>, usize, usize)> = Vec::new();
+    for s in &spans {
+        match phase_start {
+            Some((p, _)) if p == s.phase && !(s.stage == Stage::Forward && s.micro_step == 1) => {}
+            _ => {
+                if let Some((p, st)) = phase_start {
+                    bands.push((p, st, s.start));
+                }
+                phase_start = Some((s.phase, s.start));
+            }
+        }
+    }
+    if let Some((p, st)) = phase_start {
+        bands.push((p, st, len));
+    }
+    for (i, (p, start, end)) in bands.iter().enumerate() {
+        let (x0, x1) = (ev_to_x(*start), ev_to_x(*end));
+        if i % 2 == 1 {
+            svg += &format!(
+                "<rect class=\"chart__band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+                (x1 - x0).max(0.0),
+                HEIGHT - TOP - BOTTOM
+            );
+        }
+        if x1 - x0 > 60.0 {
+            svg += &format!(
+                "<text class=\"chart__label\" x=\"{:.1}\" y=\"14\">{}</text>",
+                x0 + 4.0,
+                escape(phase_label(tr, *p))
+            );
+        }
+    }
+    // areas and lines
+    let points = |pick: &dyn Fn(&(u128, u128)) -> u128| -> String {
+        env.iter()
+            .enumerate()
+            .map(|(i, p)| format!("{:.1},{:.1}", x_of(i as f64 + 0.5), y_of(pick(p))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let alloc_pts = points(&|p| p.0);
+    let base = y_of(0);
+    svg += &format!(
+        "<polygon class=\"chart__area\" points=\"{:.1},{base:.1} {alloc_pts} {:.1},{base:.1}\"/>",
+        x_of(0.5),
+        x_of(env.len() as f64 - 0.5)
+    );
+    svg += &format!(
+        "<polyline class=\"chart__reserved\" points=\"{}\"/>",
+        points(&|p| p.1)
+    );
+    svg += &format!("<polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>");
+    let by = y_of(budget);
+    svg += &format!(
+        "<line class=\"chart__budget\" x1=\"0\" x2=\"{WIDTH}\" y1=\"{by:.1}\" y2=\"{by:.1}\"/>\
+         <text class=\"chart__label chart__label--budget\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} {}</text>",
+        WIDTH - 4.0,
+        by - 4.0,
+        escape(tr.chart_budget),
+        escape(&format::gib(budget))
+    );
+    if let Some(o) = &r.oom {
+        let x = ev_to_x(o.event);
+        let y = y_of(o.reserved);
+        svg += &format!(
+            "<circle class=\"chart__oom\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\"/>\
+             <text class=\"chart__label chart__label--oom\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{}\">{}</text>",
+            if x > WIDTH * 0.7 { x - 10.0 } else { x + 10.0 },
+            (y - 8.0).max(TOP + 10.0),
+            if x > WIDTH * 0.7 { "end" } else { "start" },
+            escape(tr.chart_oom)
+        );
+    }
+    let svg = format!(
+        "<svg class=\"chart__svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>"
+    );
+    let legend = format!(
+        "<p class=\"chart__legend\"><span class=\"chart__key chart__key--allocated\"></span>{}\
+         <span class=\"chart__key chart__key--reserved\"></span>{}\
+         <span class=\"chart__key chart__key--budget\"></span>{}</p>",
+        escape(tr.chart_allocated),
+        escape(tr.chart_reserved),
+        escape(tr.chart_budget)
+    );
+    let title = el(
+        "h3",
+        &[("class", "chart__title"), ("id", "chart-title")],
+        &escape(tr.chart_title),
+    );
+    el(
+        "figure",
+        &[("class", "chart"), ("data-testid", "timeline")],
+        &(title + &svg + &legend + &table(tr, a, &spans)),
+    )
+}
+
+/// Peak allocated and reserved per stage, for screen readers and anyone who wants the numbers.
+fn table(tr: &Strings, a: &Analysis, spans: &[Span]) -> String {
+    let r = &a.on_card;
+    let mut rows = String::new();
+    for s in spans {
+        let slice = &r.samples[s.start..s.end.min(r.samples.len())];
+        let (al, re) = slice
+            .iter()
+            .fold((0, 0), |(a, b), x| (a.max(x.allocated), b.max(x.reserved)));
+        let micro = if s.micro_step > 0 {
+            format!(
+                " · {}",
+                fill(tr.micro_step, &[("n", &s.micro_step.to_string())])
+            )
+        } else {
+            String::new()
+        };
+        let label = format!(
+            "{} · {}{micro}",
+            phase_label(tr, s.phase),
+            tr.stage(s.stage)
+        );
+        rows += &el(
+            "tr",
+            &[],
+            &(el("th", &[("scope", "row")], &escape(&label))
+                + &el("td", &[], &format::gib(al))
+                + &el("td", &[], &format::gib(re))),
+        );
+    }
+    let head = el(
+        "tr",
+        &[],
+        &(el("th", &[("scope", "col")], &escape(tr.chart_col_stage))
+            + &el("th", &[("scope", "col")], &escape(tr.chart_col_allocated))
+            + &el("th", &[("scope", "col")], &escape(tr.chart_col_reserved))),
+    );
+    el(
+        "details",
+        &[("class", "chart__numbers")],
+        &(el("summary", &[], &escape(tr.chart_table))
+            + &el(
+                "table",
+                &[("class", "chart__table")],
+                &(el("thead", &[], &head) + &el("tbody", &[], &rows)),
+            )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::EN;
+    use estimator::{analyze, gpu, Budget, TrainConfig};
+
+    #[test]
+    fn chart_marks_the_oom_and_tabulates_every_stage() {
+        let cfg = TrainConfig {
+            batch_size: 8,
+            compile: false,
+            gradient_accumulation_steps: 2,
+            ..TrainConfig::default()
+        };
+        let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
+        let a = analyze(&cfg, &budget).unwrap();
+        assert!(!a.verdict.fits);
+        let html = chart(&EN, &a, budget.allocator_budget());
+        assert!(html.contains("class=\"chart__oom\""));
+        assert!(html.contains("<polyline class=\"chart__allocated\""));
+        assert!(html.contains("estimate_loss()"));
+        assert!(html.contains("<table"));
+        // it fits with a 48 GB card: no OOM point
+        let big = Budget::for_gpu(gpu::find("a6000").unwrap());
+        let a = analyze(&cfg, &big).unwrap();
+        assert!(!chart(&EN, &a, big.allocator_budget()).contains("chart__oom"));
+    }
+}
