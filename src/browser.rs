@@ -1,7 +1,7 @@
 //! The page's few contacts with the browser: the URL, the clipboard, localStorage. Each fails
 //! quietly (an embed without storage access, an old browser) rather than breaking the page.
 
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 fn window() -> Option<web_sys::Window> {
     web_sys::window()
@@ -67,5 +67,35 @@ pub fn set_root_attribute(name: &str, value: &str) {
         .and_then(|d| d.document_element())
     {
         let _ = root.set_attribute(name, value);
+    }
+}
+
+/// One click handler for every copy button of a panel rendered as HTML: a click on a
+/// `button[data-copy=ID]` copies the text of the element `[data-testid=ID]` in the same snippet,
+/// and the button says `done`.
+pub fn copy_snippet(ev: &web_sys::MouseEvent, done: &str) {
+    let Some(button) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|e| e.closest("button[data-copy]").ok().flatten())
+    else {
+        return;
+    };
+    let Some(id) = button.get_attribute("data-copy") else {
+        return;
+    };
+    let code = button
+        .closest(".snippet")
+        .ok()
+        .flatten()
+        .and_then(|s| {
+            s.query_selector(&format!("[data-testid='{id}']"))
+                .ok()
+                .flatten()
+        })
+        .and_then(|c| c.text_content());
+    if let Some(code) = code {
+        copy(&code);
+        button.set_text_content(Some(done));
     }
 }

@@ -136,6 +136,36 @@ pub struct Strings {
     pub chart_col_stage: &'static str,
     pub chart_col_allocated: &'static str,
     pub chart_col_reserved: &'static str,
+    pub paste_heading: &'static str,
+    pub paste_placeholder: &'static str,
+    pub paste_button: &'static str,
+    pub paste_nothing: &'static str,
+    /// `{card} {requested} {allocated} {fragmented} {others}`.
+    pub paste_message: &'static str,
+    /// `{gib}`.
+    pub paste_others: &'static str,
+    /// `{tensor} {where}`.
+    pub paste_diagnosis: &'static str,
+    pub paste_reproduced: &'static str,
+    /// `{requested}`.
+    pub paste_no_match: &'static str,
+    /// `{n}`: processes of a torchrun line.
+    pub paste_command: &'static str,
+    pub paste_config: &'static str,
+    /// `{line} {text}`.
+    pub paste_skip_not_understood: &'static str,
+    /// `{line} {key}`.
+    pub paste_skip_unknown: &'static str,
+    /// `{line} {message}`.
+    pub paste_skip_invalid: &'static str,
+    /// `{files}`.
+    pub paste_unknown_files: &'static str,
+    /// `{message}`.
+    pub paste_error: &'static str,
+    pub paste_truncated: &'static str,
+    pub export_heading: &'static str,
+    pub export_config: &'static str,
+    pub export_defaults: &'static str,
 }
 
 /// Stages in the order of [`Strings::stages`].
@@ -535,4 +565,24 @@ pub const EN: Strings = Strings {
     chart_col_stage: "stage",
     chart_col_allocated: "allocated",
     chart_col_reserved: "reserved",
+    paste_heading: "Paste an out-of-memory message, a config file or a command line",
+    paste_placeholder: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …\nor: python train.py config/train_gpt2.py --batch_size=8\nor: batch_size = 8",
+    paste_button: "Read it",
+    paste_nothing: "Nothing here looks like an out-of-memory message, a train.py command line or a config file: nothing was changed.",
+    paste_message: "Out-of-memory message read: card {card}; {requested} requested with {allocated} allocated and {fragmented} reserved but unallocated{others}. The card is set above.",
+    paste_others: "; other processes held {gib}",
+    paste_diagnosis: "With the settings on this page, that request is the {tensor} in {where}.",
+    paste_reproduced: "Simulating these settings under the message's budget fails at the same request.",
+    paste_no_match: "No tensor of the settings on this page has the requested size ({requested}): paste the run's config or command line to see what failed.",
+    paste_command: "Command line applied ({n} process(es)).",
+    paste_config: "Config file applied.",
+    paste_skip_not_understood: "line {line} not applied (not understood): {text}",
+    paste_skip_unknown: "line {line} not applied: {key} is not a train.py setting",
+    paste_skip_invalid: "line {line} not applied: {message}",
+    paste_unknown_files: "Config files whose text is unknown here (paste their text to apply them): {files}",
+    paste_error: "Not applied: {message}",
+    paste_truncated: "Only the first MiB of the text was read.",
+    export_heading: "These settings for nanoGPT",
+    export_config: "Config file (what differs from train.py's defaults)",
+    export_defaults: "These are train.py's defaults: nothing to set.",
 };

@@ -4,6 +4,7 @@ use estimator::{Allocator, Attention, Dtype};
 use leptos::prelude::*;
 
 use super::choice_field::ChoiceField;
+use super::config_export::ConfigExport;
 use super::fix_list::FixList;
 use super::gpu_picker::GpuPicker;
 use super::header::Header;
@@ -11,6 +12,7 @@ use super::memory_bar::MemoryBar;
 use super::model_presets::ModelPresets;
 use super::notices::Notices;
 use super::number_field::NumberField;
+use super::paste_panel::PastePanel;
 use super::run_summary::RunSummary;
 use super::timeline_chart::TimelineChart;
 use super::toggle_field::ToggleField;
@@ -81,6 +83,7 @@ fn Page() -> impl IntoView {
             <Notices />
             <main class="layout">
                 <section class="inputs" aria-label=tr.settings_label>
+                    <PastePanel />
                     <fieldset class="group">
                         <legend>{tr.section_model}</legend>
                         <ModelPresets />
@@ -120,6 +123,7 @@ fn Page() -> impl IntoView {
                     <MemoryBar />
                     <TimelineChart />
                     <FixList />
+                    <ConfigExport />
                 </section>
             </main>
         </div>

@@ -1,7 +1,6 @@
 //! The ranked fixes (rendered by [`crate::html::fixes`]) and the speed model's MFU input.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use estimator::query::PageState;
 
@@ -20,33 +19,7 @@ pub fn FixList() -> impl IntoView {
             .with(|p| (p.config.clone(), p.budget().other_bytes));
         Some(crate::html::fixes::panel(tr, &report, &from, freed))
     };
-    // one handler for every copy button inside the panel: it copies the snippet it names
-    let on_click = move |ev: leptos::ev::MouseEvent| {
-        let Some(button) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|e| e.closest("button[data-copy]").ok().flatten())
-        else {
-            return;
-        };
-        let Some(id) = button.get_attribute("data-copy") else {
-            return;
-        };
-        let code = button
-            .closest(".snippet")
-            .ok()
-            .flatten()
-            .and_then(|s| {
-                s.query_selector(&format!("[data-testid='{id}']"))
-                    .ok()
-                    .flatten()
-            })
-            .and_then(|c| c.text_content());
-        if let Some(code) = code {
-            browser::copy(&code);
-            button.set_text_content(Some(tr.copied_short));
-        }
-    };
+    let on_click = move |ev: leptos::ev::MouseEvent| browser::copy_snippet(&ev, tr.copied_short);
     view! {
         <section class="fixes" aria-labelledby="fixes-heading">
             <h2 id="fixes-heading" class="fixes__heading">{tr.fixes_heading}</h2>

@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod choice_field;
+pub mod config_export;
 pub mod fix_list;
 pub mod gpu_picker;
 pub mod header;
@@ -9,6 +10,7 @@ pub mod memory_bar;
 pub mod model_presets;
 pub mod notices;
 pub mod number_field;
+pub mod paste_panel;
 pub mod run_summary;
 pub mod timeline_chart;
 pub mod toggle_field;

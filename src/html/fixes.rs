@@ -5,6 +5,7 @@ use estimator::fixes::{Fix, FixReport, Impact};
 use estimator::snippet;
 use estimator::TrainConfig;
 
+use super::export::snippet_block;
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
@@ -46,34 +47,6 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
     (fill(tr.fix_title(f.kind), &pairs), why)
 }
 
-/// A block of code with a copy button (the panel's click handler copies `data-copy`'s target).
-fn snippet_html(tr: &Strings, label: &str, code: &str, testid: &str) -> String {
-    let head = el("span", &[("class", "snippet__label")], &escape(label))
-        + &el(
-            "button",
-            &[
-                ("type", "button"),
-                ("class", "button button--small"),
-                ("data-copy", testid),
-            ],
-            &escape(tr.copy),
-        );
-    el(
-        "div",
-        &[("class", "snippet")],
-        &(el("div", &[("class", "snippet__head")], &head)
-            + &el(
-                "pre",
-                &[
-                    ("class", "snippet__code"),
-                    ("data-testid", testid),
-                    ("tabindex", "0"),
-                ],
-                &el("code", &[], &escape(code)),
-            )),
-    )
-}
-
 fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
     let (title, why) = fix_text(tr, f, from, freed);
     let mut inner = el("p", &[("class", "topfix__label")], &escape(tr.top_fix))
@@ -81,14 +54,14 @@ fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
         + &el("p", &[("class", "topfix__why")], &escape(&why));
     let config = snippet::changes(&f.config, from);
     if !config.is_empty() {
-        inner += &snippet_html(tr, tr.snippet_config, &config, "snippet-config");
+        inner += &snippet_block(tr, tr.snippet_config, &config, "snippet-config");
     }
     let cli = snippet::command_line(&f.config, Some(from));
     if cli != "python train.py" {
-        inner += &snippet_html(tr, tr.snippet_cli, &cli, "snippet-cli");
+        inner += &snippet_block(tr, tr.snippet_cli, &cli, "snippet-cli");
     }
     if let Some((k, v)) = f.env(from) {
-        inner += &snippet_html(
+        inner += &snippet_block(
             tr,
             tr.snippet_env,
             &format!("export {k}={v}"),
@@ -96,7 +69,7 @@ fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
         );
     }
     if let Some(code) = snippet::patch_code(&f.patches) {
-        inner += &snippet_html(tr, tr.snippet_patch, code, "snippet-patch");
+        inner += &snippet_block(tr, tr.snippet_patch, code, "snippet-patch");
     }
     el(
         "div",

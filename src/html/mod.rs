@@ -6,7 +6,9 @@
 //! browser. Inputs stay Leptos components. Everything user-visible goes through [`escape`].
 
 pub mod breakdown;
+pub mod export;
 pub mod fixes;
+pub mod paste;
 pub mod timeline;
 
 /// Escapes text for HTML element content and quoted attribute values.

@@ -22,6 +22,8 @@ options:
   --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
   --other-gib X       memory other processes use on the card, e.g. a desktop (default 0)
   --mfu X             model-FLOPs utilisation for the speed model (default 0.35)
+  --oom-message FILE  a CUDA out-of-memory message (or a log holding one; - for stdin): reads
+                      its numbers, infers the card, and says which tensor of this config failed
   --json              one JSON object on stdout
   --list-gpus         the GPU presets
   -h, --help          this text
@@ -43,6 +45,7 @@ pub struct Args {
     pub context_gib: Option<f64>,
     pub other_gib: Option<f64>,
     pub mfu: Option<f64>,
+    pub oom_message: Option<String>,
     pub json: bool,
     pub help: bool,
     pub version: bool,
@@ -59,7 +62,14 @@ impl fmt::Display for ArgError {
     }
 }
 
-const VALUE_OPTIONS: &[&str] = &["gpu", "vram-gib", "context-gib", "other-gib", "mfu"];
+const VALUE_OPTIONS: &[&str] = &[
+    "gpu",
+    "vram-gib",
+    "context-gib",
+    "other-gib",
+    "mfu",
+    "oom-message",
+];
 
 pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
     let mut args = Args::default();
@@ -110,6 +120,7 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
             };
             match name {
                 "gpu" => args.gpu = Some(value.clone()),
+                "oom-message" => args.oom_message = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),
                 "mfu" => args.mfu = Some(number()?),

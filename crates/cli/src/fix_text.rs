@@ -116,3 +116,33 @@ pub fn impact(i: Impact) -> &'static str {
         Impact::NotAFix => "not a fix",
     }
 }
+
+/// What a tensor family is, in a few words.
+pub fn term_name(t: estimator::Term) -> &'static str {
+    use estimator::Term::*;
+    match t {
+        Params => "fp32 parameters",
+        MaskBuffers => "causal mask buffers",
+        AdamState => "AdamW exp_avg and exp_avg_sq",
+        Grads => "accumulated gradients",
+        FreshGrads => "gradients being produced",
+        TiedWeightGrad => "tied wte/lm_head weight gradient",
+        BlockActivations => "saved block activations",
+        FinalActivations => "ln_f and lm_head inputs",
+        EmbeddingDropoutMask => "embedding dropout mask",
+        WeightCopies => "16-bit weight copies",
+        ForwardLocals => "forward locals (tok_emb, pos_emb, ln_f output)",
+        BlockTransient => "a block's working tensors",
+        Logits => "logits",
+        PrevLogits => "previous logits",
+        StaleTrainLogits => "training loop's last logits",
+        LogSoftmax => "log-softmax",
+        LossFp32Copy => "fp32 copy of the log-softmax for nll_loss",
+        LossGrads => "loss gradient (nll_loss's fp32 grad, dlogits)",
+        ZeroTangent => "zero tangent for the unused logits",
+        LmHeadGrads => "lm_head gradients",
+        CublasWorkspace => "cuBLAS workspace",
+        TokenIds => "token ids",
+        AllocatorRounding => "allocator rounding",
+    }
+}

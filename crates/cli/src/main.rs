@@ -75,6 +75,15 @@ fn main() -> ExitCode {
     };
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
 
+    // a pasted out-of-memory message: its numbers, and the card it came from
+    let message = match args.oom_message.as_deref() {
+        Some(path) => match read_message(path) {
+            Ok(text) => Some(estimator::oom::parse(&text)),
+            Err(e) => return fail(format!("cannot read the out-of-memory message {path}: {e}")),
+        },
+        None => None,
+    };
+    let message_card = message.as_ref().and_then(|m| m.card());
     let card = match args.gpu.as_deref() {
         Some(name) => match gpu::find(name) {
             Some(g) => g,
@@ -84,7 +93,7 @@ fn main() -> ExitCode {
                 ))
             }
         },
-        None => gpu::default_cli_gpu(),
+        None => message_card.unwrap_or_else(gpu::default_cli_gpu),
     };
     let mut budget = Budget::for_gpu(card);
     let custom = [
@@ -108,6 +117,25 @@ fn main() -> ExitCode {
             Err(e) => return fail(e),
         };
     }
+    // what else the message says held the card
+    if let Some(m) = &message {
+        if args.gpu.is_none() && message_card.is_none() {
+            if let Some(total) = m.total_capacity_bytes {
+                budget.gpu.total_bytes = total;
+                budget.gpu.name = "card from the message";
+                budget.gpu.id = "custom";
+            }
+        }
+        if args.other_gib.is_none() {
+            budget.other_bytes = m.other_processes.iter().map(|p| p.1).sum();
+        }
+        if args.context_gib.is_none() {
+            if let Some(c) = m.context_bytes() {
+                budget.context_bytes = c;
+            }
+        }
+        budget.cap_bytes = m.allowed_bytes;
+    }
     if args.vram_gib.is_some() && args.gpu.is_none() {
         budget.gpu.name = "custom card";
         budget.gpu.id = "custom";
@@ -119,7 +147,12 @@ fn main() -> ExitCode {
     };
     let est = &analysis.estimate;
     let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
+    let message = message.map(|m| {
+        let d = estimator::oom::diagnose(&m, &cfg);
+        (m, d)
+    });
     let answer = Answer {
+        message,
         verdict: analysis.verdict,
         fixes: estimator::fixes::rank_fixes(&cfg, &budget, mfu, true),
         analysis: &analysis,
@@ -138,6 +171,24 @@ fn main() -> ExitCode {
     // a closed pipe (vramfit | head) is not an error worth a panic
     let _ = std::io::stdout().write_all(text.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// An OOM message from a file or stdin (`-`); a long log is read up to its first MiB of text.
+fn read_message(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let limit = 1u64 << 20;
+    if path == "-" {
+        std::io::stdin()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn read_config(path: &str) -> Result<String, String> {

@@ -1,6 +1,7 @@
 //! What the CLI prints: the JSON contract and the plain-text report.
 
 use estimator::fixes::FixReport;
+use estimator::oom::{Diagnosis, OomMessage};
 use estimator::units::{format_bytes, format_params, gib, gib_signed};
 use estimator::{
     Analysis, Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER,
@@ -19,6 +20,8 @@ pub struct Answer<'a> {
     /// Config-file lines that were not applied (shown as warnings).
     pub skipped: Vec<String>,
     pub fixes: Option<FixReport>,
+    /// A pasted out-of-memory message and what this config says failed.
+    pub message: Option<(OomMessage, Option<Diagnosis>)>,
 }
 
 fn py_json(v: PyValue) -> Json {
@@ -84,6 +87,100 @@ fn fixes_json(a: &Answer) -> Json {
 
 fn phase_bytes(a: &Analysis, phase: Phase) -> Json {
     a.phase_bytes(phase).into()
+}
+
+fn message_json(a: &Answer) -> Json {
+    let Some((m, _)) = &a.message else {
+        return Json::Null;
+    };
+    Json::obj([
+        ("recognised", Json::from(m.recognised)),
+        (
+            "tried_to_allocate_bytes",
+            Json::from(m.tried_to_allocate_bytes),
+        ),
+        ("total_capacity_bytes", Json::from(m.total_capacity_bytes)),
+        ("free_bytes", Json::from(m.free_bytes)),
+        ("process_in_use_bytes", Json::from(m.process_in_use_bytes)),
+        (
+            "allocated_by_pytorch_bytes",
+            Json::from(m.allocated_by_pytorch_bytes),
+        ),
+        (
+            "reserved_unallocated_bytes",
+            Json::from(m.reserved_unallocated_bytes),
+        ),
+        (
+            "already_allocated_bytes",
+            Json::from(m.already_allocated_bytes),
+        ),
+        ("reserved_total_bytes", Json::from(m.reserved_total_bytes)),
+        ("allowed_bytes", Json::from(m.allowed_bytes)),
+        (
+            "other_processes",
+            Json::Arr(
+                m.other_processes
+                    .iter()
+                    .map(|(pid, b)| {
+                        Json::obj([("pid", Json::from(*pid)), ("bytes", Json::from(*b))])
+                    })
+                    .collect(),
+            ),
+        ),
+        ("gpu", Json::from(m.card().map(|g| g.id))),
+    ])
+}
+
+fn diagnosis_json(a: &Answer) -> Json {
+    let Some((m, Some(d))) = &a.message else {
+        return Json::Null;
+    };
+    Json::obj([
+        ("phase", Json::from(d.phase.map(|p| p.id()))),
+        ("stage", Json::from(d.stage.id())),
+        ("micro_step", Json::from(d.micro_step)),
+        ("tensor", Json::from(d.term.id())),
+        ("tensor_bytes", Json::from(d.tensor_bytes)),
+        ("reproduced", Json::from(d.reproduced)),
+        ("explanation", Json::from(diagnosis_sentence(m, d))),
+    ])
+}
+
+/// "The 3.07 GiB request is the fp32 copy … in steady training (loss, micro-step 2); …".
+pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
+    let place = format!(
+        "{}, {}{}",
+        d.phase.map_or("model load", phase_name),
+        d.stage.id().replace('_', " "),
+        if d.micro_step > 0 {
+            format!(", micro-step {}", d.micro_step)
+        } else {
+            String::new()
+        }
+    );
+    let fragmented = m
+        .reserved_unallocated_bytes
+        .map(|r| {
+            format!(
+                "; {} was reserved but unallocated (fragmentation)",
+                format_bytes(r)
+            )
+        })
+        .unwrap_or_default();
+    let how = if d.reproduced {
+        "simulating this config under the message's budget fails at the same request"
+    } else {
+        "this config has a tensor of that size there, but under the message's budget the simulation fails elsewhere or not at all: check the config"
+    };
+    format!(
+        "The {} request is the {} ({}) in {}{}; {}.",
+        format_bytes(m.tried_to_allocate_bytes.unwrap_or(0)),
+        crate::fix_text::term_name(d.term),
+        format_bytes(d.tensor_bytes),
+        place,
+        fragmented,
+        how
+    )
 }
 
 fn oom_json(a: &Analysis) -> Json {
@@ -199,7 +296,9 @@ pub fn to_json(a: &Answer) -> Json {
                 ("need_bytes", Json::from(a.verdict.need_bytes)),
             ]),
         ),
-        ("oom", oom_json(an)),
+        ("simulated_oom", oom_json(an)),
+        ("oom", message_json(a)),
+        ("diagnosis", diagnosis_json(a)),
         ("fixes", fixes_json(a)),
         (
             "largest_batch_size_that_fits",
@@ -362,11 +461,22 @@ pub fn to_text(a: &Answer) -> String {
             o.stage.id().replace('_', " "),
             if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
             format_bytes(o.requested),
-            o.term.id().replace('_', " "),
+            crate::fix_text::term_name(o.term),
             format_bytes(o.allocated),
             format_bytes(o.reserved - o.allocated),
             format_bytes(o.largest_free)
         ));
+    }
+    if let Some((m, d)) = &a.message {
+        line(String::new());
+        match (m.recognised, d) {
+            (false, _) => line("the pasted text is not a CUDA out-of-memory message: nothing was read from it".into()),
+            (true, Some(d)) => line(diagnosis_sentence(m, d)),
+            (true, None) => line(format!(
+                "no tensor of this config has the requested size ({}): the run's config probably differs",
+                format_bytes(m.tried_to_allocate_bytes.unwrap_or(0))
+            )),
+        }
     }
     if let Some(r) = &a.fixes {
         line(String::new());

@@ -217,3 +217,72 @@ fn help_and_gpu_list() {
         assert!(text.contains(id), "{id}");
     }
 }
+
+#[test]
+fn oom_message_is_read_and_explained() {
+    let msg = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/oom-messages/cap12_s_b8.txt");
+    let v = json(&[
+        "--batch_size=8",
+        "--compile=False",
+        "--gradient_accumulation_steps=2",
+        "--oom-message",
+        msg.to_str().unwrap(),
+    ]);
+    let m = &v["oom"];
+    assert_eq!(
+        m["tried_to_allocate_bytes"],
+        (1.54 * (1u64 << 30) as f64).round() as u64
+    );
+    assert_eq!(
+        m["allowed_bytes"],
+        (11.25 * (1u64 << 30) as f64).round() as u64
+    );
+    assert!(
+        m["already_allocated_bytes"].is_null(),
+        "a 2.x message has no 'already allocated'"
+    );
+    assert_eq!(m["other_processes"].as_array().unwrap().len(), 2);
+    assert_eq!(v["gpu"]["id"], "h200");
+    let d = &v["diagnosis"];
+    assert_eq!(d["phase"], "train_steady");
+    assert_eq!(d["stage"], "backward");
+    assert_eq!(d["tensor"], "loss_grads");
+    assert_eq!(d["reproduced"], true);
+    assert!(d["explanation"].as_str().unwrap().contains("1.54 GiB"));
+    // under the message's cap the run does not fit
+    assert_eq!(v["verdict"]["fits"], false);
+}
+
+#[test]
+fn oom_message_from_stdin_and_unreadable_files() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args([
+            "--json",
+            "--batch_size=32",
+            "--compile=False",
+            "--dtype=float16",
+            "--attention=manual",
+            "--oom-message",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"RuntimeError: CUDA out of memory. Tried to allocate 6.14 GiB (GPU 0; 15.78 GiB total capacity; 10.16 GiB already allocated; 4.05 GiB free; 10.53 GiB reserved in total by PyTorch)")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gpu"]["id"], "v100_16");
+    assert_eq!(v["diagnosis"]["phase"], "eval");
+    assert_eq!(v["diagnosis"]["tensor"], "loss_fp32_copy");
+    let bad = run(&["--oom-message", "/nonexistent/oom.txt"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read the out-of-memory message"));
+}

@@ -63,6 +63,85 @@ pub const PRETRAINED: &[(&str, u32, u32, u32)] = &[
 /// GPT-2's 50304.
 pub const DATASET_VOCAB: &[(&str, u32)] = &[("shakespeare_char", 65)];
 
+/// nanoGPT's own config files (karpathy/nanoGPT `config/*.py`, memory-relevant lines verbatim), so
+/// a pasted command line that names one applies it as train.py would.
+pub const NANOGPT_CONFIGS: &[(&str, &str)] = &[
+    (
+        "config/train_gpt2.py",
+        "wandb_log = True\nwandb_project = 'owt'\nwandb_run_name='gpt2-124M'\nbatch_size = 12\nblock_size = 1024\ngradient_accumulation_steps = 5 * 8\nmax_iters = 600000\nlr_decay_iters = 600000\neval_interval = 1000\neval_iters = 200\nlog_interval = 10\nweight_decay = 1e-1\n",
+    ),
+    (
+        "config/train_shakespeare_char.py",
+        "out_dir = 'out-shakespeare-char'\neval_interval = 250\neval_iters = 200\nlog_interval = 10\nalways_save_checkpoint = False\nwandb_log = False\nwandb_project = 'shakespeare-char'\nwandb_run_name = 'mini-gpt'\ndataset = 'shakespeare_char'\ngradient_accumulation_steps = 1\nbatch_size = 64\nblock_size = 256\nn_layer = 6\nn_head = 6\nn_embd = 384\ndropout = 0.2\nlearning_rate = 1e-3\nmax_iters = 5000\nlr_decay_iters = 5000\nmin_lr = 1e-4\nbeta2 = 0.99\nwarmup_iters = 100\n",
+    ),
+    (
+        "config/finetune_shakespeare.py",
+        "import time\nout_dir = 'out-shakespeare'\neval_interval = 5\neval_iters = 40\nwandb_log = False\nwandb_project = 'shakespeare'\nwandb_run_name = 'ft-' + str(time.time())\ndataset = 'shakespeare'\ninit_from = 'gpt2-xl'\nalways_save_checkpoint = False\nbatch_size = 1\ngradient_accumulation_steps = 32\nmax_iters = 20\nlearning_rate = 3e-5\ndecay_lr = False\n",
+    ),
+    ("config/eval_gpt2.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2'\n"),
+    ("config/eval_gpt2_medium.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-medium'\n"),
+    ("config/eval_gpt2_large.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-large'\n"),
+    ("config/eval_gpt2_xl.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-xl'\n"),
+];
+
+/// Splits a shell command line into words (single and double quotes, backslash escapes).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    let mut in_word = false;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    // a line continuation joins the lines
+                    if n != '\n' {
+                        cur.push(n);
+                        in_word = true;
+                    }
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+/// What a pasted command line said besides train.py's settings.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandLine {
+    /// `torchrun --nproc_per_node=N` (× `--nnodes`), 1 for a plain `python train.py`.
+    pub world_size: u32,
+    /// Config files named on it that are not nanoGPT's own (their content is unknown here).
+    pub unknown_files: Vec<String>,
+    /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` in front of it.
+    pub expandable_segments: bool,
+}
+
 /// Applies config files and overrides in order.
 #[derive(Clone, Debug, Default)]
 pub struct Configurator {
@@ -188,6 +267,77 @@ impl Configurator {
                 }
             }
         }
+    }
+
+    /// A `python train.py …` or `torchrun … train.py …` line: environment assignments in front,
+    /// torchrun's options, then train.py's arguments applied in order (nanoGPT's own config
+    /// files by their known content). Errors name the argument.
+    pub fn apply_command_line(&mut self, line: &str) -> Result<CommandLine, ConfigError> {
+        let words = shell_words(line);
+        let mut out = CommandLine {
+            world_size: 1,
+            ..CommandLine::default()
+        };
+        let Some(script) = words.iter().position(|w| w.ends_with("train.py")) else {
+            return Err(ConfigError::new(
+                "command",
+                line.chars().take(80).collect::<String>(),
+                Problem::Unreadable {
+                    detail: "no train.py in the command line".into(),
+                },
+            ));
+        };
+        let (mut nproc, mut nnodes) = (1u32, 1u32);
+        let mut i = 0;
+        while i < script {
+            let w = &words[i];
+            if let Some(v) = w.strip_prefix("PYTORCH_CUDA_ALLOC_CONF=") {
+                out.expandable_segments = v.contains("expandable_segments:True");
+            }
+            let (flag, inline) = match w.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (w.as_str(), None),
+            };
+            if flag == "--nproc_per_node" || flag == "--nproc-per-node" || flag == "--nnodes" {
+                let v = inline.or_else(|| {
+                    i += 1;
+                    words.get(i).cloned()
+                });
+                let n = v
+                    .as_deref()
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .filter(|n| (1..=1024).contains(n))
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            flag.trim_start_matches('-'),
+                            v.clone().unwrap_or_default(),
+                            Problem::WrongType {
+                                expected: "a whole number of processes",
+                            },
+                        )
+                    })?;
+                if flag == "--nnodes" {
+                    nnodes = n;
+                } else {
+                    nproc = n;
+                }
+            }
+            i += 1;
+        }
+        out.world_size = nproc.saturating_mul(nnodes);
+        for arg in &words[script + 1..] {
+            if arg.starts_with("--") {
+                self.apply_override(arg)?;
+            } else if let Some((_, text)) = NANOGPT_CONFIGS
+                .iter()
+                .find(|(name, _)| arg.rsplit('/').next() == name.rsplit('/').next())
+            {
+                self.apply_file(arg, text);
+            } else {
+                out.unknown_files.push(arg.clone());
+            }
+        }
+        Ok(out)
     }
 
     /// What train.py derives after the configurator ran.
@@ -425,6 +575,102 @@ weight_decay = 1e-1
         let mut c = Configurator::new();
         c.apply_override("--init_from=gpt3").unwrap();
         assert!(c.finish().is_err());
+    }
+
+    #[test]
+    fn command_lines_as_users_paste_them() {
+        let mut c = Configurator::new();
+        let cl = c
+            .apply_command_line(
+                "python train.py config/train_shakespeare_char.py --batch_size=32 --compile=False",
+            )
+            .unwrap();
+        assert_eq!(cl.world_size, 1);
+        let (cfg, _) = c.finish().unwrap();
+        assert_eq!((cfg.n_layer, cfg.batch_size, cfg.vocab_size), (6, 32, 65));
+        assert!(!cfg.compile);
+
+        let mut c = Configurator::new();
+        let cl = c
+            .apply_command_line("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --standalone --nproc_per_node=8 train.py config/train_gpt2.py")
+            .unwrap();
+        assert_eq!(cl.world_size, 8);
+        assert!(cl.expandable_segments);
+        assert_eq!(c.finish().unwrap().0.gradient_accumulation_steps, 40);
+
+        let mut c = Configurator::new();
+        let cl = c
+            .apply_command_line("torchrun --nproc_per_node 4 --nnodes=2 train.py my_config.py \\\n --dtype='float16'")
+            .unwrap();
+        assert_eq!(cl.world_size, 8);
+        assert_eq!(cl.unknown_files, vec!["my_config.py".to_string()]);
+        assert_eq!(c.finish().unwrap().0.dtype, crate::Dtype::Float16);
+
+        assert!(Configurator::new()
+            .apply_command_line("python sample.py")
+            .is_err());
+        assert!(Configurator::new()
+            .apply_command_line("torchrun --nproc_per_node=x train.py")
+            .is_err());
+    }
+
+    #[test]
+    fn nanogpt_own_configs_parse_to_the_right_fields() {
+        let get = |name: &str| {
+            let (_, text) = NANOGPT_CONFIGS.iter().find(|(n, _)| *n == name).unwrap();
+            let mut c = Configurator::new();
+            c.apply_file(name, text);
+            let skipped = c.skipped.clone();
+            (c.finish().unwrap().0, skipped)
+        };
+        let (cfg, skipped) = get("config/train_gpt2.py");
+        assert!(skipped.is_empty());
+        assert_eq!(
+            (
+                cfg.batch_size,
+                cfg.gradient_accumulation_steps,
+                cfg.eval_interval
+            ),
+            (12, 40, 1000)
+        );
+        let (cfg, _) = get("config/train_shakespeare_char.py");
+        assert_eq!(
+            (cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size),
+            (6, 6, 384, 256)
+        );
+        assert_eq!(
+            (
+                cfg.batch_size,
+                cfg.gradient_accumulation_steps,
+                cfg.dropout,
+                cfg.vocab_size
+            ),
+            (64, 1, 0.2, 65)
+        );
+        let (cfg, skipped) = get("config/finetune_shakespeare.py");
+        assert_eq!(
+            (cfg.n_layer, cfg.n_embd, cfg.vocab_size, cfg.bias),
+            (48, 1600, 50257, true)
+        );
+        assert_eq!((cfg.batch_size, cfg.gradient_accumulation_steps), (1, 32));
+        // `import time` and the wandb_run_name built with str(time.time()) are reported
+        assert_eq!(
+            skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
+            vec![1, 7]
+        );
+        for (name, (l, e)) in [
+            ("config/eval_gpt2.py", (12, 768)),
+            ("config/eval_gpt2_medium.py", (24, 1024)),
+            ("config/eval_gpt2_large.py", (36, 1280)),
+            ("config/eval_gpt2_xl.py", (48, 1600)),
+        ] {
+            let (cfg, _) = get(name);
+            assert_eq!(
+                (cfg.n_layer, cfg.n_embd, cfg.batch_size, cfg.eval_iters),
+                (l, e, 8, 500),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -440,6 +440,9 @@ pub struct Budget {
     pub context_bytes: u128,
     /// Other processes on the card: a desktop, a notebook kernel, another run.
     pub other_bytes: u128,
+    /// A cap on the allocator (`torch.cuda.set_per_process_memory_fraction`, an OOM message's
+    /// "X allowed").
+    pub cap_bytes: Option<u128>,
 }
 
 impl Budget {
@@ -449,15 +452,19 @@ impl Budget {
             gpu: gpu.clone(),
             context_bytes: gpu.default_context_bytes(),
             other_bytes: 0,
+            cap_bytes: None,
         }
     }
 
-    /// What the caching allocator may reserve: total − context − other processes.
+    /// What the caching allocator may reserve: total − context − other processes, and no
+    /// more than the cap.
     pub fn allocator_budget(&self) -> u128 {
-        self.gpu
+        let free = self
+            .gpu
             .total_bytes
             .saturating_sub(self.context_bytes)
-            .saturating_sub(self.other_bytes)
+            .saturating_sub(self.other_bytes);
+        self.cap_bytes.map_or(free, |c| c.min(free))
     }
 
     /// Sets the card's memory from a GiB figure (a custom card, or `--vram-gib`).

@@ -18,6 +18,8 @@ pub struct PageState {
     /// `None`: the card's default CUDA context.
     pub context_gib: Option<f64>,
     pub other_gib: f64,
+    /// A cap on the allocator (`set_per_process_memory_fraction`; an OOM message's "allowed").
+    pub cap_gib: Option<f64>,
 }
 
 /// The card the page starts with: the most common card among the people vramfit is for.
@@ -33,6 +35,7 @@ impl Default for PageState {
             vram_gib: DEFAULT_CUSTOM_GIB,
             context_gib: None,
             other_gib: 0.0,
+            cap_gib: None,
         }
     }
 }
@@ -93,6 +96,9 @@ impl PageState {
         if let Ok(bytes) = gib_to_bytes("other_gib", self.other_gib, 0.0, 4096.0) {
             b.other_bytes = bytes;
         }
+        b.cap_bytes = self
+            .cap_gib
+            .and_then(|c| gib_to_bytes("cap_gib", c, 0.25, 4096.0).ok());
         b
     }
 
@@ -125,6 +131,7 @@ impl PageState {
                 self.context_gib = Some(gib_field(key, raw, 0.0, 64.0).map_err(issue)?)
             }
             "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
+            "cap_gib" => self.cap_gib = Some(gib_field(key, raw, 0.25, 4096.0).map_err(issue)?),
             _ if field(key).is_some() => {
                 let mut cfg = self.config.clone();
                 cfg.set(key, &lenient_value(raw)).map_err(issue)?;
@@ -191,6 +198,9 @@ impl PageState {
         }
         if self.other_gib != 0.0 {
             pairs.push(("other_gib".into(), format_gib(self.other_gib)));
+        }
+        if let Some(c) = self.cap_gib {
+            pairs.push(("cap_gib".into(), format_gib(c)));
         }
         pairs
             .iter()

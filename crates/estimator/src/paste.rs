@@ -1,0 +1,224 @@
+//! Whatever a user pastes: an out-of-memory message (with or without its traceback), a
+//! `python train.py …` / `torchrun … train.py …` command line, or a nanoGPT config file. Says
+//! what it is, applies what it understood to the page's state, and lists what it did not.
+
+use crate::configurator::{Configurator, Skipped};
+use crate::error::ConfigError;
+use crate::oom::{diagnose, parse, Diagnosis, OomMessage};
+use crate::query::PageState;
+
+/// Longest paste read (a long log is cut, not refused).
+pub const MAX_PASTE: usize = 1 << 20;
+
+/// What the pasted text turned out to be.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pasted {
+    /// Nothing recognisable (also: empty text).
+    Nothing,
+    OomMessage {
+        message: Box<OomMessage>,
+        /// Which tensor of the current config failed, if one has the requested size.
+        diagnosis: Option<Diagnosis>,
+    },
+    /// A train.py or torchrun command line.
+    CommandLine {
+        world_size: u32,
+        /// Config files it names whose content is not known here.
+        unknown_files: Vec<String>,
+    },
+    ConfigFile,
+}
+
+/// The outcome of a paste.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PasteOutcome {
+    pub pasted: Pasted,
+    /// The page's state with the paste applied (unchanged when nothing was understood).
+    pub state: PageState,
+    /// Lines of a config that were not applied, with their numbers and why.
+    pub skipped: Vec<Skipped>,
+    /// An error that stopped the paste from applying (a bad value on a command line).
+    pub error: Option<ConfigError>,
+    /// Whether the text was cut to [`MAX_PASTE`] bytes.
+    pub truncated: bool,
+}
+
+fn cut(text: &str) -> (&str, bool) {
+    if text.len() <= MAX_PASTE {
+        return (text, false);
+    }
+    let mut end = MAX_PASTE;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
+/// Reads a paste against the page's current state.
+pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
+    let (text, truncated) = cut(text);
+    let mut out = PasteOutcome {
+        pasted: Pasted::Nothing,
+        state: current.clone(),
+        skipped: Vec::new(),
+        error: None,
+        truncated,
+    };
+    let message = parse(text);
+    if message.recognised {
+        apply_message(&mut out.state, &message);
+        let diagnosis = diagnose(&message, &out.state.config);
+        out.pasted = Pasted::OomMessage {
+            message: Box::new(message),
+            diagnosis,
+        };
+        return out;
+    }
+    // a command line names train.py (on one of its lines)
+    if let Some(line) = text
+        .lines()
+        .find(|l| l.contains("train.py") && !l.trim_start().starts_with('#'))
+    {
+        // backslash continuations: the rest of the paste belongs to the command
+        let start = text.find(line).unwrap_or(0);
+        let command = &text[start..];
+        let mut conf = Configurator::new();
+        match conf.apply_command_line(command) {
+            Ok(cl) => match conf.finish() {
+                Ok((cfg, skipped)) => {
+                    out.state.config = cfg;
+                    if cl.expandable_segments {
+                        out.state.config.allocator = crate::config::Allocator::ExpandableSegments;
+                    }
+                    out.skipped = skipped;
+                    out.pasted = Pasted::CommandLine {
+                        world_size: cl.world_size,
+                        unknown_files: cl.unknown_files,
+                    };
+                }
+                Err(e) => out.error = Some(e),
+            },
+            Err(e) => out.error = Some(e),
+        }
+        return out;
+    }
+    // a config file: at least one `key = value` line train.py knows
+    let mut conf = Configurator::new();
+    conf.apply_file("pasted text", text);
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .count();
+    if lines > conf.skipped.len() {
+        match conf.finish() {
+            Ok((cfg, skipped)) => {
+                out.state.config = cfg;
+                out.skipped = skipped;
+                out.pasted = Pasted::ConfigFile;
+            }
+            Err(e) => out.error = Some(e),
+        }
+    }
+    out
+}
+
+/// What an OOM message says about the card: which one it is, what else was on it, the cap.
+fn apply_message(state: &mut PageState, m: &OomMessage) {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let gib = |b: u128| (b as f64 / GIB * 100.0).round() / 100.0;
+    match m.card() {
+        Some(card) => state.gpu = card.id.to_string(),
+        None => {
+            if let Some(total) = m.total_capacity_bytes {
+                state.gpu = "custom".into();
+                state.vram_gib = gib(total).max(0.25);
+            }
+        }
+    }
+    state.other_gib = gib(m.other_processes.iter().map(|p| p.1).sum());
+    if let Some(c) = m.context_bytes() {
+        state.context_gib = Some(gib(c));
+    }
+    state.cap_gib = m.allowed_bytes.map(gib);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dtype;
+
+    #[test]
+    fn an_oom_message_sets_the_card_and_explains_the_failure() {
+        let mut state = PageState::default();
+        state.config.batch_size = 8;
+        state.config.compile = false;
+        state.config.gradient_accumulation_steps = 2;
+        let text = "Traceback (most recent call last):\n  File \"train.py\", line 300, in <module>\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has a total capacity of 11.69 GiB of which 1.05 GiB is free. Including non-PyTorch memory, this process has 10.64 GiB memory in use. Of the allocated memory 7.81 GiB is allocated by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.";
+        let out = interpret(text, &state);
+        assert_eq!(out.state.gpu, "rtx3060");
+        let Pasted::OomMessage { diagnosis, .. } = out.pasted else {
+            panic!("{:?}", out.pasted)
+        };
+        let d = diagnosis.unwrap();
+        assert_eq!(d.term, crate::Term::LossGrads);
+        assert_eq!(out.state.config, state.config, "the config is kept");
+    }
+
+    #[test]
+    fn a_command_line_replaces_the_config() {
+        let out = interpret(
+            "torchrun --standalone --nproc_per_node=2 train.py config/train_gpt2.py --batch_size=8 \\\n  --dtype=float16",
+            &PageState::default(),
+        );
+        assert_eq!(
+            out.pasted,
+            Pasted::CommandLine {
+                world_size: 2,
+                unknown_files: vec![]
+            }
+        );
+        assert_eq!(out.state.config.batch_size, 8);
+        assert_eq!(out.state.config.dtype, Dtype::Float16);
+        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+        let bad = interpret("python train.py --batch_size=lots", &PageState::default());
+        assert!(bad.error.is_some());
+        assert_eq!(bad.state, PageState::default());
+    }
+
+    #[test]
+    fn a_config_file_with_lines_not_understood() {
+        let out = interpret(
+            "# my run\nbatch_size = 4\ngradient_accumulation_steps = 5 * 8\nimport os\nfoo = 1\n",
+            &PageState::default(),
+        );
+        assert_eq!(out.pasted, Pasted::ConfigFile);
+        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+        assert_eq!(
+            out.skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
+            vec![4, 5]
+        );
+    }
+
+    #[test]
+    fn junk_is_nothing_and_changes_nothing() {
+        let big = "x".repeat(3 * MAX_PASTE);
+        for junk in [
+            "",
+            "   ",
+            "hello world",
+            "\u{0}\u{1}\u{fffd}",
+            "ValueError: boom",
+            big.as_str(),
+        ] {
+            let out = interpret(junk, &PageState::default());
+            assert_eq!(
+                out.pasted,
+                Pasted::Nothing,
+                "{:?}",
+                &junk[..junk.len().min(20)]
+            );
+            assert_eq!(out.state, PageState::default());
+        }
+        assert!(interpret(&big, &PageState::default()).truncated);
+    }
+}

@@ -1,0 +1,21 @@
+//! The calculator's settings back out as nanoGPT config lines, a command line and the
+//! environment, each with a copy button.
+
+use leptos::prelude::*;
+
+use crate::browser;
+use crate::i18n::use_strings;
+use crate::state::use_app;
+
+#[component]
+pub fn ConfigExport() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    let html = move || app.page.with(|p| crate::html::export::panel(tr, &p.config));
+    view! {
+        <section class="export" aria-labelledby="export-heading">
+            <h2 id="export-heading" class="export__heading">{tr.export_heading}</h2>
+            <div on:click=move |ev| browser::copy_snippet(&ev, tr.copied_short) inner_html=html></div>
+        </section>
+    }
+}

@@ -1,0 +1,70 @@
+// Pasting: an out-of-memory message sets the card and says what failed; a config file and a
+// command line set the calculator; junk changes nothing and says so; the settings come back
+// out as config lines and a command line.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { open, close, hooks, cli } from '../lib/page.mjs';
+
+async function paste(page, text) {
+  await page.fill('textarea[name=paste]', text);
+  await page.click('[data-testid=paste-read]');
+  await page.waitForSelector('[data-testid=paste-report] p');
+  return page.textContent('[data-testid=paste-report]');
+}
+
+export const tests = {
+  async 'an OOM message sets the card and names the tensor that failed'(ctx) {
+    const page = await open(ctx, '?batch_size=8&compile=False&gradient_accumulation_steps=2');
+    const msg = readFileSync(path.join(ctx.root, '..', 'shared', 'data', 'oom-messages', 'cap12_s_b8.txt'), 'utf8');
+    const report = await paste(page, `Traceback (most recent call last):\n  File "train.py", line 301\n${msg}`);
+    assert.match(report, /H200/);
+    assert.match(report, /1\.54 GiB requested/);
+    assert.match(report, /loss gradients in steady training, backward, micro-step 2/);
+    assert.match(report, /fails at the same request/);
+    assert.equal(await page.inputValue('select[name=gpu]'), 'h200');
+    assert.match(page.url(), /cap_gib=11\.25/);
+    assert.equal((await hooks(page)).fits, false, 'under the message\'s 11.25 GiB cap it does not fit');
+    await close(page);
+  },
+
+  async 'a config file and a command line set the calculator'(ctx) {
+    const page = await open(ctx);
+    const report = await paste(page, "# shakespeare\ndataset = 'shakespeare_char'\nbatch_size = 64\nblock_size = 256\nn_layer = 6\nn_head = 6\nn_embd = 384\ndropout = 0.2\ngradient_accumulation_steps = 1\nimport os\n");
+    assert.match(report, /Config file applied/);
+    assert.match(report, /line 10 not applied/);
+    const h = await hooks(page);
+    const j = cli(ctx, ['--n_layer=6', '--n_head=6', '--n_embd=384', '--block_size=256', '--batch_size=64',
+      '--gradient_accumulation_steps=1', '--dropout=0.2', '--vocab_size=65', '--gpu=rtx3060']);
+    assert.equal(h.total, j.peak_bytes.overall);
+    assert.equal(await page.inputValue('input[type=text][name=vocab_size]'), '65');
+    await paste(page, 'python train.py config/train_gpt2.py --batch_size=8 --compile=False');
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '8');
+    assert.equal(await page.inputValue('input[type=text][name=gradient_accumulation_steps]'), '40');
+    assert.equal(await page.isChecked('input[name=compile]'), false);
+    await close(page);
+  },
+
+  async 'junk changes nothing and says so'(ctx) {
+    const page = await open(ctx);
+    const before = await hooks(page);
+    for (const junk of ['\u0000\u0001 binary \uffff', 'ValueError: shapes do not match', 'x'.repeat(200000)]) {
+      const report = await paste(page, junk);
+      assert.match(report, /nothing was changed/);
+    }
+    assert.deepEqual(await hooks(page), before);
+    await close(page);
+  },
+
+  async 'the settings come back out as config lines and a command line'(ctx) {
+    const page = await open(ctx, '?batch_size=8&gradient_accumulation_steps=64&allocator=expandable_segments');
+    assert.equal(await page.textContent('[data-testid=export-config]'), 'batch_size = 8\ngradient_accumulation_steps = 64\n');
+    assert.equal(
+      await page.textContent('[data-testid=export-cli]'),
+      'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py --batch_size=8 --gradient_accumulation_steps=64',
+    );
+    assert.equal(await page.textContent('[data-testid=export-env]'), 'export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True');
+    await close(page);
+  },
+};
