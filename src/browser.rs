@@ -99,3 +99,17 @@ pub fn copy_snippet(ev: &web_sys::MouseEvent, done: &str) {
         button.set_text_content(Some(done));
     }
 }
+
+/// The page's address without its query: where the full calculator and its embeds live.
+pub fn page_base() -> String {
+    window()
+        .map(|w| {
+            let l = w.location();
+            format!(
+                "{}{}",
+                l.origin().unwrap_or_default(),
+                l.pathname().unwrap_or_default()
+            )
+        })
+        .unwrap_or_default()
+}

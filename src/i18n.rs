@@ -166,6 +166,14 @@ pub struct Strings {
     pub export_heading: &'static str,
     pub export_config: &'static str,
     pub export_defaults: &'static str,
+    pub embed_button: &'static str,
+    pub embed_heading: &'static str,
+    pub embed_hint: &'static str,
+    pub embed_open: &'static str,
+    pub embed_frame_title: &'static str,
+    pub update_text: &'static str,
+    pub update_button: &'static str,
+    pub close: &'static str,
 }
 
 /// Stages in the order of [`Strings::stages`].
@@ -585,4 +593,12 @@ pub const EN: Strings = Strings {
     export_heading: "These settings for nanoGPT",
     export_config: "Config file (what differs from train.py's defaults)",
     export_defaults: "These are train.py's defaults: nothing to set.",
+    embed_button: "Embed",
+    embed_heading: "Embed this calculator in a page",
+    embed_hint: "The iframe opens with these settings; the script sizes it to its content. Nothing else is loaded and no data leaves the reader's browser.",
+    embed_open: "Open in vramfit",
+    embed_frame_title: "vramfit: GPU memory of a nanoGPT run",
+    update_text: "A new version of vramfit is available.",
+    update_button: "Reload",
+    close: "Close",
 };

@@ -29,13 +29,18 @@ pub struct AppState {
     /// Model-FLOPs utilisation for the speed model (editable).
     pub mfu: RwSignal<f64>,
     pub lang: RwSignal<Lang>,
+    /// `?embed=1`: the compact calculator for iframes.
+    pub embed: bool,
 }
 
 impl AppState {
     /// Reads the URL once and wires the memos.
     pub fn from_url() -> AppState {
-        let (page, issues) = PageState::from_query(&browser::query());
-        AppState::new(page, issues)
+        let query = browser::query();
+        let (page, issues) = PageState::from_query(&query);
+        let mut app = AppState::new(page, issues);
+        app.embed = page_param(&query, "embed").as_deref() == Some("1");
+        app
     }
 
     pub fn new(page: PageState, issues: Vec<QueryIssue>) -> AppState {
@@ -60,6 +65,7 @@ impl AppState {
             fixes,
             mfu,
             lang: RwSignal::new(Lang::En),
+            embed: false,
         }
     }
 
@@ -83,11 +89,34 @@ impl AppState {
 
     /// Keeps the URL equal to the state (replace, never a history entry per keystroke).
     pub fn sync_url(self) {
+        // the page's own keys (embed, theme, bg, lang) stay as they came
+        let kept: Vec<(String, String)> = estimator::query::query_pairs(&browser::query())
+            .into_iter()
+            .filter(|(k, _)| estimator::query::PAGE_KEYS.contains(&k.as_str()))
+            .collect();
         Effect::new(move |_| {
-            let q = self.page.with(PageState::to_query);
+            let mut q = self.page.with(PageState::to_query);
+            for (k, v) in &kept {
+                if !q.is_empty() {
+                    q.push('&');
+                }
+                q += &format!(
+                    "{}={}",
+                    estimator::query::encode(k),
+                    estimator::query::encode(v)
+                );
+            }
             browser::replace_query(&q);
         });
     }
+}
+
+/// A page key of the query (`embed`, `bg`, `theme`, `lang`): not part of the calculator's state.
+pub fn page_param(query: &str, key: &str) -> Option<String> {
+    estimator::query::query_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
 }
 
 /// How long the inputs must rest before the fixes are re-ranked.

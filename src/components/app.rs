@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::choice_field::ChoiceField;
 use super::config_export::ConfigExport;
+use super::embed_page::EmbedPage;
 use super::fix_list::FixList;
 use super::gpu_picker::GpuPicker;
 use super::header::Header;
@@ -19,7 +20,7 @@ use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
 use super::vocab_field::VocabField;
 use crate::i18n::use_strings;
-use crate::state::AppState;
+use crate::state::{page_param, AppState};
 
 const LAYERS: &[f64] = &[
     1., 2., 3., 4., 6., 8., 12., 16., 20., 24., 32., 36., 40., 48., 64., 96.,
@@ -51,10 +52,25 @@ pub fn App() -> impl IntoView {
     provide_context(app);
     app.sync_url();
     app.settle_inputs();
-    Effect::new(move |_| crate::browser::set_root_attribute("lang", app.lang.get().strings().lang));
+    Effect::new(move |_| {
+        let tr = app.lang.get().strings();
+        crate::browser::set_root_attribute("lang", tr.lang);
+        // words for the static scripts (pwa.js' update offer)
+        crate::browser::set_root_attribute("data-update-text", tr.update_text);
+        crate::browser::set_root_attribute("data-update-button", tr.update_button);
+    });
+    crate::browser::set_root_attribute("data-theme", super::header::initial_theme());
+    let query = crate::browser::query();
+    if page_param(&query, "bg").as_deref() == Some("transparent") {
+        crate::browser::set_root_attribute("data-bg", "transparent");
+    }
     move || {
         provide_context(app.lang.get().strings());
-        view! { <Page /> }
+        if app.embed {
+            view! { <EmbedPage /> }.into_any()
+        } else {
+            view! { <Page /> }.into_any()
+        }
     }
 }
 

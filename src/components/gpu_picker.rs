@@ -62,7 +62,11 @@ fn gib_text(bytes: u128) -> String {
 }
 
 #[component]
-pub fn GpuPicker() -> impl IntoView {
+pub fn GpuPicker(
+    /// Only the card (the embed): no custom size, context or other processes.
+    #[prop(optional)]
+    compact: bool,
+) -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let selected = Memo::new(move |_| app.page.with(|p| p.gpu.clone()));
@@ -104,7 +108,7 @@ pub fn GpuPicker() -> impl IntoView {
                 </option>
             </select>
         </div>
-        <Show when=is_custom>
+        <Show when=move || is_custom() && !compact>
             <GibField
                 key="vram_gib"
                 label=tr.vram_label
@@ -112,6 +116,7 @@ pub fn GpuPicker() -> impl IntoView {
                 value=Signal::derive(move || app.page.with(|p| format!("{}", p.vram_gib)))
             />
         </Show>
+        <Show when=move || !compact>
         <GibField
             key="context_gib"
             label=tr.context_label
@@ -124,5 +129,6 @@ pub fn GpuPicker() -> impl IntoView {
             hint=tr.other_hint
             value=Signal::derive(move || app.budget.with(|b| gib_text(b.other_bytes)))
         />
+        </Show>
     }
 }

@@ -2,12 +2,17 @@
 
 use leptos::prelude::*;
 
+use super::embed_dialog::EmbedDialog;
 use crate::browser;
 use crate::i18n::use_strings;
 
-/// `light` or `dark`: the stored choice, else the system's.
-fn initial_theme() -> &'static str {
-    match browser::storage_get("vramfit-theme").as_deref() {
+/// `light` or `dark`: the URL's `theme` (embeds), the stored choice, else the system's.
+pub fn initial_theme() -> &'static str {
+    let from_url = crate::state::page_param(&browser::query(), "theme");
+    match from_url
+        .or_else(|| browser::storage_get("vramfit-theme"))
+        .as_deref()
+    {
         Some("dark") => "dark",
         Some("light") => "light",
         _ if browser::prefers_dark() => "dark",
@@ -28,6 +33,7 @@ pub fn Header() -> impl IntoView {
                 <p class="header__tagline">{tr.tagline}</p>
             </div>
             <div class="header__actions">
+                <EmbedDialog />
                 <button
                     type="button"
                     class="button"

@@ -22,7 +22,11 @@ fn pct(bytes: u128, scale: u128) -> f64 {
 const LABEL_MIN_PCT: f64 = 9.0;
 
 #[component]
-pub fn MemoryBar() -> impl IntoView {
+pub fn MemoryBar(
+    /// Leave out the per-segment explanations and the legend (the embed).
+    #[prop(optional)]
+    compact: bool,
+) -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let (focused, set_focused) = signal(None::<Component>);
@@ -56,7 +60,7 @@ pub fn MemoryBar() -> impl IntoView {
                         class=format!("bar__seg bar__seg--{}", comp.id())
                         data-testid=format!("segment-{}", comp.id())
                         data-bytes=bytes.to_string()
-                        style=format!("width: {width:.3}%")
+                        style:width=format!("{width:.3}%")
                         tabindex="0"
                         role="img"
                         aria-label=label.clone()
@@ -77,6 +81,9 @@ pub fn MemoryBar() -> impl IntoView {
 
     // the focused segment's details (the largest one until the user picks)
     let details = move || {
+        if compact {
+            return None;
+        }
         app.analysis.with(|a| {
             let a = a.as_ref().ok()?;
             let c = a.components();
@@ -112,23 +119,18 @@ pub fn MemoryBar() -> impl IntoView {
                 </strong>
             </figcaption>
             <div class="bar__track">
-                <div class="bar__card" style=move || format!("width: {:.3}%", card_pct())></div>
+                <div class="bar__card" style:width=move || format!("{:.3}%", card_pct())></div>
                 <div
                     class="bar__reserved"
-                    style=move || {
-                        format!(
-                            "left: {:.3}%; width: {:.3}%",
-                            usable_pct(),
-                            (card_pct() - usable_pct()).max(0.0),
-                        )
-                    }
+                    style:left=move || format!("{:.3}%", usable_pct())
+                    style:width=move || format!("{:.3}%", (card_pct() - usable_pct()).max(0.0))
                     title=tr.reserved_outside
                 ></div>
                 <div class="bar__segs">{segments}</div>
                 <div
                     class="bar__marker"
                     data-testid="usable-marker"
-                    style=move || format!("left: {:.3}%", usable_pct())
+                    style:left=move || format!("{:.3}%", usable_pct())
                 >
                     <span class="bar__marker-label">
                         {tr.usable_marker}
@@ -137,7 +139,7 @@ pub fn MemoryBar() -> impl IntoView {
                     </span>
                 </div>
             </div>
-            <ul class="legend">
+            <ul class="legend" class:legend--compact=compact>
                 {Component::ALL
                     .iter()
                     .map(|&comp| {

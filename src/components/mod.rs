@@ -3,6 +3,8 @@
 pub mod app;
 pub mod choice_field;
 pub mod config_export;
+pub mod embed_dialog;
+pub mod embed_page;
 pub mod fix_list;
 pub mod gpu_picker;
 pub mod header;

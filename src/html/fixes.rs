@@ -47,7 +47,8 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
     (fill(tr.fix_title(f.kind), &pairs), why)
 }
 
-fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
+/// The best fix with everything needed to apply it.
+pub fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
     let (title, why) = fix_text(tr, f, from, freed);
     let mut inner = el("p", &[("class", "topfix__label")], &escape(tr.top_fix))
         + &el("p", &[("class", "topfix__title")], &escape(&title))

@@ -27,7 +27,7 @@ const browser = await chromium.launch({
 const shots = path.join(root, 'target', 'screenshots');
 await mkdir(shots, { recursive: true });
 
-const ctx = { root, base: server.url, browser, shots, server };
+const ctx = { root, base: server.url, browser, shots, server, chromiumArgs: CHROMIUM_ARGS };
 const files = (await readdir(path.join(here, 'specs'))).filter((f) => f.endsWith('.mjs')).sort();
 let failed = 0;
 let passed = 0;

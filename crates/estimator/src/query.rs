@@ -315,7 +315,8 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn encode(s: &str) -> String {
+/// Percent-encodes a query key or value (unreserved characters stay).
+pub fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {

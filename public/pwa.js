@@ -1,0 +1,45 @@
+// Registers the service worker and offers a reload when a new version is waiting. The words
+// come from the page (data attributes the app sets on <html>), so they follow its language.
+(() => {
+  if (!('serviceWorker' in navigator)) return;
+  // an embedded calculator stays a plain page: offline use is the installed app's job
+  if (new URLSearchParams(location.search).get('embed') === '1') return;
+  // reload only when the user accepted an update (the first install also changes the
+  // controller, and a reload then would lose what the page was showing)
+  let accepted = false;
+  navigator.serviceWorker.addEventListener('controllerchange', () => {
+    if (!accepted) return;
+    accepted = false;
+    location.reload();
+  });
+  const offer = (worker) => {
+    if (!navigator.serviceWorker.controller || document.getElementById('vramfit-update')) return;
+    const root = document.documentElement;
+    const bar = document.createElement('div');
+    bar.id = 'vramfit-update';
+    bar.className = 'update';
+    bar.setAttribute('role', 'status');
+    const text = document.createElement('span');
+    text.textContent = root.dataset.updateText || 'A new version of vramfit is available.';
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'button';
+    button.textContent = root.dataset.updateButton || 'Reload';
+    button.addEventListener('click', () => {
+      accepted = true;
+      worker.postMessage('skip-waiting');
+    });
+    bar.append(text, button);
+    document.body.append(bar);
+  };
+  navigator.serviceWorker.register('./sw.js').then((reg) => {
+    if (reg.waiting) offer(reg.waiting);
+    reg.addEventListener('updatefound', () => {
+      const w = reg.installing;
+      if (!w) return;
+      w.addEventListener('statechange', () => {
+        if (w.state === 'installed') offer(w);
+      });
+    });
+  });
+})();

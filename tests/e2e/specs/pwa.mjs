@@ -1,0 +1,152 @@
+// The three ways vramfit is used: installed and offline, embedded in a blog post, hosted as
+// static files with nothing loaded from anywhere else.
+
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer } from '../lib/server.mjs';
+import { open, close, hooks, waitForTotalChange } from '../lib/page.mjs';
+
+async function waitForServiceWorker(page) {
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) {
+      await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
+    }
+  });
+}
+
+export const tests = {
+  async 'installable: Chromium reports no installability errors'(ctx) {
+    // installability is not checked in incognito contexts: use a real profile
+    const profile = await mkdtemp(path.join(os.tmpdir(), 'vramfit-profile-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      args: ctx.chromiumArgs,
+    });
+    const page = await open(ctx, '', { context });
+    await waitForServiceWorker(page);
+    const cdp = await context.newCDPSession(page);
+    const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+    assert.deepEqual(installabilityErrors, []);
+    const manifest = JSON.parse(await (await page.request.get(`${ctx.base}/manifest.webmanifest`)).text());
+    assert.equal(manifest.start_url, './');
+    assert.ok(manifest.icons.some((i) => i.purpose === 'maskable'));
+    await close(page);
+    await context.close();
+  },
+
+  async 'offline: after one visit, a reload with the server stopped still calculates'(ctx) {
+    // its own server, so stopping it does not disturb the other tests
+    const server = await startServer(path.join(ctx.root, 'dist'));
+    const context = await ctx.browser.newContext();
+    const page = await open({ ...ctx, base: server.url }, '?batch_size=8&gpu=rtx3090', { context });
+    await waitForServiceWorker(page);
+    const online = await hooks(page);
+    await server.close();
+    await page.reload();
+    await page.waitForSelector('[data-testid="total"]');
+    assert.deepEqual(await hooks(page), online, 'same numbers offline');
+    await page.locator('input[type=range][name=batch_size]').focus();
+    await page.keyboard.press('ArrowRight');
+    await waitForTotalChange(page, online.total);
+    assert.ok((await hooks(page)).total > online.total, 'the slider still drives the bar offline');
+    // a deep link never visited also opens offline (navigations fall back to the cached page)
+    await page.goto(`${server.url}/?batch_size=4&compile=False`);
+    await page.waitForSelector('[data-testid="total"]');
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '4');
+    page.errors.length = 0; // the failed network navigation is logged before the fallback
+    await close(page);
+    await context.close();
+  },
+
+  async 'a new version offers a reload'(ctx) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vramfit-dist-'));
+    await cp(path.join(ctx.root, 'dist'), dir, { recursive: true });
+    const server = await startServer(dir);
+    const context = await ctx.browser.newContext();
+    const page = await open({ ...ctx, base: server.url }, '', { context });
+    await waitForServiceWorker(page);
+    const sw = path.join(dir, 'sw.js');
+    await writeFile(sw, (await readFile(sw, 'utf8')).replace(/const VERSION = '[0-9a-f]+'/, "const VERSION = 'next'"));
+    await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+    await page.waitForSelector('#vramfit-update');
+    assert.match(await page.textContent('#vramfit-update'), /new version/);
+    await Promise.all([page.waitForEvent('load'), page.click('#vramfit-update button')]);
+    await page.waitForSelector('[data-testid="total"]');
+    await close(page);
+    await context.close();
+    await server.close();
+  },
+
+  async 'embed: compact, sized by messages, same numbers as the full page'(ctx) {
+    const server = await startServer(path.join(ctx.root, 'dist'), {
+      extraRoots: { '/test-pages/': path.join(ctx.root, 'tests', 'e2e', 'pages') },
+    });
+    const context = await ctx.browser.newContext();
+    const host = await context.newPage();
+    await host.goto(`${server.url}/test-pages/embed-host.html`);
+    const query = 'batch_size=16&compile=False&gpu=rtx3060';
+    await host.evaluate((src) => { document.getElementById('calc').src = src; }, `/?embed=1&bg=transparent&theme=dark&${query}`);
+    const frame = host.frameLocator('#calc');
+    await frame.locator('[data-testid="total"]').waitFor();
+    await host.waitForFunction(() => window.heights.length > 0);
+    const height = await host.evaluate(() => window.heights.at(-1));
+    assert.ok(height > 300, `height ${height}`);
+    await host.waitForFunction((h) => document.getElementById('calc').getBoundingClientRect().height === h, height);
+    const f = host.frames().find((x) => x.url().includes('embed=1'));
+    const embedded = await f.evaluate(() => ({
+      total: document.querySelector('[data-testid=total]').dataset.bytes,
+      fits: document.querySelector('[data-testid=verdict]').dataset.fits,
+      header: document.querySelector('.header') !== null,
+      theme: document.documentElement.dataset.theme,
+      bg: document.documentElement.dataset.bg,
+    }));
+    assert.equal(embedded.header, false, 'no page chrome');
+    await host.screenshot({ path: path.join(ctx.shots, 'embed.png'), fullPage: true });
+    assert.equal(embedded.theme, 'dark');
+    assert.equal(embedded.bg, 'transparent');
+    const full = await open({ ...ctx, base: server.url }, `?${query}`, { context });
+    const h = await hooks(full);
+    assert.equal(Number(embedded.total), h.total);
+    assert.equal(embedded.fits === 'true', h.fits);
+    // the link opens the full page with the same state, without the embed keys
+    const href = await f.getAttribute('[data-testid=open-full]', 'href');
+    assert.match(href, /batch_size=16/);
+    assert.doesNotMatch(href, /embed=1/);
+    // the full page's Embed button gives the snippet for the current state
+    await full.click('[data-testid=embed-button]');
+    const snippet = await full.textContent('[data-testid=embed-snippet]');
+    assert.match(snippet, /<iframe data-vramfit src="http:\/\/127\.0\.0\.1:\d+\/\?embed=1&amp;batch_size=16/);
+    assert.match(snippet, /embed\.js/);
+    await close(full);
+    await context.close();
+    await server.close();
+  },
+
+  async 'static: only its own files are fetched, no cookies, no CSP violations'(ctx) {
+    const context = await ctx.browser.newContext();
+    const page = await context.newPage();
+    const requests = [];
+    const violations = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+    await page.goto(`${ctx.base}/?batch_size=12`);
+    await page.waitForSelector('[data-testid="total"]');
+    await page.locator('input[type=range][name=batch_size]').focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(500);
+    const foreign = requests.filter((u) => !u.startsWith(ctx.base) && !u.startsWith('data:'));
+    assert.deepEqual(foreign, []);
+    assert.equal(await page.evaluate(() => document.cookie), '');
+    assert.deepEqual(await context.cookies(), []);
+    assert.deepEqual(violations, []);
+    // every URL in the page is relative: it works under any sub-path
+    const absolute = await page.$$eval('link[href], script[src]', (els) =>
+      els.map((e) => e.getAttribute('href') || e.getAttribute('src')).filter((u) => u.startsWith('/') || u.includes('://')));
+    assert.deepEqual(absolute, []);
+    await context.close();
+  },
+};
