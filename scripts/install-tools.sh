@@ -40,6 +40,13 @@ if [ "${VRAMFIT_SKIP_BROWSER:-0}" != 1 ]; then
     need_sudo apt-get update -qq
     need_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
   fi
+  # A CJK font, so the Chinese and Japanese pages are laid out (and screenshotted) with real
+  # glyph widths: the 360 px overflow tests measure them.
+  if [ ! -f /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf ]; then
+    log "installing fonts-droid-fallback (CJK glyphs) from Debian"
+    need_sudo apt-get update -qq
+    need_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-droid-fallback >/dev/null
+  fi
 fi
 
 # wasm-opt (binaryen), playwright-core and axe-core live in tests/e2e/node_modules, pinned by its lock file.

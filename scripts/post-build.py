@@ -6,8 +6,11 @@
 * index.html: the sha256 of Trunk's inline loader script in the CSP, so script-src needs no
   'unsafe-inline'.
 Reads Trunk's $TRUNK_STAGING_DIR (the build before it replaces dist/).
+* manifest.{lang}.webmanifest: the manifest with each language's name and description (from
+  i18n/{lang}.txt), which the page links while it is shown in that language.
 """
 import base64
+import json
 import hashlib
 import os
 import re
@@ -16,6 +19,33 @@ import sys
 staging = os.environ.get('TRUNK_STAGING_DIR') or (sys.argv[1] if len(sys.argv) > 1 else None)
 if not staging:
     sys.exit('post-build: TRUNK_STAGING_DIR is not set')
+
+def read_language(path):
+    """The `key = value` lines of a language file (values unescaped)."""
+    out = {}
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if not line.strip() or line.lstrip().startswith('#') or ' = ' not in line:
+                continue
+            key, value = line.split(' = ', 1)
+            out[key.strip()] = value.replace('\\n', '\n').replace('\\\\', '\\')
+    return out
+
+
+with open(os.path.join(staging, 'manifest.webmanifest'), encoding='utf-8') as f:
+    manifest = json.load(f)
+i18n_dir = os.path.join(staging, 'i18n')
+if not os.path.isdir(i18n_dir):
+    sys.exit('post-build: dist has no i18n/ (index.html must copy it)')
+for name in sorted(os.listdir(i18n_dir)):
+    if not name.endswith('.txt'):
+        continue
+    strings = read_language(os.path.join(i18n_dir, name))
+    localized = dict(manifest, lang=strings['lang'], name=strings['page_title'],
+                     description=strings['manifest_description'])
+    with open(os.path.join(staging, 'manifest.%s.webmanifest' % strings['lang']), 'w', encoding='utf-8') as f:
+        json.dump(localized, f, ensure_ascii=False, indent=2)
 
 files = []
 for root, _, names in os.walk(staging):

@@ -113,3 +113,33 @@ pub fn page_base() -> String {
         })
         .unwrap_or_default()
 }
+
+/// The browser's preferred languages (`navigator.languages`), most preferred first.
+pub fn preferred_languages() -> Vec<String> {
+    window()
+        .map(|w| {
+            w.navigator()
+                .languages()
+                .iter()
+                .filter_map(|v| v.as_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sets the document's title (the tab, the installed app's window).
+pub fn set_title(title: &str) {
+    if let Some(d) = window().and_then(|w| w.document()) {
+        d.set_title(title);
+    }
+}
+
+/// Points `<link rel=manifest>` at `href` (the manifest in the page's language).
+pub fn set_manifest(href: &str) {
+    if let Some(link) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("link[rel=manifest]").ok().flatten())
+    {
+        let _ = link.set_attribute("href", href);
+    }
+}

@@ -1,29 +1,61 @@
-//! Numbers as the page shows them.
+//! Numbers as the page shows them, with the language's decimal and thousands separators
+//! (`12.50 GiB`, `12,50 GiB`). GiB stays GiB in every language.
+
+use std::cell::Cell;
 
 use estimator::units::GIB;
 
+use crate::i18n::Strings;
+
+thread_local! {
+    /// (decimal separator, thousands separator) of the language being rendered.
+    static SEPARATORS: Cell<(char, char)> = const { Cell::new(('.', ',')) };
+}
+
+/// Uses `tr`'s separators from now on ([`crate::App`] calls it before rendering a language).
+pub fn use_separators(tr: &Strings) {
+    let first = |s: &str, default| s.chars().next().unwrap_or(default);
+    SEPARATORS.set((first(tr.decimal_sep, '.'), first(tr.group_sep, ',')));
+}
+
+/// A number Rust formatted (`1234.5`, `-0.25`), with the language's decimal separator.
+fn localize(formatted: String) -> String {
+    let (decimal, _) = SEPARATORS.get();
+    if decimal == '.' {
+        formatted
+    } else {
+        formatted.replace('.', decimal.encode_utf8(&mut [0; 4]))
+    }
+}
+
+/// `x` with `places` decimals: `0.54`, `61.7`.
+pub fn decimal(x: f64, places: usize) -> String {
+    localize(format!("{x:.places$}"))
+}
+
 /// `9.34 GiB` (two decimals; the bar's segments and the verdict).
 pub fn gib(bytes: u128) -> String {
-    format!("{:.2} GiB", bytes as f64 / GIB as f64)
+    format!("{} GiB", decimal(bytes as f64 / GIB as f64, 2))
 }
 
 /// A signed amount of GiB without sign (the words say which way).
 pub fn gib_abs(bytes: i128) -> String {
-    format!("{:.2} GiB", bytes.unsigned_abs() as f64 / GIB as f64)
+    gib(bytes.unsigned_abs())
 }
 
 /// `123.59M` as train.py prints parameter counts.
 pub fn params(n: u64) -> String {
-    format!("{:.2}M", n as f64 / 1e6)
+    format!("{}M", decimal(n as f64 / 1e6, 2))
 }
 
 /// `491,520`.
 pub fn grouped(n: u64) -> String {
+    let (_, group) = SEPARATORS.get();
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
+            out.push(group);
         }
         out.push(ch);
     }
@@ -33,6 +65,11 @@ pub fn grouped(n: u64) -> String {
 /// A byte count in full, for tooltips: `1,648,361,472 B`.
 pub fn bytes_exact(b: u128) -> String {
     format!("{} B", grouped(b.min(u64::MAX as u128) as u64))
+}
+
+/// A byte count in the largest fitting unit: `786.0 MiB`, `3.07 GiB`.
+pub fn bytes(b: u128) -> String {
+    localize(estimator::units::format_bytes(b))
 }
 
 #[cfg(test)]
@@ -45,6 +82,21 @@ mod tests {
         assert_eq!(grouped(12), "12");
         assert_eq!(grouped(1_000), "1,000");
         assert_eq!(params(123_587_328), "123.59M");
+        assert_eq!(gib(3 << 29), "1.50 GiB");
+    }
+
+    #[test]
+    fn formats_for_the_language() {
+        let (de, problems) = crate::i18n::parse("decimal_sep = ,\ngroup_sep = .\n", None);
+        assert!(problems
+            .iter()
+            .all(|p| matches!(p, crate::i18n::ParseError::Missing { .. })));
+        use_separators(&de);
+        assert_eq!(grouped(124_373_760), "124.373.760");
+        assert_eq!(gib(3 << 29), "1,50 GiB");
+        assert_eq!(params(123_587_328), "123,59M");
+        assert_eq!(bytes(786 << 20), "786,0 MiB");
+        use_separators(crate::i18n::en());
         assert_eq!(gib(3 << 29), "1.50 GiB");
     }
 }

@@ -28,7 +28,10 @@ pub struct AppState {
     pub fixes: Memo<Option<FixReport>>,
     /// Model-FLOPs utilisation for the speed model (editable).
     pub mfu: RwSignal<f64>,
+    /// The language shown (its strings are loaded before it is set).
     pub lang: RwSignal<Lang>,
+    /// Whether the URL carries `?lang=`: kept (and updated) only when the user asked for it.
+    pub lang_in_url: RwSignal<bool>,
     /// `?embed=1`: the compact calculator for iframes.
     pub embed: bool,
 }
@@ -37,8 +40,12 @@ impl AppState {
     /// Reads the URL once and wires the memos.
     pub fn from_url() -> AppState {
         let query = browser::query();
-        let (page, issues) = PageState::from_query(&query);
+        let (page, mut issues) = PageState::from_query(&query);
+        let (lang, in_url, lang_issue) = initial_lang(&query);
+        issues.extend(lang_issue);
         let mut app = AppState::new(page, issues);
+        app.lang.set(lang);
+        app.lang_in_url.set(in_url);
         app.embed = page_param(&query, "embed").as_deref() == Some("1");
         app
     }
@@ -65,6 +72,7 @@ impl AppState {
             fixes,
             mfu,
             lang: RwSignal::new(Lang::En),
+            lang_in_url: RwSignal::new(false),
             embed: false,
         }
     }
@@ -89,14 +97,18 @@ impl AppState {
 
     /// Keeps the URL equal to the state (replace, never a history entry per keystroke).
     pub fn sync_url(self) {
-        // the page's own keys (embed, theme, bg, lang) stay as they came
+        // the page's own keys (embed, theme, bg) stay as they came; lang follows the picker
         let kept: Vec<(String, String)> = estimator::query::query_pairs(&browser::query())
             .into_iter()
-            .filter(|(k, _)| estimator::query::PAGE_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| k != "lang" && estimator::query::PAGE_KEYS.contains(&k.as_str()))
             .collect();
         Effect::new(move |_| {
             let mut q = self.page.with(PageState::to_query);
-            for (k, v) in &kept {
+            let lang = self
+                .lang_in_url
+                .get()
+                .then(|| ("lang".to_string(), self.lang.get().tag().to_string()));
+            for (k, v) in kept.iter().chain(&lang) {
                 if !q.is_empty() {
                     q.push('&');
                 }
@@ -109,6 +121,40 @@ impl AppState {
             browser::replace_query(&q);
         });
     }
+}
+
+/// Where the stored language choice lives in localStorage.
+pub const LANG_STORAGE_KEY: &str = "vramfit-lang";
+
+/// The language to show: `?lang=` if it names one, else the stored choice, else the first of the
+/// browser's languages vramfit speaks, else English. Also whether the URL chose it, and the
+/// notice for a `?lang=` naming no language vramfit has.
+pub fn initial_lang(query: &str) -> (Lang, bool, Option<QueryIssue>) {
+    let mut issue = None;
+    if let Some(tag) = page_param(query, "lang") {
+        match Lang::from_tag(&tag) {
+            Some(lang) => return (lang, true, None),
+            None => {
+                issue = Some(QueryIssue {
+                    key: "lang".into(),
+                    value: tag.clone(),
+                    problem: estimator::query::IssueKind::Invalid(Box::new(ConfigError {
+                        key: "lang".into(),
+                        value: tag,
+                        problem: estimator::Problem::NotOneOf {
+                            choices: &crate::i18n::TAGS,
+                        },
+                    })),
+                })
+            }
+        }
+    }
+    let lang = browser::storage_get(LANG_STORAGE_KEY)
+        .and_then(|tag| Lang::from_tag(&tag))
+        .unwrap_or_else(|| {
+            Lang::negotiate(browser::preferred_languages().iter().map(String::as_str))
+        });
+    (lang, false, issue)
 }
 
 /// A page key of the query (`embed`, `bg`, `theme`, `lang`): not part of the calculator's state.

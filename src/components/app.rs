@@ -52,9 +52,15 @@ pub fn App() -> impl IntoView {
     provide_context(app);
     app.sync_url();
     app.settle_inputs();
+    if !app.lang.get_untracked().is_ready() {
+        // its file could not be fetched before mounting
+        app.lang.set(crate::i18n::Lang::En);
+    }
     Effect::new(move |_| {
         let tr = app.lang.get().strings();
         crate::browser::set_root_attribute("lang", tr.lang);
+        crate::browser::set_title(tr.page_title);
+        crate::browser::set_manifest(&format!("manifest.{}.webmanifest", tr.lang));
         // words for the static scripts (pwa.js' update offer)
         crate::browser::set_root_attribute("data-update-text", tr.update_text);
         crate::browser::set_root_attribute("data-update-button", tr.update_button);
@@ -65,7 +71,9 @@ pub fn App() -> impl IntoView {
         crate::browser::set_root_attribute("data-bg", "transparent");
     }
     move || {
-        provide_context(app.lang.get().strings());
+        let tr = app.lang.get().strings();
+        crate::format::use_separators(tr);
+        provide_context(tr);
         if app.embed {
             view! { <EmbedPage /> }.into_any()
         } else {

@@ -18,6 +18,7 @@ fn GibField(
     value: Signal<String>,
 ) -> impl IntoView {
     let app = use_app();
+    let tr = crate::i18n::use_strings();
     let (error, set_error) = signal(None::<String>);
     let id = format!("field-{key}");
     let err_id = format!("error-{key}");
@@ -45,7 +46,7 @@ fn GibField(
                             app.page.set(next);
                             set_error.set(None);
                         }
-                        Err(issue) => set_error.set(Some(issue.to_string())),
+                        Err(issue) => set_error.set(Some(crate::i18n::issue(tr, &issue))),
                     }
                 }
             />
@@ -91,11 +92,7 @@ pub fn GpuPicker(
                 {PRESETS
                     .iter()
                     .map(|g| {
-                        let label = format!(
-                            "{} — {:.2} GiB",
-                            g.name,
-                            g.total_bytes as f64 / (1u64 << 30) as f64,
-                        );
+                        let label = format!("{} — {}", g.name, crate::format::gib(g.total_bytes));
                         view! {
                             <option value=g.id selected=move || selected.get() == g.id>
                                 {label}

@@ -3,8 +3,10 @@
 use leptos::prelude::*;
 
 use super::embed_dialog::EmbedDialog;
+use super::lang_picker::LangPicker;
 use crate::browser;
 use crate::i18n::use_strings;
+use crate::state::use_app;
 
 /// `light` or `dark`: the URL's `theme` (embeds), the stored choice, else the system's.
 pub fn initial_theme() -> &'static str {
@@ -23,9 +25,12 @@ pub fn initial_theme() -> &'static str {
 #[component]
 pub fn Header() -> impl IntoView {
     let tr = use_strings();
+    let app = use_app();
     let (theme, set_theme) = signal(initial_theme());
     Effect::new(move |_| browser::set_root_attribute("data-theme", theme.get()));
     let (copied, set_copied) = signal(false);
+    // a shared link opens in the reader's own language unless the sharer asks for theirs
+    let (with_lang, set_with_lang) = signal(false);
     view! {
         <header class="header">
             <div class="header__text">
@@ -33,18 +38,32 @@ pub fn Header() -> impl IntoView {
                 <p class="header__tagline">{tr.tagline}</p>
             </div>
             <div class="header__actions">
+                <LangPicker />
                 <EmbedDialog />
                 <button
                     type="button"
                     class="button"
                     data-testid="copy-link"
                     on:click=move |_| {
-                        browser::copy(&browser::href());
+                        let lang = with_lang.get_untracked().then(|| app.lang.get_untracked());
+                        browser::copy(&share_link(&browser::query(), lang));
                         set_copied.set(true);
                     }
                 >
                     {move || if copied.get() { tr.copied } else { tr.copy_link }}
                 </button>
+                <label class="header__check">
+                    <input
+                        type="checkbox"
+                        data-testid="link-lang"
+                        prop:checked=with_lang
+                        on:change:target=move |ev| {
+                            set_with_lang.set(ev.target().checked());
+                            set_copied.set(false);
+                        }
+                    />
+                    {tr.link_with_lang}
+                </label>
                 <button
                     type="button"
                     class="button button--icon"
@@ -60,5 +79,26 @@ pub fn Header() -> impl IntoView {
                 </button>
             </div>
         </header>
+    }
+}
+
+/// The page's address with `query`, its `lang` replaced by `lang` (or dropped).
+fn share_link(query: &str, lang: Option<crate::i18n::Lang>) -> String {
+    use estimator::query::{encode, query_pairs};
+    let mut pairs: Vec<(String, String)> = query_pairs(query)
+        .into_iter()
+        .filter(|(k, _)| k != "lang")
+        .collect();
+    if let Some(lang) = lang {
+        pairs.push(("lang".into(), lang.tag().into()));
+    }
+    let q: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect();
+    if q.is_empty() {
+        browser::page_base()
+    } else {
+        format!("{}?{}", browser::page_base(), q.join("&"))
     }
 }

@@ -102,7 +102,8 @@ pub fn MemoryBar(
             let (phase, stage, micro) = a.peak_at();
             let mut moment = tr.stage(stage).to_string();
             if micro > 0 {
-                moment += &format!(", {}", fill(tr.micro_step, &[("n", &micro.to_string())]));
+                let step = fill(tr.micro_step, &[("n", &micro.to_string())]);
+                moment = fill(tr.list_pair, &[("a", &moment), ("b", &step)]);
             }
             let phase = phase.map_or(tr.model_load, |p| tr.phase(p));
             Some(fill(tr.peak_at, &[("moment", &moment), ("phase", phase)]))

@@ -8,6 +8,7 @@ pub mod embed_page;
 pub mod fix_list;
 pub mod gpu_picker;
 pub mod header;
+pub mod lang_picker;
 pub mod memory_bar;
 pub mod model_presets;
 pub mod notices;

@@ -3,8 +3,7 @@
 use estimator::query::IssueKind;
 use leptos::prelude::*;
 
-use crate::i18n::fill;
-use crate::i18n::use_strings;
+use crate::i18n::{error, fill, use_strings};
 use crate::state::use_app;
 
 #[component]
@@ -21,9 +20,7 @@ pub fn Notices() -> impl IntoView {
             .map(|i| {
                 let text = match &i.problem {
                     IssueKind::UnknownKey => fill(tr.notice_unknown, &[("key", &i.key)]),
-                    IssueKind::Invalid(e) => {
-                        fill(tr.notice_invalid, &[("message", &e.to_string())])
-                    }
+                    IssueKind::Invalid(e) => fill(tr.notice_invalid, &[("message", &error(tr, e))]),
                 };
                 view! { <li data-key=i.key.clone()>{text}</li> }
             })

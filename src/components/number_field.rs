@@ -56,11 +56,12 @@ pub fn NumberField(
         let mut next = app.page.get_untracked();
         let result = next
             .set(key, &raw)
-            .map_err(|issue| match issue.problem {
-                estimator::query::IssueKind::Invalid(e) => e.to_string(),
-                estimator::query::IssueKind::UnknownKey => issue.to_string(),
-            })
-            .and_then(|_| next.config.validate().map_err(|e| e.to_string()));
+            .map_err(|i| crate::i18n::issue(tr, &i))
+            .and_then(|_| {
+                next.config
+                    .validate()
+                    .map_err(|e| crate::i18n::error(tr, &e))
+            });
         match result {
             Ok(()) => {
                 app.page.set(next);

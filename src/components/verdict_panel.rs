@@ -1,7 +1,6 @@
 //! Will it run on this card: fits / tight / out of memory, with the headroom or the shortfall,
 //! and where and why an out-of-memory happens.
 
-use estimator::units::format_bytes;
 use estimator::{Analysis, Risk};
 use leptos::prelude::*;
 
@@ -15,23 +14,21 @@ fn oom_sentence(tr: &Strings, a: &Analysis) -> Option<String> {
     let mut place = o.phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
     // an eval's stage is the eval itself
     if o.stage != estimator::sequence::Stage::Eval {
-        place += &format!(", {}", tr.stage(o.stage));
+        place = fill(tr.list_pair, &[("a", &place), ("b", tr.stage(o.stage))]);
     }
     if o.micro_step > 0 {
-        place += &format!(
-            ", {}",
-            fill(tr.micro_step, &[("n", &o.micro_step.to_string())])
-        );
+        let step = fill(tr.micro_step, &[("n", &o.micro_step.to_string())]);
+        place = fill(tr.list_pair, &[("a", &place), ("b", &step)]);
     }
     Some(fill(
         tr.oom_explained,
         &[
             ("where", &place),
-            ("requested", &format_bytes(o.requested)),
+            ("requested", &format::bytes(o.requested)),
             ("tensor", tr.term(o.term)),
-            ("allocated", &format_bytes(o.allocated)),
-            ("fragmented", &format_bytes(o.reserved - o.allocated)),
-            ("largest", &format_bytes(o.largest_free)),
+            ("allocated", &format::bytes(o.allocated)),
+            ("fragmented", &format::bytes(o.reserved - o.allocated)),
+            ("largest", &format::bytes(o.largest_free)),
         ],
     ))
 }

@@ -2,7 +2,7 @@
 //! formula for this config and its bytes.
 
 use estimator::explain::formula;
-use estimator::{Analysis, Component};
+use estimator::{Analysis, Component, Term};
 
 use super::{el, escape};
 use crate::format;
@@ -18,6 +18,12 @@ pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
         .filter(|(term, _)| term.component() == comp)
         .map(|&(term, bytes)| {
             let f = formula(term, &est.config, est.params.total, bytes);
+            // the rounding is simulated, not a product of sizes: words, in the page's language
+            let (symbolic, numbers) = if term == Term::AllocatorRounding {
+                (tr.formula_rounding.to_string(), String::new())
+            } else {
+                (f.symbolic, f.numbers)
+            };
             el(
                 "tr",
                 &[],
@@ -25,13 +31,9 @@ pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
                     + &el(
                         "td",
                         &[("class", "details__formula")],
-                        &(el("code", &[], &escape(&f.symbolic))
+                        &(el("code", &[], &escape(&symbolic))
                             + "<br>"
-                            + &el(
-                                "code",
-                                &[("class", "details__numbers")],
-                                &escape(&f.numbers),
-                            )),
+                            + &el("code", &[("class", "details__numbers")], &escape(&numbers))),
                     )
                     + &el(
                         "td",
@@ -39,7 +41,7 @@ pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
                             ("class", "details__bytes"),
                             ("title", &format::bytes_exact(bytes)),
                         ],
-                        &escape(&estimator::units::format_bytes(bytes)),
+                        &escape(&format::bytes(bytes)),
                     )),
             )
         })
@@ -66,7 +68,7 @@ pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::EN;
+    use crate::i18n::en;
     use estimator::{analyze, gpu, Budget, TrainConfig};
 
     #[test]
@@ -77,7 +79,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let a = analyze(&cfg, &Budget::for_gpu(gpu::find("rtx3090").unwrap())).unwrap();
-        let html = details(&EN, &a, Component::Activations);
+        let html = details(en(), &a, Component::Activations);
         assert!(html.contains("saved block activations"), "{html}");
         assert!(html.contains("12·8·1024·(36·768+16)"), "{html}");
     }

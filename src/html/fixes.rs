@@ -125,7 +125,11 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
             "",
         )
         + &fact(tr.col_tokens, &format::grouped(f.tokens_per_iter), "")
-        + &fact(tr.col_time, &format!("{:.2}×", f.iter_time_ratio), "")
+        + &fact(
+            tr.col_time,
+            &format!("{}×", format::decimal(f.iter_time_ratio, 2)),
+            "",
+        )
         + &fact(tr.col_impact, tr.impact(f.impact), "");
     let fits = f.fits().to_string();
     let peak = f.peak_bytes.to_string();
@@ -188,7 +192,7 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
         &[("class", "fixes__time")],
         &escape(&fill(
             tr.time_now,
-            &[("s", &format!("{:.1}", report.current_seconds))],
+            &[("s", &format::decimal(report.current_seconds, 1))],
         )),
     );
     out
@@ -197,7 +201,7 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::EN;
+    use crate::i18n::en;
     use estimator::fixes::rank_fixes;
     use estimator::{gpu, Budget};
 
@@ -210,7 +214,7 @@ mod tests {
         };
         let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
         let r = rank_fixes(&cfg, &budget, 0.35, false).unwrap();
-        let html = panel(&EN, &r, &cfg, 0);
+        let html = panel(en(), &r, &cfg, 0);
         assert!(html.contains("data-testid=\"top-fix\""));
         assert!(html.contains("batch_size = 8  # was 16"));
         assert!(html.contains("python train.py --batch_size=8 --gradient_accumulation_steps=64"));

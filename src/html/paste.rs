@@ -2,10 +2,10 @@
 
 use estimator::configurator::SkipReason;
 use estimator::paste::{PasteOutcome, Pasted};
-use estimator::units::format_bytes;
 
 use super::{el, escape};
-use crate::i18n::{fill, Strings};
+use crate::format;
+use crate::i18n::{error, fill, Strings};
 
 fn place(tr: &Strings, d: &estimator::oom::Diagnosis) -> String {
     let mut p = d.phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
@@ -31,10 +31,10 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
             message: m,
             diagnosis,
         } => {
-            let size = |b: Option<u128>| b.map_or("?".to_string(), format_bytes);
+            let size = |b: Option<u128>| b.map_or("?".to_string(), format::bytes);
             let others: u128 = m.other_processes.iter().map(|p| p.1).sum();
             let others = if others > 0 {
-                fill(tr.paste_others, &[("gib", &format_bytes(others))])
+                fill(tr.paste_others, &[("gib", &format::bytes(others))])
             } else {
                 String::new()
             };
@@ -82,7 +82,7 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
         Pasted::ConfigFile => lines.push(tr.paste_config.to_string()),
     }
     if let Some(e) = &out.error {
-        lines.push(fill(tr.paste_error, &[("message", &e.to_string())]));
+        lines.push(fill(tr.paste_error, &[("message", &error(tr, e))]));
     }
     for s in &out.skipped {
         let line = s.line.to_string();
@@ -96,7 +96,7 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
             }
             SkipReason::Invalid(e) => fill(
                 tr.paste_skip_invalid,
-                &[("line", &line), ("message", &e.to_string())],
+                &[("line", &line), ("message", &error(tr, e))],
             ),
         });
     }
@@ -109,14 +109,14 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::EN;
+    use crate::i18n::en;
     use estimator::paste::interpret;
     use estimator::query::PageState;
 
     #[test]
     fn reports_lines_not_applied_and_escapes_them() {
         let out = interpret("batch_size = 4\nimport <os>\n", &PageState::default());
-        let html = report(&EN, &out);
+        let html = report(en(), &out);
         assert!(html.contains("Config file applied."));
         assert!(html.contains("line 2 not applied"));
         assert!(html.contains("import &lt;os&gt;"));

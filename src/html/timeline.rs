@@ -244,7 +244,7 @@ fn table(tr: &Strings, a: &Analysis, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::EN;
+    use crate::i18n::en;
     use estimator::{analyze, gpu, Budget, TrainConfig};
 
     #[test]
@@ -258,7 +258,7 @@ mod tests {
         let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
         let a = analyze(&cfg, &budget).unwrap();
         assert!(!a.verdict.fits);
-        let html = chart(&EN, &a, budget.allocator_budget());
+        let html = chart(en(), &a, budget.allocator_budget());
         assert!(html.contains("class=\"chart__oom\""));
         assert!(html.contains("<polyline class=\"chart__allocated\""));
         assert!(html.contains("estimate_loss()"));
@@ -266,6 +266,6 @@ mod tests {
         // it fits with a 48 GB card: no OOM point
         let big = Budget::for_gpu(gpu::find("a6000").unwrap());
         let a = analyze(&cfg, &big).unwrap();
-        assert!(!chart(&EN, &a, big.allocator_budget()).contains("chart__oom"));
+        assert!(!chart(en(), &a, big.allocator_budget()).contains("chart__oom"));
     }
 }

@@ -1,0 +1,160 @@
+// Five languages: each renders with no English prose left, <html lang> and the title right,
+// numbers in the language's format, no clipped or overflowing text at 360 px; the language comes
+// from ?lang=, the stored choice or the browser, and survives a reload and going offline.
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startServer } from '../lib/server.mjs';
+import { open, close, hooks } from '../lib/page.mjs';
+
+const LANGS = ['en', 'zh-Hans', 'zh-Hant', 'ja', 'de'];
+
+/** A language file as key → value (the format src/i18n/table.rs reads). */
+async function strings(ctx, tag) {
+  const text = await readFile(path.join(ctx.root, 'i18n', `${tag}.txt`), 'utf8');
+  const out = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim() || line.trimStart().startsWith('#') || !line.includes(' = ')) continue;
+    const i = line.indexOf(' = ');
+    out[line.slice(0, i).trim()] = line.slice(i + 3).replaceAll('\\n', '\n');
+  }
+  return out;
+}
+
+/** Three or more plain English words: prose, not code (the Rust test uses the same rule). */
+const isProse = (s) => s.split(/\s+/).filter((w) => w.length > 1 && /^[a-z]+$/.test(w)).length >= 3;
+
+/** The English sentences (templates cut at their placeholders) that `tag` translates. */
+async function englishProse(ctx, tag) {
+  const en = await strings(ctx, 'en');
+  const tr = await strings(ctx, tag);
+  const pieces = [];
+  for (const [key, value] of Object.entries(en)) {
+    if (value === tr[key] || !isProse(value)) continue;
+    for (const piece of value.split(/\{[a-z_]+\}/)) {
+      if (isProse(piece)) pieces.push(piece.trim());
+    }
+  }
+  return pieces;
+}
+
+/** Elements whose text is cut off or that stick out of the 360 px viewport. */
+async function overflowing(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    const width = document.documentElement.clientWidth;
+    for (const el of document.querySelectorAll('body *')) {
+      const style = getComputedStyle(el);
+      if (style.display === 'none' || style.visibility === 'hidden' || el.closest('[hidden],details:not([open]) > :not(summary)')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!hasText) continue;
+      // inside a scroll box (a code block) the box is what must fit; it scrolls its content
+      let right = r.right;
+      let left = r.left;
+      for (let a = el.parentElement; a; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') {
+          const ar = a.getBoundingClientRect();
+          right = Math.min(right, ar.right);
+          left = Math.max(left, ar.left);
+        }
+      }
+      if (right > width + 1 || left < -1) bad.push(`${el.tagName}.${el.className}: sticks out (${Math.round(r.left)}..${Math.round(r.right)})`);
+      const clips = (style.overflowX === 'hidden' || style.overflowX === 'clip') || style.textOverflow === 'ellipsis';
+      if (clips && el.scrollWidth > el.clientWidth + 1) bad.push(`${el.tagName}.${el.className}: text clipped "${el.textContent.trim().slice(0, 40)}"`);
+    }
+    if (document.documentElement.scrollWidth > width + 1) bad.push(`page scrolls sideways: ${document.documentElement.scrollWidth}px`);
+    return bad;
+  });
+}
+
+export const tests = {
+  async 'every language: translated main view, <html lang>, title, 360 px without overflow'(ctx) {
+    for (const tag of LANGS) {
+      const tr = await strings(ctx, tag);
+      const page = await open(ctx, `?lang=${tag}&batch_size=16&compile=False`, { viewport: { width: 360, height: 800 } });
+      assert.equal(await page.getAttribute('html', 'lang'), tag);
+      assert.equal(await page.title(), tr.page_title, `${tag}: title`);
+      assert.equal(await page.textContent('.header__tagline'), tr.tagline, `${tag}: tagline`);
+      // the fixes are ranked once typing pauses; wait for them so their text is checked too
+      await page.waitForSelector('[data-testid="fix"]');
+      const body = await page.evaluate(() => document.body.innerText);
+      for (const english of await englishProse(ctx, tag)) {
+        assert.ok(!body.includes(english), `${tag}: English left in the page: "${english}"`);
+      }
+      assert.deepEqual(await overflowing(page), [], `${tag}: overflow at 360 px`);
+      await page.screenshot({ path: path.join(ctx.shots, `lang-${tag}-360.png`), fullPage: true });
+      await close(page);
+    }
+  },
+
+  async 'numbers follow the language: 12,50 GiB and 124.373.760 in German'(ctx) {
+    const page = await open(ctx, '?lang=de&batch_size=8');
+    const total = await page.textContent('[data-testid="total"]');
+    assert.match(total, /^\d+,\d\d GiB$/, total);
+    const tokens = await page.textContent('[data-testid="tokens-per-iter"]');
+    assert.match(tokens, /^\d{1,3}(\.\d{3})+$/, tokens);
+    await close(page);
+    const en = await open(ctx, '?lang=en&batch_size=8');
+    assert.match(await en.textContent('[data-testid="total"]'), /^\d+\.\d\d GiB$/);
+    await close(en);
+  },
+
+  async 'the browser language picks the page language; an unknown ?lang= is named'(ctx) {
+    const context = await ctx.browser.newContext({ locale: 'ja-JP' });
+    const page = await open(ctx, '', { context });
+    assert.equal(await page.getAttribute('html', 'lang'), 'ja');
+    assert.doesNotMatch(page.url(), /lang=/, 'a negotiated language is not written into the URL');
+    await close(page);
+    const bad = await open(ctx, '?lang=xx', { context });
+    assert.equal(await bad.getAttribute('html', 'lang'), 'ja', 'falls back to the browser language');
+    assert.match(await bad.textContent('[data-testid="notice"]'), /lang=xx/);
+    await close(bad);
+    await context.close();
+  },
+
+  async 'the picker switches, remembers the choice, and links keep the language only on request'(ctx) {
+    const context = await ctx.browser.newContext({ locale: 'en-US' });
+    const page = await open(ctx, '?batch_size=8', { context });
+    const before = await hooks(page);
+    const de = await strings(ctx, 'de');
+    await page.selectOption('[data-testid="lang"]', 'de');
+    await page.waitForFunction(() => document.documentElement.lang === 'de');
+    assert.equal(await page.textContent('.header__tagline'), de.tagline);
+    assert.deepEqual(await hooks(page), before, 'same numbers in another language');
+    assert.doesNotMatch(page.url(), /lang=/);
+    await page.reload();
+    await page.waitForSelector('[data-testid="total"]');
+    assert.equal(await page.getAttribute('html', 'lang'), 'de', 'the choice survives a reload');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.click('[data-testid="copy-link"]');
+    assert.doesNotMatch(await page.evaluate(() => navigator.clipboard.readText()), /lang=/);
+    await page.check('[data-testid="link-lang"]');
+    await page.click('[data-testid="copy-link"]');
+    assert.match(await page.evaluate(() => navigator.clipboard.readText()), /batch_size=8.*lang=de/);
+    await close(page);
+    await context.close();
+  },
+
+  async 'offline: a language opened once works with the server stopped'(ctx) {
+    const server = await startServer(path.join(ctx.root, 'dist'));
+    const context = await ctx.browser.newContext({ locale: 'en-US' });
+    const page = await open({ ...ctx, base: server.url }, '?lang=zh-Hant', { context });
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+      if (!navigator.serviceWorker.controller) {
+        await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
+      }
+    });
+    await server.close();
+    // never opened before, but precached with the build
+    await page.goto(`${server.url}/?lang=ja`);
+    await page.waitForSelector('[data-testid="total"]');
+    assert.equal(await page.getAttribute('html', 'lang'), 'ja');
+    page.errors.length = 0; // the failed network navigation is logged before the cache answers
+    await close(page);
+    await context.close();
+  },
+};
