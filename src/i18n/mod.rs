@@ -274,7 +274,7 @@ pub const FIX_KINDS: [estimator::fixes::FixKind; 18] = {
 };
 
 /// Terms in the order of [`Strings::terms`].
-pub const TERMS: [Term; 23] = [
+pub const TERMS: [Term; 25] = [
     Term::Params,
     Term::MaskBuffers,
     Term::AdamState,
@@ -298,6 +298,8 @@ pub const TERMS: [Term; 23] = [
     Term::CublasWorkspace,
     Term::TokenIds,
     Term::AllocatorRounding,
+    Term::DdpBuckets,
+    Term::DdpRebuiltBuckets,
 ];
 
 /// Moments in the order of [`Strings::moments`].

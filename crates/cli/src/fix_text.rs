@@ -144,5 +144,7 @@ pub fn term_name(t: estimator::Term) -> &'static str {
         CublasWorkspace => "cuBLAS workspace",
         TokenIds => "token ids",
         AllocatorRounding => "allocator rounding",
+        DdpBuckets => "DDP gradient buckets",
+        DdpRebuiltBuckets => "DDP buckets being rebuilt (old set not yet freed)",
     }
 }

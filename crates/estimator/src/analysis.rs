@@ -54,6 +54,17 @@ impl Analysis {
             })
     }
 
+    /// Per-GPU peaks of a DDP run, from the replay (`None` on one GPU).
+    pub fn ranks(&self) -> Option<crate::ddp::Ranks> {
+        let phase = |p| self.phase_bytes(p).unwrap_or(0);
+        crate::ddp::Ranks::new(
+            &self.estimate.config,
+            phase(Phase::TrainFirstIter),
+            phase(Phase::TrainSteady),
+            phase(Phase::Eval).max(phase(Phase::EvalAfterStep)),
+        )
+    }
+
     /// Where the run fails on the card, if it does.
     pub fn oom(&self) -> Option<&OomEvent> {
         self.on_card.oom.as_ref()

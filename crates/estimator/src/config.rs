@@ -123,6 +123,9 @@ pub struct TrainConfig {
     pub vocab_size: u32,
     pub attention: Attention,
     pub allocator: Allocator,
+    /// Processes training together under DDP (`torchrun --nproc_per_node × nodes`; train.py reads
+    /// `WORLD_SIZE`). 1: a single GPU, no DDP.
+    pub world_size: u32,
 }
 
 impl Default for TrainConfig {
@@ -144,6 +147,7 @@ impl Default for TrainConfig {
             vocab_size: 50304,
             attention: Attention::Flash,
             allocator: Allocator::Default,
+            world_size: 1,
         }
     }
 }
@@ -191,7 +195,11 @@ pub const FIELDS: &[Field] = &[
     int("vocab_size", 1, 4_194_304),
     choice("attention", Attention::NAMES),
     choice("allocator", Allocator::NAMES),
+    int("world_size", 1, MAX_WORLD_SIZE),
 ];
+
+/// The largest DDP world vramfit models (nodes × GPUs per node).
+pub const MAX_WORLD_SIZE: u32 = 64;
 
 const fn int(key: &'static str, min: u32, max: u32) -> Field {
     Field {
@@ -263,6 +271,7 @@ pub const FIELDS_JSON_ORDER: &[&str] = &[
     "vocab_size",
     "attention",
     "allocator",
+    "world_size",
 ];
 
 /// Looks up a memory-relevant key.
@@ -376,6 +385,7 @@ impl TrainConfig {
             "eval_iters" => self.eval_iters = n,
             "eval_interval" => self.eval_interval = n,
             "max_iters" => self.max_iters = n,
+            "world_size" => self.world_size = n,
             _ => self.vocab_size = n,
         }
     }
@@ -399,6 +409,7 @@ impl TrainConfig {
             "vocab_size" => PyValue::Int(self.vocab_size.into()),
             "attention" => PyValue::Str(self.attention.as_str().into()),
             "allocator" => PyValue::Str(self.allocator.as_str().into()),
+            "world_size" => PyValue::Int(self.world_size.into()),
             _ => return None,
         })
     }
@@ -411,6 +422,20 @@ impl TrainConfig {
                 self.clone().set(f.key, &v)?;
             }
         }
+        // train.py: `assert gradient_accumulation_steps % ddp_world_size == 0`
+        if !self
+            .gradient_accumulation_steps
+            .is_multiple_of(self.world_size)
+        {
+            return Err(ConfigError::new(
+                "gradient_accumulation_steps",
+                self.gradient_accumulation_steps,
+                Problem::NotDivisibleBy {
+                    divisor_key: "world_size",
+                    divisor: self.world_size.into(),
+                },
+            ));
+        }
         if !self.n_embd.is_multiple_of(self.n_head) {
             return Err(ConfigError::new(
                 "n_embd",
@@ -422,6 +447,17 @@ impl TrainConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Micro-steps each process runs per iteration: train.py divides
+    /// `gradient_accumulation_steps` by the world size.
+    pub fn accum_per_rank(&self) -> u32 {
+        self.gradient_accumulation_steps / self.world_size.max(1)
+    }
+
+    /// Whether the run is DDP (more than one process).
+    pub fn is_ddp(&self) -> bool {
+        self.world_size > 1
     }
 
     /// Sequences per optimizer step (`batch_size × gradient_accumulation_steps`).

@@ -325,6 +325,9 @@ impl Configurator {
             i += 1;
         }
         out.world_size = nproc.saturating_mul(nnodes);
+        // each process runs train.py: the world size is part of the run (range-checked here)
+        self.cfg
+            .set("world_size", &PyValue::Int(out.world_size.into()))?;
         for arg in &words[script + 1..] {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;

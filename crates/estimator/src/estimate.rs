@@ -58,6 +58,17 @@ impl Estimate {
         .expect("a run always evaluates at iteration 0")
     }
 
+    /// Per-GPU peaks of a DDP run (`None` on one GPU).
+    pub fn ranks(&self) -> Option<crate::ddp::Ranks> {
+        crate::ddp::Ranks::new(
+            &self.config,
+            self.phase_bytes(Phase::TrainFirstIter),
+            self.phase_bytes(Phase::TrainSteady),
+            self.phase_bytes(Phase::Eval)
+                .max(self.phase_bytes(Phase::EvalAfterStep)),
+        )
+    }
+
     /// The six bar segments at the overall peak; they sum exactly to [`Estimate::peak_bytes`].
     pub fn components(&self) -> Components {
         self.peak().terms.components()

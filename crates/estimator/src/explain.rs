@@ -140,6 +140,7 @@ pub fn formula(term: Term, cfg: &TrainConfig, total_params: u64, bytes: u128) ->
             let n = multiple(bytes, 8 * bt, 0);
             f(&format!("{n}·8·B·T"), format!("{n}·8·{b}·{t}"))
         }
+        Term::DdpBuckets | Term::DdpRebuiltBuckets => f("4·P", format!("4·{p}")),
         Term::AllocatorRounding => f(
             "blocks rounded to 512 B; large blocks keep a tail ≤ 1 MiB",
             "simulated".into(),

@@ -19,6 +19,7 @@ pub mod allocator_rounding;
 pub mod analysis;
 pub mod config;
 pub mod configurator;
+pub mod ddp;
 pub mod error;
 pub mod estimate;
 pub mod explain;

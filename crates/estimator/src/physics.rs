@@ -708,7 +708,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
 /// Every candidate peak of a run: iteration 0, a steady iteration, the first and later evals.
 /// `z_eval` are the sizes `estimate_loss()` runs at (the same as `z` unless patched).
 pub fn moments(cfg: &TrainConfig, z: &Sizes, z_eval: &Sizes) -> Vec<MomentBytes> {
-    let ga = cfg.gradient_accumulation_steps;
+    let ga = cfg.accum_per_rank();
     let mut all = Vec::new();
     let step = |phase, index, adam, first_of_run: bool| MicroStep {
         phase,
@@ -734,6 +734,20 @@ pub fn moments(cfg: &TrainConfig, z: &Sizes, z_eval: &Sizes) -> Vec<MomentBytes>
     // train.py evaluates at every multiple of eval_interval up to max_iters
     if cfg.max_iters >= cfg.eval_interval {
         all.extend(eval_pass(z_eval, Phase::EvalAfterStep));
+    }
+    // DDP (ddp.rs): the buckets exist from before the first eval; the old set may survive
+    // into the first steady iteration
+    let buckets: u128 = crate::ddp::bucket_bytes(cfg)
+        .iter()
+        .map(|&b| crate::allocator::round_size(b))
+        .sum();
+    if buckets > 0 {
+        for m in &mut all {
+            m.terms.add(Term::DdpBuckets, buckets);
+            if m.phase == Phase::TrainSteady {
+                m.terms.add(Term::DdpRebuiltBuckets, buckets);
+            }
+        }
     }
     all
 }

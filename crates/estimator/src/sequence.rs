@@ -1125,12 +1125,17 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     let workspace = gpu.cublas_workspace_bytes();
     let mut g = Gen::new(cfg, workspace, patches);
     g.model_load();
+    // DDP(model): the Reducer's gradient buckets, before the first batch (ddp.rs)
+    let bucket_sizes = crate::ddp::bucket_bytes(cfg);
+    for &b in &bucket_sizes {
+        g.a(b, Term::DdpBuckets);
+    }
     let mut xy = g.batch();
     // the forward thread's workspace: created by the first matmul (in the first eval forward)
     g.mark(Some(Phase::Eval), Stage::Eval, 0);
     g.a(workspace, Term::CublasWorkspace);
     g.estimate_loss(Phase::Eval);
-    let micro = cfg.gradient_accumulation_steps.min(MAX_MICRO_STEPS);
+    let micro = cfg.accum_per_rank().min(MAX_MICRO_STEPS);
     let mut adam: Vec<T> = Vec::new();
     let mut logits: T = None;
     let mut first_backward = true;
@@ -1140,7 +1145,18 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         Phase::TrainSteady,
         STEADY_ITERATIONS as usize,
     ));
-    for phase in phases {
+    for (iteration, phase) in phases.enumerate() {
+        // DDP rebuilds its buckets at iteration 1's first forward and the old set may live
+        // through the iteration (ddp.rs): a second set, freed at its end
+        let old_buckets: Vec<T> = if iteration == 1 {
+            g.mark(Some(phase), Stage::Forward, 1);
+            bucket_sizes
+                .iter()
+                .map(|&b| g.a(b, Term::DdpRebuiltBuckets))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut grads: Vec<T> = Vec::new();
         for i in 1..=micro {
             g.micro_step(phase, i, &mut logits, &mut xy, &mut grads, first_backward);
@@ -1149,6 +1165,7 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         g.optimizer_step(phase, &mut adam);
         g.mark(Some(phase), Stage::ZeroGrad, 0);
         g.free_all(&grads);
+        g.free_all(&old_buckets);
     }
     if cfg.max_iters >= cfg.eval_interval {
         g.estimate_loss(Phase::EvalAfterStep);

@@ -5,7 +5,7 @@ use crate::config::{Allocator, Attention, TrainConfig, FIELDS_JSON_ORDER};
 
 /// Keys vramfit knows that are not train.py settings (they come from the data, PyTorch or the
 /// environment), so they never appear in a config file or on train.py's command line.
-const NOT_TRAIN_PY: &[&str] = &["vocab_size", "attention", "allocator"];
+const NOT_TRAIN_PY: &[&str] = &["vocab_size", "attention", "allocator", "world_size"];
 
 /// `(key, value)` of each train.py setting where `cfg` differs from `base`, as Python literals.
 pub fn differing(cfg: &TrainConfig, base: &TrainConfig) -> Vec<(&'static str, String)> {
@@ -117,12 +117,25 @@ pub fn command_line(cfg: &TrainConfig, base: Option<&TrainConfig>) -> String {
     } else {
         ""
     };
-    let mut line = format!("{env}python train.py");
+    let mut line = format!("{env}{} train.py", launcher(cfg.world_size));
     for f in flags {
         line.push(' ');
         line += &f;
     }
     line
+}
+
+/// How train.py is started for `world_size` processes: python for one, torchrun for DDP (one
+/// node up to 8 GPUs; 8 per node beyond, as nanoGPT's README launches multi-node runs).
+pub fn launcher(world_size: u32) -> String {
+    match world_size {
+        0 | 1 => "python".into(),
+        n if n <= 8 || n % 8 != 0 => format!("torchrun --standalone --nproc_per_node={n}"),
+        n => format!(
+            "torchrun --nnodes={} --node_rank=0 --master_addr=HOST --master_port=1234 --nproc_per_node=8",
+            n / 8
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -157,6 +170,20 @@ mod tests {
             command_line(&cfg, Some(&before)),
             "python train.py --batch_size=8"
         );
+    }
+
+    #[test]
+    fn world_size_is_the_launcher() {
+        let cfg = TrainConfig {
+            world_size: 4,
+            ..TrainConfig::default()
+        };
+        assert_eq!(config_file(&cfg, None), "");
+        assert_eq!(
+            command_line(&cfg, None),
+            "torchrun --standalone --nproc_per_node=4 train.py"
+        );
+        assert!(launcher(16).starts_with("torchrun --nnodes=2 "));
     }
 
     #[test]

@@ -90,10 +90,14 @@ pub enum Term {
     /// What the caching allocator counts beyond the requested bytes: blocks rounded to 512 B,
     /// and large blocks not split when the remainder would be 1 MiB or less.
     AllocatorRounding,
+    /// DDP's flat fp32 gradient buckets (ddp.rs), on every rank.
+    DdpBuckets,
+    /// The old bucket set a rank may still hold after DDP rebuilds its buckets (iteration 1).
+    DdpRebuiltBuckets,
 }
 
 /// Every term, in declaration order (`Term as usize` indexes it).
-pub const ALL_TERMS: [Term; 23] = [
+pub const ALL_TERMS: [Term; 25] = [
     Term::Params,
     Term::MaskBuffers,
     Term::AdamState,
@@ -117,6 +121,8 @@ pub const ALL_TERMS: [Term; 23] = [
     Term::CublasWorkspace,
     Term::TokenIds,
     Term::AllocatorRounding,
+    Term::DdpBuckets,
+    Term::DdpRebuiltBuckets,
 ];
 
 impl Term {
@@ -125,7 +131,9 @@ impl Term {
         match self {
             Params | MaskBuffers => Component::Params,
             AdamState => Component::Optimizer,
-            Grads | FreshGrads | TiedWeightGrad => Component::Gradients,
+            Grads | FreshGrads | TiedWeightGrad | DdpBuckets | DdpRebuiltBuckets => {
+                Component::Gradients
+            }
             BlockActivations | FinalActivations | EmbeddingDropoutMask | WeightCopies
             | ForwardLocals | BlockTransient => Component::Activations,
             Logits | PrevLogits | StaleTrainLogits | LogSoftmax | LossFp32Copy | LossGrads
@@ -161,6 +169,8 @@ impl Term {
             CublasWorkspace => "cublas_workspace",
             TokenIds => "token_ids",
             AllocatorRounding => "allocator_rounding",
+            DdpBuckets => "ddp_buckets",
+            DdpRebuiltBuckets => "ddp_rebuilt_buckets",
         }
     }
 }
