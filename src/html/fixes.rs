@@ -14,7 +14,7 @@ use crate::i18n::{fill, Strings};
 pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (String, String) {
     let c = &f.config;
     let n = |x: u32| x.to_string();
-    let values: [(&str, String); 17] = [
+    let values: [(&str, String); 19] = [
         ("batch", n(c.batch_size)),
         ("accum", n(c.gradient_accumulation_steps)),
         ("old_batch", n(from.batch_size)),
@@ -35,6 +35,8 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
         ("old_eff", format::grouped(from.effective_batch())),
         ("params", format::params(f.params_reported)),
         ("freed", format::gib(freed)),
+        ("world", n(c.world_size)),
+        ("old_world", n(from.world_size)),
     ];
     let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut why = fill(tr.fix_why(f.kind), &pairs);

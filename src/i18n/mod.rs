@@ -112,9 +112,9 @@ strings! {
     /// Fix titles in [`FIX_KINDS`] order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
     /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
     /// {eval_iters} {eff} {old_eff} {params} {freed}`.
-    fix_titles[21],
+    fix_titles[20],
     /// One sentence of why, same order and placeholders.
-    fix_why[21],
+    fix_why[20],
     /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
     effective_not_kept,
     /// What a fix changes in training, in [`estimator::fixes::Impact`] order.
@@ -249,7 +249,7 @@ pub const STAGES: [estimator::sequence::Stage; 7] = {
 };
 
 /// Fix kinds in the order of [`Strings::fix_titles`].
-pub const FIX_KINDS: [estimator::fixes::FixKind; 18] = {
+pub const FIX_KINDS: [estimator::fixes::FixKind; 20] = {
     use estimator::fixes::FixKind::*;
     [
         MicroBatchKeepEffective,
@@ -270,6 +270,8 @@ pub const FIX_KINDS: [estimator::fixes::FixKind; 18] = {
         FreeTheCard,
         CompileOff,
         EvalItersNoEffect,
+        AddGpus,
+        ShardOptimizer,
     ]
 };
 

@@ -13,7 +13,7 @@ Config files and --key=value overrides are applied in order, exactly as train.py
 nanoGPT keys: n_layer n_head n_embd block_size batch_size gradient_accumulation_steps dropout bias
   dtype compile eval_iters eval_interval max_iters (and train.py's other keys, which do not change
   memory); plus vocab_size (default 50304; 65 for shakespeare_char), attention (flash | manual)
-  and allocator (default | expandable_segments).
+  and allocator (default | expandable_segments), and world_size (DDP processes, 1-64).
 
 options:
   --gpu NAME          the card (default h100, the kind the calibration runs used); --list-gpus
@@ -22,6 +22,10 @@ options:
   --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
   --other-gib X       memory other processes use on the card, e.g. a desktop (default 0)
   --mfu X             model-FLOPs utilisation for the speed model (default 0.35)
+  --nproc_per_node N  DDP: processes per node, as torchrun takes it (world_size = N × nnodes)
+  --nnodes N          DDP: nodes (default 1)
+  --link-gbps X       GPU-to-GPU bandwidth per direction for the all-reduce, GB/s (default: the
+                      card's: PCIe 4.0 x16 = 32, NVLink bridge = 56.25, A100 NVLink = 300)
   --oom-message FILE  a CUDA out-of-memory message (or a log holding one; - for stdin): reads
                       its numbers, infers the card, and says which tensor of this config failed
   --json              one JSON object on stdout
@@ -45,6 +49,9 @@ pub struct Args {
     pub context_gib: Option<f64>,
     pub other_gib: Option<f64>,
     pub mfu: Option<f64>,
+    pub nproc_per_node: Option<u32>,
+    pub nnodes: Option<u32>,
+    pub link_gbps: Option<f64>,
     pub oom_message: Option<String>,
     pub json: bool,
     pub help: bool,
@@ -69,6 +76,10 @@ const VALUE_OPTIONS: &[&str] = &[
     "other-gib",
     "mfu",
     "oom-message",
+    "nproc_per_node",
+    "nproc-per-node",
+    "nnodes",
+    "link-gbps",
 ];
 
 pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
@@ -118,7 +129,34 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                     .parse::<f64>()
                     .map_err(|_| ArgError(format!("--{name}={value} is not a number of GiB")))
             };
+            let count = || {
+                value
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=estimator::config::MAX_WORLD_SIZE).contains(n))
+                    .ok_or_else(|| {
+                        ArgError(format!(
+                            "--{name}={value} is not a number of processes from 1 to {}",
+                            estimator::config::MAX_WORLD_SIZE
+                        ))
+                    })
+            };
             match name {
+                "nproc_per_node" | "nproc-per-node" => args.nproc_per_node = Some(count()?),
+                "nnodes" => args.nnodes = Some(count()?),
+                "link-gbps" => args.link_gbps = Some(
+                    value
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && *x > 0.0 && *x <= 10_000.0)
+                        .ok_or_else(|| {
+                            ArgError(format!(
+                                "--link-gbps={value} is not a bandwidth in GB/s (above 0 to 10000)"
+                            ))
+                        })?,
+                ),
                 "gpu" => args.gpu = Some(value.clone()),
                 "oom-message" => args.oom_message = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),

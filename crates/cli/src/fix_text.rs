@@ -43,6 +43,11 @@ pub fn title(f: &Fix, from: &TrainConfig) -> String {
         FixKind::FreeTheCard => "close other processes / the desktop on this card".into(),
         FixKind::CompileOff => "compile=False (raises memory)".into(),
         FixKind::EvalItersNoEffect => format!("eval_iters {} (no effect on memory)", c.eval_iters),
+        FixKind::AddGpus => format!("{} GPUs (was {})", c.world_size, from.world_size),
+        FixKind::ShardOptimizer => format!(
+            "ZeRO-1: shard AdamW's state over {} GPUs (patch train.py)",
+            c.world_size
+        ),
     }
 }
 
@@ -101,6 +106,11 @@ pub fn why(f: &Fix, from: &TrainConfig, freed: u128) -> String {
         FixKind::EvalItersNoEffect => {
             "Each eval batch is freed before the next; only the previous batch's logits survive, whatever eval_iters is.".into()
         }
+        FixKind::AddGpus => "Every GPU still holds the whole model, its AdamW state and a micro-batch, plus DDP's gradient buckets: it does not lower the peak per GPU; it makes each iteration faster.".into(),
+        FixKind::ShardOptimizer => format!(
+            "ZeroRedundancyOptimizer keeps about 1/{} of exp_avg and exp_avg_sq on each GPU; the all-reduce traffic stays the same.",
+            f.config.world_size
+        ),
     }
 }
 
@@ -114,6 +124,7 @@ pub fn impact(i: Impact) -> &'static str {
         Impact::ContextLength => "context length",
         Impact::ModelCapacity => "model capacity",
         Impact::NotAFix => "not a fix",
+        Impact::MoreGpus => "more GPUs",
     }
 }
 

@@ -53,7 +53,13 @@ fn main() -> ExitCode {
     }
 
     let mut conf = Configurator::new();
-    for source in &args.sources {
+    let mut sources = args.sources.clone();
+    // torchrun's process count, after the config files and overrides
+    if args.nproc_per_node.is_some() || args.nnodes.is_some() {
+        let world = args.nproc_per_node.unwrap_or(1) * args.nnodes.unwrap_or(1);
+        sources.push(Source::Override(format!("--world_size={world}")));
+    }
+    for source in &sources {
         match source {
             Source::File(path) => {
                 let text = match read_config(path) {
@@ -136,6 +142,9 @@ fn main() -> ExitCode {
         }
         budget.cap_bytes = m.allowed_bytes;
     }
+    if let Some(link) = args.link_gbps {
+        budget.gpu.link_gbps = link;
+    }
     if args.vram_gib.is_some() && args.gpu.is_none() {
         budget.gpu.name = "custom card";
         budget.gpu.id = "custom";
@@ -159,6 +168,7 @@ fn main() -> ExitCode {
         est,
         budget: &budget,
         skipped,
+        mfu,
     };
     for w in &answer.skipped {
         eprintln!("vramfit: warning: {w}");

@@ -22,6 +22,67 @@ pub struct Answer<'a> {
     pub fixes: Option<FixReport>,
     /// A pasted out-of-memory message and what this config says failed.
     pub message: Option<(OomMessage, Option<Diagnosis>)>,
+    /// Model-FLOPs utilisation the speed model assumes.
+    pub mfu: f64,
+}
+
+impl Answer<'_> {
+    /// This run's time per iteration, the all-reduce under DDP included.
+    fn time(&self) -> estimator::speed::IterTime {
+        estimator::speed::iter_time(
+            &self.est.config,
+            self.est.params.reported,
+            &self.budget.gpu,
+            estimator::Patches::default(),
+            self.mfu,
+        )
+    }
+}
+
+/// Per-GPU memory and time of a DDP run; null on one GPU.
+fn ddp_json(a: &Answer) -> Json {
+    let Some(r) = a.analysis.ranks() else {
+        return Json::Null;
+    };
+    let t = a.time();
+    let last = r.world_size - 1;
+    let others = if last == 1 {
+        "1".to_string()
+    } else {
+        format!("1-{last}")
+    };
+    Json::obj([
+        ("world_size", Json::from(r.world_size)),
+        ("accum_per_rank", Json::from(r.accum_per_rank)),
+        ("worst_rank", Json::from(estimator::ddp::Ranks::WORST_RANK)),
+        ("bucket_bytes", Json::from(r.bucket_bytes)),
+        ("rebuild_transient_bytes", Json::from(r.rebuild_bytes)),
+        (
+            "steady_without_rebuild_bytes",
+            Json::from(r.steady_without_rebuild),
+        ),
+        (
+            "per_rank",
+            Json::Arr(vec![
+                Json::obj([
+                    ("ranks", Json::from("0")),
+                    ("peak_bytes", Json::from(r.rank0_peak)),
+                    ("runs_estimate_loss", Json::from(true)),
+                ]),
+                Json::obj([
+                    ("ranks", Json::from(others.as_str())),
+                    ("peak_bytes", Json::from(r.other_ranks_peak)),
+                    ("runs_estimate_loss", Json::from(false)),
+                ]),
+            ]),
+        ),
+        ("link_gbps", Json::Num(a.budget.gpu.link_gbps)),
+        ("allreduce_bytes", Json::from(t.allreduce_bytes)),
+        ("allreduce_seconds", Json::Num(t.allreduce_seconds)),
+        ("exposed_allreduce_seconds", Json::Num(t.exposed_seconds)),
+        ("single_gpu_iter_seconds", Json::Num(t.single_gpu_seconds)),
+        ("speedup", Json::Num(t.speedup())),
+    ])
 }
 
 fn py_json(v: PyValue) -> Json {
@@ -297,6 +358,7 @@ pub fn to_json(a: &Answer) -> Json {
             ]),
         ),
         ("simulated_oom", oom_json(an)),
+        ("ddp", ddp_json(a)),
         ("oom", message_json(a)),
         ("diagnosis", diagnosis_json(a)),
         ("fixes", fixes_json(a)),
@@ -376,6 +438,29 @@ pub fn to_text(a: &Answer) -> String {
         cfg.effective_batch(),
         cfg.tokens_per_iter()
     ));
+    if let Some(r) = a.analysis.ranks() {
+        let t = a.time();
+        line(format!(
+            "ddp       world_size {}: {} micro-steps per GPU ({} ÷ {}); ≈ {:.2} s per iteration, {:.2}× one GPU (all-reduce of {} over {} GB/s: {:.2} s, {:.2} s not hidden)",
+            r.world_size,
+            r.accum_per_rank,
+            cfg.gradient_accumulation_steps,
+            r.world_size,
+            t.seconds,
+            t.speedup(),
+            format_bytes(t.allreduce_bytes),
+            g.link_gbps,
+            t.allreduce_seconds,
+            t.exposed_seconds
+        ));
+        line(format!(
+            "          per GPU: rank 0 (runs estimate_loss()) {} · other ranks {} · DDP buckets {} on every rank; the steady peak counts a second set while DDP rebuilds them ({} without)",
+            format_bytes(r.rank0_peak),
+            format_bytes(r.other_ranks_peak),
+            format_bytes(r.bucket_bytes),
+            format_bytes(r.steady_without_rebuild)
+        ));
+    }
     line(format!(
         "settings  block_size {}, {}, compile={}, {} attention, dropout {}, bias={}, allocator {}",
         cfg.block_size,

@@ -286,3 +286,61 @@ fn oom_message_from_stdin_and_unreadable_files() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read the out-of-memory message"));
 }
+
+#[test]
+fn ddp_per_gpu_memory_and_time() {
+    let one = json(&["--batch_size=8", "--gradient_accumulation_steps=8"]);
+    assert!(one["ddp"].is_null());
+    let two = json(&[
+        "--batch_size=8",
+        "--gradient_accumulation_steps=8",
+        "--nproc_per_node=2",
+        "--link-gbps=32",
+    ]);
+    let d = &two["ddp"];
+    assert_eq!(d["world_size"], 2);
+    assert_eq!(d["accum_per_rank"], 4);
+    assert_eq!(d["worst_rank"], 0);
+    assert_eq!(d["link_gbps"], 32.0);
+    // tokens per iteration are as given: the processes share the micro-steps
+    assert_eq!(two["tokens_per_iter"], one["tokens_per_iter"]);
+    let buckets = d["bucket_bytes"].as_u64().unwrap();
+    assert!(buckets >= 4 * 124_373_760);
+    // every GPU holds the whole run plus DDP's buckets (and, while they are rebuilt, a second set)
+    let steady = |v: &Value| v["peak_bytes"]["train_steady"].as_u64().unwrap();
+    // (the replay's block rounding of the 20 buckets adds a few MiB)
+    let added = steady(&two) - steady(&one);
+    assert!(
+        added >= 2 * buckets && added < 2 * buckets + (32 << 20),
+        "{added}"
+    );
+    assert_eq!(
+        d["steady_without_rebuild_bytes"].as_u64().unwrap(),
+        steady(&two) - buckets
+    );
+    let speedup = d["speedup"].as_f64().unwrap();
+    assert!(speedup > 1.5 && speedup <= 2.0, "{speedup}");
+    // add_gpus is always listed, with its true memory effect
+    let fixes = one["fixes"].as_array().unwrap();
+    let add = fixes.iter().find(|f| f["id"] == "add_gpus").unwrap();
+    assert!(add["saving_bytes"].as_i64().unwrap() < 0);
+    assert_eq!(add["impact"], "not_a_fix");
+    assert!(two["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["id"] == "shard_optimizer" && f["saving_bytes"].as_i64().unwrap() > 0));
+    // train.py's rule, with torchrun's own flag names
+    let out = run(&[
+        "--nnodes=2",
+        "--nproc-per-node=2",
+        "--gradient_accumulation_steps=6",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "vramfit: gradient_accumulation_steps=6 must be divisible by world_size=4"
+    );
+    let out = run(&["--nproc_per_node=65"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -26,41 +26,6 @@ pub const FIRST_BUCKET_BYTES: u128 = 1 << 20;
 /// DDP's `bucket_cap_mb` default (25) in bytes.
 pub const BUCKET_CAP_BYTES: u128 = 25 << 20;
 
-/// The fp32 parameter tensors of model.py's GPT in `model.parameters()` order (the tied
-/// wte/lm_head weight once), in bytes.
-pub fn parameter_bytes(cfg: &TrainConfig) -> Vec<u128> {
-    let (c, v, t) = (
-        u128::from(cfg.n_embd),
-        u128::from(cfg.vocab_size),
-        u128::from(cfg.block_size),
-    );
-    let mut out = vec![4 * v * c, 4 * t * c];
-    for _ in 0..cfg.n_layer {
-        for (fan_in, fan_out, layer_norm) in [
-            (c, 3 * c, true),
-            (c, c, false),
-            (c, 4 * c, true),
-            (4 * c, c, false),
-        ] {
-            if layer_norm {
-                out.push(4 * c);
-                if cfg.bias {
-                    out.push(4 * c);
-                }
-            }
-            out.push(4 * fan_in * fan_out);
-            if cfg.bias {
-                out.push(4 * fan_out);
-            }
-        }
-    }
-    out.push(4 * c);
-    if cfg.bias {
-        out.push(4 * c);
-    }
-    out
-}
-
 /// The bytes of each of DDP's gradient buckets, in the order the Reducer allocates them
 /// (`compute_bucket_assignment_by_size` over the reversed parameters). Empty without DDP.
 pub fn bucket_bytes(cfg: &TrainConfig) -> Vec<u128> {
@@ -69,8 +34,8 @@ pub fn bucket_bytes(cfg: &TrainConfig) -> Vec<u128> {
     }
     let mut buckets = Vec::new();
     let (mut size, mut limit) = (0u128, FIRST_BUCKET_BYTES);
-    for p in parameter_bytes(cfg).into_iter().rev() {
-        size += p;
+    for p in crate::params::tensors(cfg).into_iter().rev() {
+        size += p.bytes;
         if size >= limit {
             buckets.push(size);
             size = 0;
@@ -81,6 +46,41 @@ pub fn bucket_bytes(cfg: &TrainConfig) -> Vec<u128> {
         buckets.push(size);
     }
     buckets
+}
+
+/// Which parameter tensors (in [`crate::params::tensors`] order) rank 0 keeps AdamW state for
+/// under ZeRO-1 (`torch.distributed.optim.ZeroRedundancyOptimizer`): each param group's tensors,
+/// largest first, go to the rank holding the fewest elements so far (the lowest rank on a tie),
+/// the counts carrying over from group to group — `_partition_parameters`. nanoGPT's groups:
+/// the decayed tensors, then the rest.
+pub fn zero1_rank0_owns(cfg: &TrainConfig) -> Vec<bool> {
+    let tensors = crate::params::tensors(cfg);
+    let world = cfg.world_size.max(1) as usize;
+    let mut load = vec![0u128; world];
+    let mut owner = vec![0usize; tensors.len()];
+    for decay in [true, false] {
+        let mut group: Vec<usize> = (0..tensors.len())
+            .filter(|&i| tensors[i].decay == decay)
+            .collect();
+        // a stable sort, as Python's sorted(..., reverse=True) keeps equal sizes in order
+        group.sort_by(|&a, &b| tensors[b].bytes.cmp(&tensors[a].bytes));
+        for i in group {
+            let rank = (0..world).min_by_key(|&r| (load[r], r)).unwrap_or(0);
+            owner[i] = rank;
+            load[rank] += tensors[i].bytes;
+        }
+    }
+    owner.into_iter().map(|r| r == 0).collect()
+}
+
+/// fp32 parameter bytes rank 0 keeps AdamW state for under ZeRO-1 (all of them without DDP).
+pub fn zero1_rank0_bytes(cfg: &TrainConfig) -> u128 {
+    crate::params::tensors(cfg)
+        .iter()
+        .zip(zero1_rank0_owns(cfg))
+        .filter(|(_, own)| *own)
+        .map(|(t, _)| t.bytes)
+        .sum()
 }
 
 /// What each GPU of a DDP run holds, beside the single-GPU physics.
@@ -143,18 +143,6 @@ mod tests {
     use crate::params::ParamCounts;
 
     #[test]
-    fn parameters_are_every_tensor_once() {
-        for bias in [false, true] {
-            let cfg = TrainConfig {
-                bias,
-                ..TrainConfig::default()
-            };
-            let sum: u128 = parameter_bytes(&cfg).iter().sum();
-            assert_eq!(sum, 4 * u128::from(ParamCounts::of(&cfg).total));
-        }
-    }
-
-    #[test]
     fn buckets_hold_every_gradient_first_one_small() {
         let cfg = TrainConfig {
             world_size: 2,
@@ -169,5 +157,25 @@ mod tests {
         assert_eq!(b[0], 4 * 768 + 4 * 4 * 768 * 768);
         assert!(b[1..b.len() - 1].iter().all(|&x| x >= BUCKET_CAP_BYTES));
         assert!(bucket_bytes(&TrainConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn zero1_gives_rank_0_about_its_share() {
+        let total = 4 * u128::from(ParamCounts::of(&TrainConfig::default()).total);
+        for world in [2u32, 4, 8] {
+            let cfg = TrainConfig {
+                world_size: world,
+                gradient_accumulation_steps: 40,
+                ..TrainConfig::default()
+            };
+            let share = zero1_rank0_bytes(&cfg) as f64 / total as f64;
+            // wte alone is 124M's largest tensor (31 %): rank 0 gets it first
+            let ideal = 1.0 / f64::from(world);
+            assert!(
+                share >= ideal * 0.95 && share <= (ideal * 1.05).max(0.32),
+                "{world}: {share}"
+            );
+        }
+        assert_eq!(zero1_rank0_bytes(&TrainConfig::default()), total);
     }
 }

@@ -34,6 +34,8 @@ pub enum Impact {
     ModelCapacity,
     /// Not a fix: raises memory or changes nothing (shown so nobody reaches for it).
     NotAFix,
+    /// More GPUs: a purchase, not a change to training (ranked after everything that fits).
+    MoreGpus,
 }
 
 impl Impact {
@@ -47,6 +49,7 @@ impl Impact {
             Impact::ContextLength => "context_length",
             Impact::ModelCapacity => "model_capacity",
             Impact::NotAFix => "not_a_fix",
+            Impact::MoreGpus => "more_gpus",
         }
     }
 }
@@ -84,6 +87,11 @@ pub enum FixKind {
     CompileOff,
     /// Listed: `eval_iters` does not change the peak.
     EvalItersNoEffect,
+    /// Twice the GPUs under DDP: faster, but every GPU still holds the whole run (and DDP's
+    /// buckets), so it is listed with its true memory effect.
+    AddGpus,
+    /// ZeRO-1 (DDP only): AdamW's state sharded over the ranks; a change to train.py.
+    ShardOptimizer,
 }
 
 impl FixKind {
@@ -107,6 +115,8 @@ impl FixKind {
             FixKind::FreeTheCard => "free_the_card",
             FixKind::CompileOff => "compile_off",
             FixKind::EvalItersNoEffect => "eval_iters_no_effect",
+            FixKind::AddGpus => "add_gpus",
+            FixKind::ShardOptimizer => "shard_optimizer",
         }
     }
 }
@@ -330,11 +340,14 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
     let b = cfg.batch_size;
     // the micro-batch to use when `nb` is the largest that fits: a divisor of the effective
     // batch keeps it exactly; one much smaller than `nb` would cost more speed than it is worth
+    let world = u64::from(cfg.world_size.max(1));
     let exact = |nb: u32| {
         let eff = cfg.effective_batch();
         let d = (1..=nb)
             .rev()
-            .find(|d| eff.is_multiple_of(u64::from(*d)))
+            .find(|d| {
+                eff.is_multiple_of(u64::from(*d)) && (eff / u64::from(*d)).is_multiple_of(world)
+            })
             .unwrap_or(1);
         if 2 * d >= nb {
             d
@@ -346,8 +359,13 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
         let mut c = cfg.clone();
         c.batch_size = nb;
         if keep {
-            c.gradient_accumulation_steps =
-                (cfg.effective_batch().div_ceil(u64::from(nb))).min(1_000_000) as u32;
+            // train.py divides the steps among the DDP processes: a multiple of world_size
+            let steps = cfg
+                .effective_batch()
+                .div_ceil(u64::from(nb))
+                .div_ceil(world)
+                * world;
+            c.gradient_accumulation_steps = steps.min(1_000_000 / world * world) as u32;
         }
         c
     };
@@ -577,9 +595,40 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
     };
     push(ev.fix(FixKind::EvalItersNoEffect, c, none, other, Impact::NotAFix));
 
+    // more GPUs: always listed, so nobody buys one for an out-of-memory it cannot fix
+    if cfg.world_size < crate::config::MAX_WORLD_SIZE {
+        let w = (cfg.world_size * 2).min(crate::config::MAX_WORLD_SIZE);
+        let steps = cfg.gradient_accumulation_steps.div_ceil(w) * w;
+        let c = TrainConfig {
+            world_size: w,
+            gradient_accumulation_steps: steps.min(1_000_000 / w * w),
+            ..cfg.clone()
+        };
+        if let Some(mut f) = ev.fix(FixKind::AddGpus, c, none, other, Impact::MoreGpus) {
+            if f.saving_bytes <= 0 {
+                f.impact = Impact::NotAFix;
+            }
+            fixes.push(f);
+        }
+    }
+    if cfg.is_ddp() {
+        let p = Patches {
+            shard_optimizer: true,
+            ..none
+        };
+        fixes.extend(ev.fix(
+            FixKind::ShardOptimizer,
+            cfg.clone(),
+            p,
+            other,
+            Impact::CodeChange,
+        ));
+    }
+
     // drop changes that do nothing for memory unless they are there to be seen
     fixes.retain(|f| {
-        f.impact == Impact::NotAFix
+        f.kind == FixKind::AddGpus
+            || f.impact == Impact::NotAFix
             || f.kind == FixKind::Float16OnOldCard
             || f.saving_bytes > 0
             || f.other_bytes < other

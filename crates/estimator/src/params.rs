@@ -40,6 +40,55 @@ impl ParamCounts {
     }
 }
 
+/// One parameter tensor of model.py's GPT (fp32 bytes), and whether nanoGPT's
+/// `configure_optimizers` puts it in the weight-decay group (every tensor of 2 or more dims).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamTensor {
+    pub bytes: u128,
+    pub decay: bool,
+}
+
+/// Every parameter tensor in `model.parameters()` order (the tied wte/lm_head weight once):
+/// wte, wpe, then per block ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (each
+/// weight followed by its bias when `bias`), then ln_f.
+pub fn tensors(cfg: &TrainConfig) -> Vec<ParamTensor> {
+    let (c, v, t) = (
+        u128::from(cfg.n_embd),
+        u128::from(cfg.vocab_size),
+        u128::from(cfg.block_size),
+    );
+    let matrix = |bytes| ParamTensor { bytes, decay: true };
+    let vector = |bytes| ParamTensor {
+        bytes,
+        decay: false,
+    };
+    let mut out = vec![matrix(4 * v * c), matrix(4 * t * c)];
+    for _ in 0..cfg.n_layer {
+        for (fan_in, fan_out, layer_norm) in [
+            (c, 3 * c, true),
+            (c, c, false),
+            (c, 4 * c, true),
+            (4 * c, c, false),
+        ] {
+            if layer_norm {
+                out.push(vector(4 * c));
+                if cfg.bias {
+                    out.push(vector(4 * c));
+                }
+            }
+            out.push(matrix(4 * fan_in * fan_out));
+            if cfg.bias {
+                out.push(vector(4 * fan_out));
+            }
+        }
+    }
+    out.push(vector(4 * c));
+    if cfg.bias {
+        out.push(vector(4 * c));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,6 +98,15 @@ mod tests {
             bias,
             vocab_size: vocab,
             ..TrainConfig::default()
+        }
+    }
+
+    #[test]
+    fn tensors_hold_every_parameter_once() {
+        for bias in [false, true] {
+            let cfg = gpt2(bias, 50304);
+            let sum: u128 = tensors(&cfg).iter().map(|t| t.bytes).sum();
+            assert_eq!(sum, 4 * u128::from(ParamCounts::of(&cfg).total));
         }
     }
 

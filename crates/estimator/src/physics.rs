@@ -101,6 +101,9 @@ pub struct Patches {
     pub chunked_loss: bool,
     /// train.py: `estimate_loss()` at this batch size instead of `batch_size`.
     pub eval_batch_size: Option<u32>,
+    /// train.py: AdamW wrapped in `ZeroRedundancyOptimizer` (ZeRO-1, DDP only): each rank keeps
+    /// the state of its share of the parameters (ddp.rs, [`crate::ddp::zero1_rank0_bytes`]).
+    pub shard_optimizer: bool,
 }
 
 /// Slices of the chunked cross-entropy patch.
@@ -148,6 +151,9 @@ pub struct Sizes {
     pub token_ids: u128,
     /// Allocator overhead of the model as loaded (§6.4, allocator_rounding.rs).
     pub rounding_model: u128,
+    /// fp32 bytes of one AdamW moment (exp_avg or exp_avg_sq) on rank 0: every parameter, or its
+    /// ZeRO-1 share.
+    pub adam_set: u128,
     /// … and of each later parameter-shaped set (grads, exp_avg, exp_avg_sq).
     pub rounding_per_set: u128,
 }
@@ -239,6 +245,11 @@ impl Sizes {
             workspace,
             token_ids: 16 * bt,
             rounding_model: model_rounding(cfg),
+            adam_set: if patches.shard_optimizer {
+                crate::ddp::zero1_rank0_bytes(cfg)
+            } else {
+                4 * u128::from(params.total)
+            },
             rounding_per_set: persistent_rounding(cfg),
         }
     }
@@ -288,7 +299,7 @@ impl State {
         t.add(Term::MaskBuffers, z.mask_buffers);
         let mut sets = 0;
         if self.adam {
-            t.add(Term::AdamState, 2 * z.p4());
+            t.add(Term::AdamState, 2 * z.adam_set);
             sets += 2;
         }
         if self.grads {

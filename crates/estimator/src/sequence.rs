@@ -212,35 +212,10 @@ impl<'a> Gen<'a> {
     }
 
     fn params(&self) -> ParamSlots {
-        let (c, v, t) = (self.c, self.v, self.t);
-        let bias = self.cfg.bias;
-        let mut sizes = vec![(4 * v * c, true), (4 * t * c, true)];
-        for _ in 0..self.cfg.n_layer {
-            sizes.push((4 * c, false));
-            if bias {
-                sizes.push((4 * c, false));
-            }
-            for (fan_in, fan_out) in [(c, 3 * c), (c, c)] {
-                sizes.push((4 * fan_in * fan_out, true));
-                if bias {
-                    sizes.push((4 * fan_out, false));
-                }
-            }
-            sizes.push((4 * c, false));
-            if bias {
-                sizes.push((4 * c, false));
-            }
-            for (fan_in, fan_out) in [(c, 4 * c), (4 * c, c)] {
-                sizes.push((4 * fan_in * fan_out, true));
-                if bias {
-                    sizes.push((4 * fan_out, false));
-                }
-            }
-        }
-        sizes.push((4 * c, false));
-        if bias {
-            sizes.push((4 * c, false));
-        }
+        let sizes = crate::params::tensors(self.cfg)
+            .into_iter()
+            .map(|t| (t.bytes, t.decay))
+            .collect();
         ParamSlots { sizes }
     }
 
@@ -1042,12 +1017,24 @@ impl<'a> Gen<'a> {
         self.free_all(&norms);
         self.f(stack);
         if adam.is_empty() {
-            // decay group (matrices, embeddings) first, then LayerNorm weights and biases
-            let order: Vec<u128> = slots
+            // decay group (matrices, embeddings) first, then LayerNorm weights and biases; under
+            // ZeRO-1 only the tensors this rank owns
+            let owned = if self.patches.shard_optimizer {
+                crate::ddp::zero1_rank0_owns(self.cfg)
+            } else {
+                vec![true; slots.sizes.len()]
+            };
+            let mine: Vec<(u128, bool)> = slots
                 .sizes
                 .iter()
+                .zip(owned)
+                .filter(|(_, own)| *own)
+                .map(|(s, _)| *s)
+                .collect();
+            let order: Vec<u128> = mine
+                .iter()
                 .filter(|(_, d)| *d)
-                .chain(slots.sizes.iter().filter(|(_, d)| !*d))
+                .chain(mine.iter().filter(|(_, d)| !*d))
                 .map(|(b, _)| *b)
                 .collect();
             for bytes in order {

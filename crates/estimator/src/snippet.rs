@@ -63,8 +63,22 @@ pub fn patch_code(patches: &crate::physics::Patches) -> Option<&'static str> {
     if patches.chunked_loss {
         return Some(CHUNKED_LOSS_PATCH);
     }
+    if patches.shard_optimizer {
+        return Some(ZERO1_PATCH);
+    }
     patches.eval_batch_size.map(|_| EVAL_BATCH_PATCH)
 }
+
+const ZERO1_PATCH: &str = "# train.py, in place of `optimizer = model.configure_optimizers(...)`: AdamW's state
+# sharded over the DDP ranks (ZeRO-1)
+from torch.distributed.optim import ZeroRedundancyOptimizer
+groups = [{'params': g['params'], 'weight_decay': g['weight_decay']} for g in
+          model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type).param_groups]
+optimizer = ZeroRedundancyOptimizer(groups, optimizer_class=torch.optim.AdamW,
+                                    lr=learning_rate, betas=(beta1, beta2), fused=True)
+# before saving a checkpoint: gather the optimizer state on rank 0
+optimizer.consolidate_state_dict(to=0)
+";
 
 const CHECKPOINT_PATCH: &str = "# model.py, GPT.forward: recompute each block in the backward
 from torch.utils.checkpoint import checkpoint

@@ -39,7 +39,50 @@ pub fn flops_per_token(cfg: &TrainConfig, reported_params: u64) -> f64 {
     6.0 * reported_params as f64 + 12.0 * l * h * q * t
 }
 
-/// Seconds per optimizer step (`batch_size × gradient_accumulation_steps × block_size` tokens).
+/// Link presets for the all-reduce, nominal GB/s per direction: PCIe 3.0, 4.0 and 5.0 x16, the
+/// NVLink bridge of RTX 3090 / A6000 pairs, and NVLink on A100 SXM (H100 SXM has 450).
+pub const LINKS: [(&str, f64); 5] = [
+    ("pcie3", 16.0),
+    ("pcie4", 32.0),
+    ("pcie5", 64.0),
+    ("nvlink_bridge", 56.25),
+    ("nvlink", 300.0),
+];
+
+/// Fraction of a link's nominal bandwidth a ring all-reduce sustains (NCCL's "bus bandwidth"
+/// on a healthy link). Cards without peer-to-peer over PCIe (GeForce 40xx) go through host memory
+/// and reach less: lower the bandwidth for them.
+pub const ALLREDUCE_EFFICIENCY: f64 = 0.8;
+
+/// The backward's share of a micro-step's time (2 of the 6·N FLOPs per token are the forward).
+const BACKWARD_SHARE: f64 = 2.0 / 3.0;
+
+/// One iteration's time under DDP.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IterTime {
+    /// Seconds per optimizer step.
+    pub seconds: f64,
+    /// Of which each GPU computes (its share of the micro-steps).
+    pub compute_seconds: f64,
+    /// The all-reduce of the fp32 gradients (0 on one GPU).
+    pub allreduce_seconds: f64,
+    /// The part of the all-reduce the backward does not hide.
+    pub exposed_seconds: f64,
+    /// Bytes all-reduced per iteration (4 per parameter).
+    pub allreduce_bytes: u128,
+    /// The same run's time on one GPU (all micro-steps on it).
+    pub single_gpu_seconds: f64,
+}
+
+impl IterTime {
+    /// How many times faster than one GPU.
+    pub fn speedup(&self) -> f64 {
+        self.single_gpu_seconds / self.seconds.max(1e-12)
+    }
+}
+
+/// Seconds per optimizer step (`batch_size × gradient_accumulation_steps × block_size` tokens),
+/// all-reduce included under DDP.
 pub fn iter_seconds(
     cfg: &TrainConfig,
     reported_params: u64,
@@ -47,7 +90,69 @@ pub fn iter_seconds(
     patches: Patches,
     mfu: f64,
 ) -> f64 {
-    let tokens = cfg.tokens_per_iter() as f64;
+    iter_time(cfg, reported_params, gpu, patches, mfu).seconds
+}
+
+/// [`iter_seconds`] with its parts. DDP: each GPU computes `1 / world_size` of the micro-steps;
+/// the gradients (4·P bytes) are all-reduced during the last micro-step's backward, bucket by
+/// bucket as they become ready (ring all-reduce: 2·(N−1)/N of the bytes over each link). What the
+/// backward cannot hide is added: at least the last bucket, which holds the tied wte/lm_head
+/// weight whose gradient is complete only when the backward ends.
+pub fn iter_time(
+    cfg: &TrainConfig,
+    reported_params: u64,
+    gpu: &Gpu,
+    patches: Patches,
+    mfu: f64,
+) -> IterTime {
+    let single_gpu_seconds = compute_seconds(
+        cfg,
+        cfg.tokens_per_iter(),
+        reported_params,
+        gpu,
+        patches,
+        mfu,
+    );
+    if !cfg.is_ddp() {
+        return IterTime {
+            seconds: single_gpu_seconds,
+            compute_seconds: single_gpu_seconds,
+            allreduce_seconds: 0.0,
+            exposed_seconds: 0.0,
+            allreduce_bytes: 0,
+            single_gpu_seconds,
+        };
+    }
+    let per_rank_tokens = cfg.tokens_per_iter() / u64::from(cfg.world_size);
+    let compute = compute_seconds(cfg, per_rank_tokens, reported_params, gpu, patches, mfu);
+    let buckets = crate::ddp::bucket_bytes(cfg);
+    let bytes: u128 = buckets.iter().sum();
+    let n = f64::from(cfg.world_size);
+    let per_byte = 2.0 * (n - 1.0) / n / (gpu.link_gbps.max(0.1) * 1e9 * ALLREDUCE_EFFICIENCY);
+    let allreduce = bytes as f64 * per_byte;
+    let last_bucket = buckets.last().copied().unwrap_or(0) as f64 * per_byte;
+    let backward = compute / f64::from(cfg.accum_per_rank().max(1)) * BACKWARD_SHARE;
+    let exposed = (allreduce - backward).max(last_bucket);
+    IterTime {
+        seconds: compute + exposed,
+        compute_seconds: compute,
+        allreduce_seconds: allreduce,
+        exposed_seconds: exposed,
+        allreduce_bytes: bytes,
+        single_gpu_seconds,
+    }
+}
+
+/// Seconds one GPU needs for `tokens` tokens of `cfg`'s training.
+fn compute_seconds(
+    cfg: &TrainConfig,
+    tokens: u64,
+    reported_params: u64,
+    gpu: &Gpu,
+    patches: Patches,
+    mfu: f64,
+) -> f64 {
+    let tokens = tokens as f64;
     let micro_tokens = f64::from(cfg.batch_size) * f64::from(cfg.block_size);
     let efficiency = micro_tokens / (micro_tokens + HALF_EFFICIENCY_TOKENS);
     let mut seconds = flops_per_token(cfg, reported_params) * tokens
@@ -110,5 +215,44 @@ mod tests {
         assert!((iter_seconds(&cfg, n, g, ck, DEFAULT_MFU) / base - 4.0 / 3.0).abs() < 1e-9);
         // GPT-2 124M, 491,520 tokens per iteration (4.2e14 FLOPs) on a 3090 at 35 % MFU
         assert!(base > 10.0 && base < 30.0, "{base}");
+    }
+
+    #[test]
+    fn ddp_divides_the_work_and_adds_the_exposed_all_reduce() {
+        let g = crate::gpu::find("rtx3090").unwrap();
+        let one = TrainConfig::default();
+        let n = ParamCounts::of(&one).reported;
+        let two = TrainConfig {
+            world_size: 2,
+            ..one.clone()
+        };
+        let t = iter_time(&two, n, g, Patches::default(), DEFAULT_MFU);
+        assert!(
+            (t.single_gpu_seconds - iter_seconds(&one, n, g, Patches::default(), DEFAULT_MFU))
+                .abs()
+                < 1e-9
+        );
+        assert!((t.compute_seconds - t.single_gpu_seconds / 2.0).abs() < 1e-9);
+        // 4·P fp32 bytes; ring: 2·(N−1)/N of them at 80 % of the NVLink bridge's 56.25 GB/s
+        let p = 4.0 * ParamCounts::of(&one).total as f64;
+        assert_eq!(
+            t.allreduce_bytes,
+            4 * u128::from(ParamCounts::of(&one).total)
+        );
+        assert!((t.allreduce_seconds - p / (56.25e9 * 0.8)).abs() < 1e-9);
+        // 20 micro-steps per GPU: the last backward hides all but the wte bucket
+        assert!(t.exposed_seconds < t.allreduce_seconds && t.exposed_seconds > 0.0);
+        assert!(t.speedup() > 1.9 && t.speedup() < 2.0, "{}", t.speedup());
+        // over a slow link with one micro-step per GPU the all-reduce shows
+        let slow = crate::gpu::Gpu {
+            link_gbps: 1.0,
+            ..g.clone()
+        };
+        let one_step = TrainConfig {
+            gradient_accumulation_steps: 2,
+            ..two
+        };
+        let s = iter_time(&one_step, n, &slow, Patches::default(), DEFAULT_MFU);
+        assert!(s.exposed_seconds > 0.5 * s.allreduce_seconds, "{s:?}");
     }
 }
