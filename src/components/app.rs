@@ -5,10 +5,12 @@ use leptos::prelude::*;
 
 use super::choice_field::ChoiceField;
 use super::config_export::ConfigExport;
+use super::ddp_summary::DdpSummary;
 use super::embed_page::EmbedPage;
 use super::fix_list::FixList;
 use super::gpu_picker::GpuPicker;
 use super::header::Header;
+use super::link_field::LinkField;
 use super::memory_bar::MemoryBar;
 use super::model_presets::ModelPresets;
 use super::notices::Notices;
@@ -42,6 +44,7 @@ const BLOCK: &[f64] = &[
     64., 128., 256., 512., 768., 1024., 2048., 4096., 8192., 16384., 32768.,
 ];
 const DROPOUT: &[f64] = &[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
+const WORLD: &[f64] = &[1., 2., 3., 4., 6., 8., 12., 16., 24., 32., 48., 64.];
 const EVAL_ITERS: &[f64] = &[1., 10., 20., 40., 50., 100., 200., 500., 1000.];
 
 /// The page. Re-rendered as a whole when the language changes, so every string inside is a
@@ -85,6 +88,7 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Page() -> impl IntoView {
     let tr = use_strings();
+    let app = crate::state::use_app();
     let dtypes = Dtype::ALL
         .iter()
         .map(|d| (d.as_str(), d.as_str()))
@@ -141,8 +145,13 @@ fn Page() -> impl IntoView {
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
+                        <NumberField key="world_size" steps=WORLD />
+                        <Show when=move || app.page.with(|p| p.config.is_ddp())>
+                            <LinkField />
+                        </Show>
                     </fieldset>
                     <RunSummary />
+                    <DdpSummary />
                     <VerdictPanel />
                     <MemoryBar />
                     <TimelineChart />

@@ -4,58 +4,9 @@
 use estimator::gpu::PRESETS;
 use leptos::prelude::*;
 
+use super::page_field::PageField;
 use crate::i18n::use_strings;
 use crate::state::use_app;
-
-/// A GiB amount field bound to one query key of the page state.
-#[component]
-fn GibField(
-    /// Query key (`vram_gib`, `context_gib`, `other_gib`).
-    key: &'static str,
-    label: &'static str,
-    hint: &'static str,
-    /// The value shown when the state holds none (the card's default).
-    value: Signal<String>,
-) -> impl IntoView {
-    let app = use_app();
-    let tr = crate::i18n::use_strings();
-    let (error, set_error) = signal(None::<String>);
-    let id = format!("field-{key}");
-    let err_id = format!("error-{key}");
-    view! {
-        <div class="field" class:field--invalid=move || error.with(Option::is_some)>
-            <label class="field__label" for=id.clone()>
-                {label}
-            </label>
-            <span class="field__hint">{hint}</span>
-            <input
-                class="field__number"
-                type="text"
-                inputmode="decimal"
-                name=key
-                id=id
-                autocomplete="off"
-                aria-invalid=move || error.with(Option::is_some).to_string()
-                aria-describedby=err_id.clone()
-                prop:value=move || value.get()
-                on:change:target=move |ev| {
-                    let raw = ev.target().value();
-                    let mut next = app.page.get_untracked();
-                    match next.set(key, &raw) {
-                        Ok(()) => {
-                            app.page.set(next);
-                            set_error.set(None);
-                        }
-                        Err(issue) => set_error.set(Some(crate::i18n::issue(tr, &issue))),
-                    }
-                }
-            />
-            <p class="field__error" id=err_id role="alert">
-                {move || error.get()}
-            </p>
-        </div>
-    }
-}
 
 fn gib_text(bytes: u128) -> String {
     let s = format!("{:.2}", bytes as f64 / (1u64 << 30) as f64);
@@ -106,7 +57,7 @@ pub fn GpuPicker(
             </select>
         </div>
         <Show when=move || is_custom() && !compact>
-            <GibField
+            <PageField
                 key="vram_gib"
                 label=tr.vram_label
                 hint=""
@@ -114,13 +65,13 @@ pub fn GpuPicker(
             />
         </Show>
         <Show when=move || !compact>
-        <GibField
+        <PageField
             key="context_gib"
             label=tr.context_label
             hint=tr.context_hint
             value=Signal::derive(move || app.budget.with(|b| gib_text(b.context_bytes)))
         />
-        <GibField
+        <PageField
             key="other_gib"
             label=tr.other_label
             hint=tr.other_hint

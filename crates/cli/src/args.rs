@@ -145,18 +145,20 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
             match name {
                 "nproc_per_node" | "nproc-per-node" => args.nproc_per_node = Some(count()?),
                 "nnodes" => args.nnodes = Some(count()?),
-                "link-gbps" => args.link_gbps = Some(
-                    value
-                        .trim()
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite() && *x > 0.0 && *x <= 10_000.0)
-                        .ok_or_else(|| {
-                            ArgError(format!(
+                "link-gbps" => {
+                    args.link_gbps = Some(
+                        value
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|x| x.is_finite() && *x > 0.0 && *x <= 10_000.0)
+                            .ok_or_else(|| {
+                                ArgError(format!(
                                 "--link-gbps={value} is not a bandwidth in GB/s (above 0 to 10000)"
                             ))
-                        })?,
-                ),
+                            })?,
+                    )
+                }
                 "gpu" => args.gpu = Some(value.clone()),
                 "oom-message" => args.oom_message = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),

@@ -20,6 +20,8 @@ pub struct PageState {
     pub other_gib: f64,
     /// A cap on the allocator (`set_per_process_memory_fraction`; an OOM message's "allowed").
     pub cap_gib: Option<f64>,
+    /// GPU-to-GPU bandwidth per direction, GB/s (`None`: the card's own link). DDP's all-reduce.
+    pub link_gbps: Option<f64>,
 }
 
 /// The card the page starts with: the most common card among the people vramfit is for.
@@ -36,6 +38,7 @@ impl Default for PageState {
             context_gib: None,
             other_gib: 0.0,
             cap_gib: None,
+            link_gbps: None,
         }
     }
 }
@@ -99,6 +102,9 @@ impl PageState {
         b.cap_bytes = self
             .cap_gib
             .and_then(|c| gib_to_bytes("cap_gib", c, 0.25, 4096.0).ok());
+        if let Some(link) = self.link_gbps.filter(|x| x.is_finite() && *x > 0.0) {
+            b.gpu.link_gbps = link;
+        }
         b
     }
 
@@ -132,6 +138,18 @@ impl PageState {
             }
             "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
             "cap_gib" => self.cap_gib = Some(gib_field(key, raw, 0.25, 4096.0).map_err(issue)?),
+            "link_gbps" => {
+                self.link_gbps = Some(
+                    number_field(
+                        key,
+                        raw,
+                        "a bandwidth in GB/s",
+                        MIN_LINK_GBPS,
+                        MAX_LINK_GBPS,
+                    )
+                    .map_err(issue)?,
+                )
+            }
             _ if field(key).is_some() => {
                 let mut cfg = self.config.clone();
                 cfg.set(key, &lenient_value(raw)).map_err(issue)?;
@@ -160,11 +178,19 @@ impl PageState {
                 issues.push(e);
             }
         }
-        // relations between fields: a head count that does not divide the width
-        if let Err(e) = state.config.validate() {
+        // relations between fields: a head count that does not divide the width, accumulation
+        // steps the processes cannot share
+        for _ in 0..2 {
+            let Err(e) = state.config.validate() else {
+                break;
+            };
             let d = TrainConfig::default();
-            state.config.n_embd = d.n_embd;
-            state.config.n_head = d.n_head;
+            if e.key == "gradient_accumulation_steps" {
+                state.config.world_size = d.world_size;
+            } else {
+                state.config.n_embd = d.n_embd;
+                state.config.n_head = d.n_head;
+            }
             issues.push(QueryIssue {
                 key: e.key.clone(),
                 value: e.value.clone(),
@@ -202,6 +228,9 @@ impl PageState {
         if let Some(c) = self.cap_gib {
             pairs.push(("cap_gib".into(), format_gib(c)));
         }
+        if let Some(l) = self.link_gbps {
+            pairs.push(("link_gbps".into(), format_gib(l)));
+        }
         pairs
             .iter()
             .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
@@ -230,6 +259,35 @@ fn format_gib(x: f64) -> String {
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
+}
+
+/// The range of a typed link bandwidth, GB/s.
+pub const MIN_LINK_GBPS: f64 = 0.1;
+pub const MAX_LINK_GBPS: f64 = 10_000.0;
+
+/// A plain number within `[min, max]`.
+fn number_field(
+    key: &str,
+    raw: &str,
+    expected: &'static str,
+    min: f64,
+    max: f64,
+) -> Result<f64, ConfigError> {
+    let x: f64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| ConfigError::new(key, raw, crate::error::Problem::WrongType { expected }))?;
+    if !x.is_finite() || x < min || x > max {
+        return Err(ConfigError::new(
+            key,
+            raw.trim(),
+            crate::error::Problem::OutOfRange {
+                min: format_gib(min),
+                max: format_gib(max),
+            },
+        ));
+    }
+    Ok(x)
 }
 
 fn gib_field(key: &str, raw: &str, min: f64, max: f64) -> Result<f64, ConfigError> {
@@ -420,5 +478,34 @@ mod tests {
         assert_eq!(s.config.batch_size, 8);
         let long = "a=".to_string() + &"x".repeat(100_000);
         assert_eq!(query_pairs(&long)[0].1.len(), MAX_QUERY - 2);
+    }
+
+    #[test]
+    fn world_size_and_link_round_trip_and_refuse_what_train_py_would() {
+        let (s, issues) =
+            PageState::from_query("world_size=4&gradient_accumulation_steps=8&link_gbps=56.25");
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(s.config.world_size, 4);
+        assert_eq!(s.budget().gpu.link_gbps, 56.25);
+        assert_eq!(PageState::from_query(&s.to_query()).0, s);
+        // 40 accumulation steps cannot be shared by 3 processes: the world size falls back
+        let (s, issues) = PageState::from_query("world_size=3");
+        assert_eq!(s.config.world_size, 1);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(
+            issues[0].to_string(),
+            "gradient_accumulation_steps=40 must be divisible by world_size=3; using the default"
+        );
+        for bad in [
+            "link_gbps=0",
+            "link_gbps=NaN",
+            "link_gbps=1e308",
+            "world_size=65",
+            "world_size=-1",
+        ] {
+            let (s, issues) = PageState::from_query(bad);
+            assert_eq!(issues.len(), 1, "{bad}");
+            assert_eq!(s, PageState::default(), "{bad}");
+        }
     }
 }

@@ -85,6 +85,28 @@ export const tests = {
     await close(page);
   },
 
+  async 'DDP: per-GPU bar and time equal the CLI; the divisibility rule is named'(ctx) {
+    const page = await open(ctx, '?gpu=rtx3090&batch_size=16&gradient_accumulation_steps=8&world_size=2&link_gbps=32');
+    const h = await hooks(page);
+    const j = cli(ctx, ['--gpu=rtx3090', '--batch_size=16', '--gradient_accumulation_steps=8', '--nproc_per_node=2', '--link-gbps=32']);
+    assert.equal(h.total, j.peak_bytes.overall, 'the bar is rank 0\'s');
+    assert.equal(h.fits, j.verdict.fits);
+    assert.match(await page.textContent('[data-testid="ddp-accum"]'), /4 micro-steps per GPU \(8 ÷ 2\)/);
+    const speedup = Number(await page.getAttribute('[data-testid="ddp-time"]', 'data-speedup'));
+    assert.ok(Math.abs(speedup - j.ddp.speedup) < 1e-3, `${speedup} vs ${j.ddp.speedup}`);
+    assert.equal(await page.inputValue('[data-testid="link"]'), 'pcie4');
+    // 5 steps cannot be shared by 2 processes: named, not applied
+    await page.locator('input[type=text][name=gradient_accumulation_steps]').fill('5');
+    await page.waitForSelector('#error-gradient_accumulation_steps:not(:empty)');
+    assert.match(await page.textContent('#error-gradient_accumulation_steps'), /gradient_accumulation_steps=5 must be divisible by world_size=2/);
+    assert.equal((await hooks(page)).total, h.total);
+    // one GPU: no DDP section, no link
+    await page.locator('input[type=text][name=world_size]').fill('1');
+    await page.waitForSelector('[data-testid="ddp"]', { state: 'detached' });
+    assert.equal(await page.locator('[data-testid="link"]').count(), 0);
+    await close(page);
+  },
+
   async 'picking a card changes the verdict'(ctx) {
     const page = await open(ctx, '?batch_size=16&compile=False');
     assert.equal((await hooks(page)).risk, 'oom');

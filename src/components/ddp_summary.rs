@@ -1,0 +1,71 @@
+//! A DDP run per GPU: each process's share of the micro-steps, which rank the bar shows and why,
+//! and the time per iteration with the all-reduce, against one GPU.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::i18n::{fill, use_strings};
+use crate::state::use_app;
+
+#[component]
+pub fn DdpSummary() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    move || {
+        let (cfg, budget) = app.page.with(|p| (p.config.clone(), p.budget()));
+        let ranks = app
+            .analysis
+            .with(|a| a.as_ref().ok().and_then(|a| a.ranks()))?;
+        let params = app
+            .analysis
+            .with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported));
+        let t = estimator::speed::iter_time(
+            &cfg,
+            params,
+            &budget.gpu,
+            estimator::Patches::default(),
+            app.mfu.get(),
+        );
+        let n = |x: u32| x.to_string();
+        let accum = fill(
+            tr.ddp_accum_per_rank,
+            &[
+                ("accum", &n(ranks.accum_per_rank)),
+                ("total", &n(cfg.gradient_accumulation_steps)),
+                ("world", &n(ranks.world_size)),
+            ],
+        );
+        let worst = fill(
+            tr.ddp_worst_rank,
+            &[("rank", &n(estimator::ddp::Ranks::WORST_RANK))],
+        );
+        let time = fill(
+            tr.ddp_time,
+            &[
+                ("s", &format::decimal(t.seconds, 2)),
+                ("world", &n(ranks.world_size)),
+                ("speedup", &format::decimal(t.speedup(), 2)),
+                ("bytes", &format::bytes(t.allreduce_bytes)),
+                ("comm", &format::decimal(t.allreduce_seconds, 3)),
+                ("exposed", &format::decimal(t.exposed_seconds, 3)),
+            ],
+        );
+        Some(view! {
+            <section class="ddp" data-testid="ddp" data-world=n(ranks.world_size)>
+                <p class="ddp__head">
+                    <strong>{tr.ddp_per_gpu}</strong>
+                    " · "
+                    <span data-testid="ddp-accum">{accum}</span>
+                </p>
+                <p data-testid="ddp-worst">{format!("{worst} ({})", tr.ddp_rank0_eval)}</p>
+                <p
+                    data-testid="ddp-time"
+                    data-speedup=format!("{:.4}", t.speedup())
+                    data-seconds=format!("{:.6}", t.seconds)
+                >
+                    {time}
+                </p>
+            </section>
+        })
+    }
+}
