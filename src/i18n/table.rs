@@ -7,44 +7,38 @@
 
 use super::Strings;
 
-/// Declares `Strings` with one field per listed key (`name` or `name[N]`), `Strings::KEYS` and the
-/// field setter the parser uses.
+/// Declares `Strings` with one field per listed key (`name` or `name[N]`), plus the one
+/// per-field accessor everything else is built on (kept small: this is wasm).
 macro_rules! strings {
     ($( $(#[doc = $doc:literal])* $field:ident $([$n:literal])? ),* $(,)?) => {
         /// All strings of one language.
-        #[derive(Debug)]
+        #[derive(Clone, Debug)]
         pub struct Strings {
             $( $(#[doc = $doc])* pub $field: strings!(@ty $($n)?), )*
         }
 
         impl Strings {
-            /// Every key of a language file, in declaration order (`hints.0` … for arrays).
-            #[allow(clippy::vec_init_then_push)] // one push per declared key
-            pub fn keys() -> Vec<String> {
-                let mut keys = Vec::new();
-                $( strings!(@keys keys, $field $(, $n)?); )*
-                keys
-            }
+            /// Field names, in declaration order.
+            const NAMES: &'static [&'static str] = &[$( stringify!($field) ),*];
+            /// Whether each field is an array (its keys are `name.0`, `name.1`, …).
+            const ARRAYS: &'static [bool] = &[$( strings!(@is_array $($n)?) ),*];
 
             /// A language with every string empty; [`parse`](super::parse) fills it.
             fn empty() -> Self {
                 Strings { $( $field: strings!(@empty $($n)?), )* }
             }
 
-            /// Sets the field a key names; false when no field has that key.
-            fn set(&mut self, name: &str, index: Option<usize>, value: &'static str) -> bool {
-                match name {
-                    $( stringify!($field) => strings!(@set self.$field, index, value $(, $n)?), )*
-                    _ => false,
-                }
-            }
-
-            /// Every `(key, value)` pair, in [`Strings::keys`] order.
-            #[allow(clippy::vec_init_then_push)] // one push per declared key
-            pub fn entries(&self) -> Vec<(String, &'static str)> {
-                let mut out = Vec::new();
-                $( strings!(@entries out, self.$field, $field $(, $n)?); )*
-                out
+            /// The strings of field number `i` (one for a plain field).
+            fn field_mut(&mut self, i: usize) -> &mut [&'static str] {
+                let mut k = 0usize;
+                $(
+                    if i == k {
+                        return strings!(@slice self.$field $(, $n)?);
+                    }
+                    k += 1;
+                )*
+                let _ = k;
+                &mut []
             }
         }
     };
@@ -52,32 +46,54 @@ macro_rules! strings {
     (@ty $n:literal) => { [&'static str; $n] };
     (@empty) => { "" };
     (@empty $n:literal) => { [""; $n] };
-    (@keys $keys:ident, $field:ident) => { $keys.push(stringify!($field).to_string()) };
-    (@keys $keys:ident, $field:ident, $n:literal) => {
-        for i in 0..$n {
-            $keys.push(format!("{}.{i}", stringify!($field)));
+    (@is_array) => { false };
+    (@is_array $n:literal) => { true };
+    (@slice $place:expr) => { std::slice::from_mut(&mut $place) };
+    (@slice $place:expr, $n:literal) => { &mut $place[..] };
+}
+
+impl Strings {
+    /// Every key of a language file, in declaration order (`hints.0` … for arrays).
+    pub fn keys() -> Vec<String> {
+        Strings::empty()
+            .entries()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    /// Every `(key, value)` pair, in [`Strings::keys`] order.
+    pub fn entries(&self) -> Vec<(String, &'static str)> {
+        let mut copy = self.clone();
+        let mut out = Vec::new();
+        for (i, name) in Strings::NAMES.iter().enumerate() {
+            let array = Strings::ARRAYS[i];
+            for (j, v) in copy.field_mut(i).iter().enumerate() {
+                let key = if array {
+                    format!("{name}.{j}")
+                } else {
+                    (*name).to_string()
+                };
+                out.push((key, *v));
+            }
         }
-    };
-    (@set $place:expr, $index:ident, $value:ident) => {
-        match $index {
-            None => { $place = $value; true }
-            Some(_) => false,
+        out
+    }
+
+    /// Sets the string a key names; false when no field has that key.
+    fn set(&mut self, name: &str, index: Option<usize>, value: &'static str) -> bool {
+        let Some(i) = Strings::NAMES.iter().position(|n| *n == name) else {
+            return false;
+        };
+        let array = Strings::ARRAYS[i];
+        let slot = self.field_mut(i);
+        match (array, index) {
+            (false, None) => slot[0] = value,
+            (true, Some(j)) if j < slot.len() => slot[j] = value,
+            _ => return false,
         }
-    };
-    (@set $place:expr, $index:ident, $value:ident, $n:literal) => {
-        match $index {
-            Some(i) if i < $n => { $place[i] = $value; true }
-            _ => false,
-        }
-    };
-    (@entries $out:ident, $place:expr, $field:ident) => {
-        $out.push((stringify!($field).to_string(), $place))
-    };
-    (@entries $out:ident, $place:expr, $field:ident, $n:literal) => {
-        for (i, v) in $place.iter().enumerate() {
-            $out.push((format!("{}.{i}", stringify!($field)), *v));
-        }
-    };
+        true
+    }
 }
 
 /// What is wrong with a language file. A file with problems still yields a usable language (see
