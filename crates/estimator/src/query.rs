@@ -216,7 +216,7 @@ impl PageState {
         if self.gpu != d.gpu {
             pairs.push(("gpu".into(), self.gpu.clone()));
         }
-        if self.gpu == "custom" {
+        if self.gpu == "custom" || self.vram_gib != d.vram_gib {
             pairs.push(("vram_gib".into(), format_gib(self.vram_gib)));
         }
         if let Some(c) = self.context_gib {
@@ -255,10 +255,9 @@ pub fn custom_card() -> Gpu {
     }
 }
 
+/// A number as a URL keeps it: the shortest text that reads back as the same value (`16`, `0.45`).
 fn format_gib(x: f64) -> String {
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
+    format!("{x}")
 }
 
 /// The range of a typed link bandwidth, GB/s.

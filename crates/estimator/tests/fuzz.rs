@@ -1,0 +1,168 @@
+//! Every input from outside, fuzzed: URL queries, config files, command lines, Python literals,
+//! out-of-memory messages, pasted text. Random unicode and hostile values (NaN, 1e308, negative,
+//! 10^6 layers, empty, deep nesting) must give a value or an error naming the field, never a
+//! panic, and what the decoders accept must be a valid run. The same entry points are the
+//! cargo-fuzz targets in `fuzz/` (which need a nightly toolchain; this runs in CI).
+
+#![allow(clippy::unwrap_used)]
+
+use estimator::configurator::Configurator;
+use estimator::query::PageState;
+use estimator::{oom, paste, pyliteral, FIELDS_JSON_ORDER};
+use proptest::prelude::*;
+
+const HOSTILE: &[&str] = &[
+    "",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1",
+    "0",
+    "1000000",
+    "99999999999999999999999999",
+    "1_000",
+    "0x10",
+    "１２",
+    "💥",
+    "True",
+    "none",
+    "None",
+    "'float16'",
+    "\"bfloat16\"",
+    "2**1000000",
+    "1/0",
+    "((((((((((((((((((((((((((((((((((((((((((((((((((1",
+    "[1, 2]",
+    "-0.0",
+    "8.0",
+    "%00",
+    "%ZZ",
+    "a=b=c",
+    "\u{0}",
+];
+
+/// A key: one vramfit knows, one of the page's, or anything.
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0..FIELDS_JSON_ORDER.len()).prop_map(|i| FIELDS_JSON_ORDER[i].to_string()),
+        prop::sample::select(vec![
+            "gpu",
+            "vram_gib",
+            "context_gib",
+            "other_gib",
+            "cap_gib",
+            "link_gbps",
+            "lang",
+            "embed",
+            "theme",
+        ])
+        .prop_map(str::to_string),
+        ".{0,12}",
+    ]
+}
+
+/// A value: hostile, numeric, or anything.
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0..HOSTILE.len()).prop_map(|i| HOSTILE[i].to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|x| x.to_string()),
+        ".{0,16}",
+    ]
+}
+
+/// Text that looks a little like what users paste, or not at all.
+fn text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        (key(), value()).prop_map(|(k, v)| format!("{k} = {v}")),
+        (key(), value()).prop_map(|(k, v)| format!("--{k}={v}")),
+        value().prop_map(|v| format!("Tried to allocate {v} GiB (GPU 0; {v} GiB total capacity; {v} MiB already allocated)")),
+        value().prop_map(|v| format!("GPU 0 has a total capacity of {v} GiB of which {v} MiB is free. Of the allocated memory {v} GiB is allocated by PyTorch, and {v} is reserved by PyTorch but unallocated.")),
+        value().prop_map(|v| format!("torchrun --standalone --nproc_per_node={v} train.py config/train_gpt2.py --batch_size={v}")),
+        ".{0,40}",
+    ];
+    prop::collection::vec(line, 0..12).prop_map(|l| l.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// The URL decoder: never fails, always yields a valid run, and round-trips.
+    #[test]
+    fn url_queries(pairs in prop::collection::vec((key(), value()), 0..10), raw in ".{0,60}") {
+        let query: String = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", estimator::query::encode(k), estimator::query::encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        for q in [query.as_str(), raw.as_str()] {
+            let (state, issues) = PageState::from_query(q);
+            prop_assert!(state.config.validate().is_ok(), "{q}: {:?}", state.config.validate());
+            for i in &issues {
+                prop_assert!(!i.to_string().is_empty());
+            }
+            let again = PageState::from_query(&state.to_query());
+            prop_assert_eq!(&again.0, &state);
+            prop_assert!(again.1.is_empty(), "{:?}", again.1);
+        }
+    }
+
+    /// Config files, overrides and command lines through nanoGPT's configurator.
+    #[test]
+    fn config_files_and_command_lines(t in text(), arg in ".{0,40}") {
+        let mut c = Configurator::new();
+        c.apply_file("fuzz.py", &t);
+        let _ = c.apply_override(&arg);
+        if let Ok((cfg, _)) = c.finish() {
+            prop_assert!(cfg.validate().is_ok());
+        }
+        let mut c = Configurator::new();
+        if c.apply_command_line(&t).is_ok() {
+            if let Ok((cfg, _)) = c.finish() {
+                prop_assert!(cfg.validate().is_ok());
+            }
+        }
+    }
+
+    /// Python literals and arithmetic, as config files write them.
+    #[test]
+    fn python_literals(expr in prop_oneof![value(), "[0-9()+*/%. -]{0,40}", ".{0,40}"]) {
+        let _ = pyliteral::eval(&expr);
+    }
+
+    /// Out-of-memory messages and any pasted text.
+    #[test]
+    fn oom_messages_and_pastes(t in text()) {
+        let m = oom::parse(&t);
+        let _ = oom::diagnose(&m, &Default::default());
+        let out = paste::interpret(&t, &PageState::default());
+        prop_assert!(out.state.config.validate().is_ok());
+    }
+}
+
+#[test]
+fn hostile_values_in_every_field_are_refused_by_name() {
+    for key in FIELDS_JSON_ORDER {
+        for v in ["NaN", "1e308", "-1", "💥", "", "1000000000000"] {
+            let mut s = PageState::default();
+            if let Err(issue) = s.set(key, v) {
+                assert_eq!(issue.key, *key);
+                assert!(issue.to_string().contains(key), "{issue}");
+                assert_eq!(s, PageState::default(), "{key}={v} changed the state");
+            }
+            assert!(s.config.validate().is_ok(), "{key}={v}");
+        }
+    }
+    // 10^6 layers is refused, not estimated
+    let mut s = PageState::default();
+    let e = s.set("n_layer", "1000000").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "n_layer=1000000 is out of range: allowed 1 to 1024; using the default"
+    );
+    // a megabyte of text is cut, not parsed forever
+    let big = "batch_size = 8\n".repeat(200_000);
+    assert!(paste::interpret(&big, &PageState::default()).truncated);
+}

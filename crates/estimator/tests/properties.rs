@@ -1,0 +1,157 @@
+//! Properties over the whole valid input space: the estimator never panics, its parts add up,
+//! memory grows with every size, evaluation never needs more than training at the same batch,
+//! and every fix's numbers are what a direct estimate of the changed run gives.
+
+#![allow(clippy::unwrap_used)]
+
+use estimator::fixes::rank_fixes;
+use estimator::{
+    analyze, estimate, estimate_patched, gpu, verdict, Allocator, Attention, Budget, Dtype,
+    TrainConfig,
+};
+use proptest::prelude::*;
+
+/// Any config train.py accepts, at sizes a test can afford (the arithmetic is the same at any
+/// size: it is exact integer arithmetic on u128).
+fn config() -> impl Strategy<Value = TrainConfig> {
+    let model = (
+        1u32..=24,
+        1u32..=16,
+        1u32..=24,
+        1u32..=200_000,
+        any::<bool>(),
+    );
+    let batch = (1u32..=2048, 1u32..=32, 1u32..=4, 1u32..=4);
+    let kernels = (
+        0usize..3,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(0.0), 0.0f64..0.9],
+        1u32..=400,
+        any::<bool>(),
+    );
+    (model, batch, kernels).prop_map(
+        |(
+            (n_layer, n_head, head_units, vocab_size, bias),
+            (block_size, batch_size, accum_per_rank, world_size),
+            (dtype, compile, manual, expandable, dropout, eval_iters, evals_again),
+        )| TrainConfig {
+            n_layer,
+            n_head,
+            // head sizes in steps of 8, as real models use
+            n_embd: n_head * head_units * 8,
+            block_size,
+            batch_size,
+            gradient_accumulation_steps: accum_per_rank * world_size,
+            world_size,
+            dropout,
+            bias,
+            dtype: Dtype::ALL[dtype],
+            compile,
+            attention: if manual {
+                Attention::Manual
+            } else {
+                Attention::Flash
+            },
+            allocator: if expandable {
+                Allocator::ExpandableSegments
+            } else {
+                Allocator::Default
+            },
+            eval_iters,
+            eval_interval: 2000,
+            max_iters: if evals_again { 600_000 } else { 1000 },
+            vocab_size,
+        },
+    )
+}
+
+fn card() -> impl Strategy<Value = &'static gpu::Gpu> {
+    (0..gpu::PRESETS.len()).prop_map(|i| &gpu::PRESETS[i])
+}
+
+fn peak(cfg: &TrainConfig) -> u128 {
+    estimate(cfg, &gpu::PRESETS[0]).unwrap().peak_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn estimate_never_fails_and_its_parts_add_up(cfg in config(), g in card()) {
+        let e = estimate(&cfg, g).unwrap();
+        prop_assert_eq!(e.components().total(), e.peak_bytes());
+        for m in &e.moments {
+            prop_assert_eq!(m.terms.components().total(), m.total());
+        }
+        prop_assert!(e.peak_bytes() >= 4 * u128::from(e.params.total));
+        if let Some(r) = e.ranks() {
+            prop_assert!(r.rank0_peak >= r.other_ranks_peak);
+            prop_assert_eq!(r.rank0_peak, e.peak_bytes());
+        }
+    }
+
+    #[test]
+    fn memory_grows_with_every_size(cfg in config()) {
+        let base = peak(&cfg);
+        let grown = [
+            TrainConfig { batch_size: cfg.batch_size + 1, ..cfg.clone() },
+            TrainConfig { block_size: cfg.block_size + 1, ..cfg.clone() },
+            TrainConfig { n_layer: cfg.n_layer + 1, ..cfg.clone() },
+            TrainConfig { n_embd: cfg.n_embd + cfg.n_head, ..cfg.clone() },
+        ];
+        for g in grown {
+            let p = peak(&g);
+            prop_assert!(p >= base, "{} < {} for {:?}", p, base, g);
+        }
+    }
+
+    /// `estimate_loss()` at the training batch holds less than training does (measured: under
+    /// 80 % of the training peak in all 80 calibration runs).
+    #[test]
+    fn eval_needs_no_more_than_training(cfg in config()) {
+        let e = estimate(&cfg, &gpu::PRESETS[0]).unwrap();
+        prop_assert!(
+            e.eval_peak().total() <= e.train_peak().total(),
+            "eval {} > train {}", e.eval_peak().total(), e.train_peak().total()
+        );
+    }
+}
+
+proptest! {
+    // each case ranks a dozen fixes: fewer cases
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_fix_is_what_a_direct_estimate_says(cfg in config(), g in card(), other in 0u32..4) {
+        let budget = Budget { other_bytes: u128::from(other) << 30, ..Budget::for_gpu(g) };
+        let report = rank_fixes(&cfg, &budget, 0.35, false).unwrap();
+        prop_assert_eq!(report.current_peak, peak_on(&cfg, g));
+        for f in &report.fixes {
+            let direct = estimate_patched(&f.config, g, f.patches).unwrap();
+            prop_assert_eq!(f.peak_bytes, direct.peak_bytes(), "{:?}", f.kind);
+            prop_assert_eq!(f.saving_bytes, report.current_peak as i128 - direct.peak_bytes() as i128);
+            let b = Budget { other_bytes: f.other_bytes, ..budget.clone() };
+            prop_assert_eq!(f.fits(), verdict(&direct, &b).fits, "{:?}", f.kind);
+            prop_assert_eq!(f.effective_batch, f.config.effective_batch());
+            prop_assert!(f.config.validate().is_ok(), "{:?} {:?}", f.kind, f.config.validate());
+        }
+        if let Some(b) = report.largest_batch_that_fits {
+            let fits = TrainConfig { batch_size: b, ..cfg.clone() };
+            prop_assert!(verdict(&estimate(&fits, g).unwrap(), &budget).fits);
+        }
+    }
+
+    #[test]
+    fn the_replayed_run_never_fails_and_adds_up(cfg in config(), g in card()) {
+        let a = analyze(&cfg, &Budget::for_gpu(g)).unwrap();
+        prop_assert_eq!(a.components().total(), a.peak_bytes());
+        prop_assert!(a.free_run.peak_reserved >= a.peak_bytes());
+        prop_assert_eq!(a.verdict.fits, a.on_card.oom.is_none());
+    }
+}
+
+fn peak_on(cfg: &TrainConfig, g: &gpu::Gpu) -> u128 {
+    estimate(cfg, g).unwrap().peak_bytes()
+}
