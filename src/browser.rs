@@ -29,6 +29,20 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// Adds a history entry for `query` (a change worth undoing with Back: an applied paste).
+pub fn push_query(query: &str) {
+    let Some(w) = window() else { return };
+    let path = w.location().pathname().unwrap_or_default();
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    if let Ok(history) = w.history() {
+        let _ = history.push_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
 /// The page's full URL.
 pub fn href() -> String {
     window()

@@ -24,8 +24,10 @@ pub struct AppState {
     pub verdict: Memo<Option<Verdict>>,
     /// The inputs once they have stopped changing for [`SETTLE`]: what the fix ranker works on.
     pub settled: RwSignal<PageState>,
-    /// The fix ranker's answer for the settled inputs.
+    /// The fix ranker's answer for the settled inputs (None until the first bar is painted).
     pub fixes: Memo<Option<FixReport>>,
+    /// Set once the page has painted: ranking (tens of ms) must not delay the first bar.
+    pub painted: RwSignal<bool>,
     /// Model-FLOPs utilisation for the speed model (editable).
     pub mfu: RwSignal<f64>,
     /// The language shown (its strings are loaded before it is set).
@@ -57,8 +59,13 @@ impl AppState {
         let analysis = Memo::new(move |_| page.with(|p| budget.with(|b| analyze(&p.config, b))));
         let verdict = Memo::new(move |_| analysis.with(|a| a.as_ref().ok().map(|a| a.verdict)));
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
-        // ranking re-simulates a dozen configs: it runs once typing pauses, not per keystroke
+        let painted = RwSignal::new(false);
+        // ranking re-simulates a dozen configs: it runs once typing pauses, not per keystroke,
+        // and not before the first bar is on screen
         let fixes = Memo::new(move |_| {
+            if !painted.get() {
+                return None;
+            }
             let m = mfu.get();
             settled.with(|p| rank_fixes(&p.config, &p.budget(), m, true))
         });
@@ -70,6 +77,7 @@ impl AppState {
             verdict,
             settled,
             fixes,
+            painted,
             mfu,
             lang: RwSignal::new(Lang::En),
             lang_in_url: RwSignal::new(false),
@@ -77,8 +85,11 @@ impl AppState {
         }
     }
 
-    /// Copies the inputs to `settled` once they have not changed for [`SETTLE`].
+    /// Copies the inputs to `settled` once they have not changed for [`SETTLE`], and lets the
+    /// fixes be ranked once the first frame is painted.
     pub fn settle_inputs(self) {
+        // the first animation frame runs before the first paint, the second after it
+        request_animation_frame(move || request_animation_frame(move || self.painted.set(true)));
         let generation = StoredValue::new(0u64);
         Effect::new(move |_| {
             let current = self.page.get();
@@ -93,6 +104,18 @@ impl AppState {
                 SETTLE,
             );
         });
+    }
+
+    /// Back and Forward (to before a paste, or any entry another script made): the URL is read
+    /// again exactly as at load, notices included.
+    pub fn follow_history(self) {
+        let handle = window_event_listener(leptos::ev::popstate, move |_| {
+            let (page, issues) = PageState::from_query(&browser::query());
+            self.page.set(page);
+            self.notices.set(issues);
+        });
+        // the page lives as long as the tab
+        std::mem::forget(handle);
     }
 
     /// Keeps the URL equal to the state (replace, never a history entry per keystroke).

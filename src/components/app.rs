@@ -54,6 +54,7 @@ pub fn App() -> impl IntoView {
     let app = AppState::from_url();
     provide_context(app);
     app.sync_url();
+    app.follow_history();
     app.settle_inputs();
     if !app.lang.get_untracked().is_ready() {
         // its file could not be fetched before mounting

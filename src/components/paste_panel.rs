@@ -18,6 +18,8 @@ pub fn PastePanel() -> impl IntoView {
             .page
             .with_untracked(|p| interpret(&text.get_untracked(), p));
         if out.state != app.page.get_untracked() {
+            // a history entry of its own: Back returns to the settings before the paste
+            crate::browser::push_query(&out.state.to_query());
             app.page.set(out.state.clone());
         }
         set_outcome.set(Some(out));

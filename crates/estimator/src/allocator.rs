@@ -10,7 +10,7 @@
 //! before OOM; and `expandable_segments:True`, where each pool grows one segment in 2 MiB / 20 MiB
 //! pages and blocks split down to 512 B.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::config::Allocator;
@@ -110,7 +110,7 @@ pub struct CachingAllocator {
     peak_allocated: u128,
     peak_reserved: u128,
     /// Expandable mode: the mapped pages of each pool's segment (small, large), by page index.
-    mapped: [BTreeSet<u64>; 2],
+    mapped: [PageRanges; 2],
     /// Number of times a failed cudaMalloc freed the cache and retried.
     pub retries: u32,
 }
@@ -137,7 +137,7 @@ impl CachingAllocator {
             reserved: 0,
             peak_allocated: 0,
             peak_reserved: 0,
-            mapped: [BTreeSet::new(), BTreeSet::new()],
+            mapped: [PageRanges::default(), PageRanges::default()],
             retries: 0,
         }
     }
@@ -246,11 +246,8 @@ impl CachingAllocator {
         let pool_ix = usize::from(!small);
         let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
         let (first, last) = (addr as u128 / page, (addr as u128 + size - 1) / page);
-        let unmapped = |mapped: &BTreeSet<u64>| {
-            (first..=last)
-                .filter(|p| !mapped.contains(&(*p as u64)))
-                .count() as u128
-        };
+        let (first, last) = (first as u64, last as u64);
+        let unmapped = |mapped: &PageRanges| u128::from(mapped.missing(first, last));
         let mut cost = unmapped(&self.mapped[pool_ix]) * page;
         if self.cap.is_some_and(|cap| self.reserved + cost > cap) {
             self.release_cached();
@@ -263,9 +260,7 @@ impl CachingAllocator {
                 return Err(self.oom(requested));
             }
         }
-        for p in first..=last {
-            self.mapped[pool_ix].insert(p as u64);
-        }
+        self.mapped[pool_ix].insert(first, last);
         self.reserved += cost;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
         self.take(addr, size);
@@ -450,17 +445,17 @@ impl CachingAllocator {
                 } else {
                     LARGE_BUFFER
                 };
-                let mut used = BTreeSet::new();
+                let mut used = PageRanges::default();
                 for (&addr, b) in &self.blocks {
                     if b.allocated && usize::from(!b.small) == pool_ix {
                         let (first, last) =
                             (addr as u128 / page, (addr as u128 + b.size - 1) / page);
-                        used.extend((first..=last).map(|p| p as u64));
+                        used.insert(first as u64, last as u64);
                     }
                 }
-                let before = self.mapped[pool_ix].len() as u128;
-                self.mapped[pool_ix].retain(|p| used.contains(p));
-                self.reserved -= (before - self.mapped[pool_ix].len() as u128) * page;
+                let before = u128::from(self.mapped[pool_ix].len());
+                self.mapped[pool_ix] = self.mapped[pool_ix].intersection(&used);
+                self.reserved -= (before - u128::from(self.mapped[pool_ix].len())) * page;
             }
         }
     }
@@ -487,8 +482,8 @@ impl CachingAllocator {
     pub fn segment_sizes(&self) -> Vec<u128> {
         if self.mode == Allocator::ExpandableSegments {
             return vec![
-                self.mapped[0].len() as u128 * SMALL_BUFFER,
-                self.mapped[1].len() as u128 * LARGE_BUFFER,
+                u128::from(self.mapped[0].len()) * SMALL_BUFFER,
+                u128::from(self.mapped[1].len()) * LARGE_BUFFER,
             ];
         }
         self.segments
@@ -499,9 +494,103 @@ impl CachingAllocator {
     }
 }
 
+/// A set of page indices kept as disjoint inclusive ranges (`first → last`): expandable segments
+/// map gigabytes at a time, so a set of single pages would cost time in proportion to the bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct PageRanges(BTreeMap<u64, u64>);
+
+impl PageRanges {
+    /// Pages in the set.
+    fn len(&self) -> u64 {
+        self.0.iter().map(|(a, b)| b - a + 1).sum()
+    }
+
+    /// The ranges overlapping `first..=last`.
+    fn overlapping(&self, first: u64, last: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        // the range starting at or before `first` may reach into it
+        let before = self.0.range(..first).next_back().map(|(a, b)| (*a, *b));
+        before
+            .into_iter()
+            .chain(self.0.range(first..=last).map(|(a, b)| (*a, *b)))
+            .filter(move |&(a, b)| a <= last && b >= first)
+    }
+
+    /// Pages of `first..=last` not in the set.
+    fn missing(&self, first: u64, last: u64) -> u64 {
+        let covered: u64 = self
+            .overlapping(first, last)
+            .map(|(a, b)| b.min(last) - a.max(first) + 1)
+            .sum();
+        last - first + 1 - covered
+    }
+
+    /// Adds `first..=last`, merging with the ranges it overlaps or touches.
+    fn insert(&mut self, first: u64, last: u64) {
+        let (mut lo, mut hi) = (first, last);
+        let touching: Vec<(u64, u64)> = self
+            .overlapping(first.saturating_sub(1), last.saturating_add(1))
+            .collect();
+        for (a, b) in touching {
+            self.0.remove(&a);
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+        self.0.insert(lo, hi);
+    }
+
+    /// The pages in both sets.
+    fn intersection(&self, other: &PageRanges) -> PageRanges {
+        let mut out = PageRanges::default();
+        for (&a, &b) in &self.0 {
+            for (c, d) in other.overlapping(a, b) {
+                out.0.insert(a.max(c), b.min(d));
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PageRanges against a plain set of pages, over overlapping, touching and nested ranges.
+    #[test]
+    fn page_ranges_behave_as_a_set_of_pages() {
+        let ops: [(u64, u64); 8] = [
+            (10, 20),
+            (30, 40),
+            (21, 29),
+            (5, 7),
+            (6, 12),
+            (50, 50),
+            (45, 49),
+            (100, 200),
+        ];
+        let mut ranges = PageRanges::default();
+        let mut pages = BTreeSet::new();
+        for (a, b) in ops {
+            let naive_missing = (a..=b).filter(|p| !pages.contains(p)).count() as u64;
+            assert_eq!(ranges.missing(a, b), naive_missing, "{a}..={b}");
+            ranges.insert(a, b);
+            pages.extend(a..=b);
+            assert_eq!(ranges.len(), pages.len() as u64);
+        }
+        let mut used = PageRanges::default();
+        used.insert(8, 33);
+        used.insert(150, 160);
+        let kept = ranges.intersection(&used);
+        let naive: Vec<u64> = pages
+            .iter()
+            .copied()
+            .filter(|p| (8..=33).contains(p) || (150..=160).contains(p))
+            .collect();
+        assert_eq!(kept.len(), naive.len() as u64);
+        assert_eq!(
+            kept.missing(8, 33),
+            (8..=33).filter(|p| !naive.contains(p)).count() as u64
+        );
+    }
 
     const MIB: u128 = 1 << 20;
 

@@ -97,6 +97,18 @@ pub fn analyze_patched(
     })
 }
 
+/// Whether `cfg` runs on `budget`'s card: [`Analysis::verdict`]`.fits` with one replay instead
+/// of up to four (what the fix ranker's searches ask, many times).
+pub fn fits_on_card(cfg: &TrainConfig, budget: &Budget) -> bool {
+    cfg.validate().is_ok()
+        && replay(
+            &generate(cfg, &budget.gpu, Patches::default()),
+            cfg.allocator,
+            Some(budget.allocator_budget()),
+        )
+        .fits()
+}
+
 /// [`analyze_patched`] for nanoGPT as it is.
 pub fn analyze(cfg: &TrainConfig, budget: &Budget) -> Result<Analysis, ConfigError> {
     analyze_patched(cfg, budget, Patches::default())

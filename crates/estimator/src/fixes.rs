@@ -7,7 +7,7 @@
 //! shorter context, a smaller model; ties by speed. Changes that raise memory or do nothing (turning
 //! `compile` off, lowering `eval_iters`) are listed with their true sign, last, never as fixes.
 
-use crate::analysis::{analyze, analyze_patched};
+use crate::analysis::{analyze, analyze_patched, fits_on_card};
 use crate::config::{Allocator, Dtype, TrainConfig};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
@@ -220,7 +220,7 @@ impl Evaluator<'_> {
 
     /// The simulation's answer.
     fn fits_exactly(&self, cfg: &TrainConfig) -> bool {
-        analyze(cfg, self.budget).is_ok_and(|a| a.verdict.fits)
+        fits_on_card(cfg, self.budget)
     }
 
     fn fix(
@@ -281,23 +281,36 @@ impl Evaluator<'_> {
         if !self.exact {
             return Some(ok);
         }
-        // the closed form's fragmentation allowance is an average: let the simulation decide
-        for _ in 0..MAX_CORRECTION_STEPS {
-            if self.fits_exactly(&make(ok)) {
-                break;
+        // the closed form's fragmentation allowance is an average: let the simulation decide,
+        // within MAX_CORRECTION_STEPS of it, by bisection (a few replays, not one per step)
+        let fits = |x: u32| self.fits_exactly(&make(x));
+        let (mut good, mut bad) = if fits(ok) {
+            let top = hi.min(ok.saturating_add(MAX_CORRECTION_STEPS));
+            if top == ok || fits(top) {
+                return Some(top);
             }
-            if ok == lo {
+            (ok, top)
+        } else {
+            if ok == lo || !fits(lo) {
                 return None;
             }
-            ok -= 1;
-        }
-        for _ in 0..MAX_CORRECTION_STEPS {
-            if ok >= hi || !self.fits_exactly(&make(ok + 1)) {
-                break;
+            let bottom = lo.max(ok.saturating_sub(MAX_CORRECTION_STEPS));
+            if fits(bottom) {
+                (bottom, ok)
+            } else {
+                (lo, bottom)
             }
-            ok += 1;
+        };
+        // fits(good), !fits(bad)
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if fits(mid) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
         }
-        Some(ok)
+        Some(good)
     }
 }
 

@@ -43,9 +43,11 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
       const body = await readFile(file);
+      // as a good static host serves a Trunk build: hashed files forever, the rest revalidated
+      const hashed = /-[0-9a-f]{16}(_bg)?\.(wasm|js|css|svg)$/.test(file);
       res.writeHead(200, {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-        'cache-control': 'no-cache',
+        'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
       });
       res.end(body);
     } catch {

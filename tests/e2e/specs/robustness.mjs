@@ -1,0 +1,86 @@
+// Nothing a user types may break the page: 1,000 random valid and invalid query strings must
+// render the calculator with no panic and no error in the console. Every tenth is a fresh page
+// load (language, embed and theme keys are read only then); the others arrive as history
+// navigations, which re-read the URL through the same decoder.
+
+import assert from 'node:assert/strict';
+
+const KEYS = [
+  'n_layer', 'n_head', 'n_embd', 'block_size', 'batch_size', 'gradient_accumulation_steps', 'dropout',
+  'bias', 'dtype', 'compile', 'eval_iters', 'eval_interval', 'max_iters', 'vocab_size', 'attention',
+  'allocator', 'world_size', 'gpu', 'vram_gib', 'context_gib', 'other_gib', 'cap_gib', 'link_gbps',
+  'lang', 'embed', 'theme', 'bg', 'nonsense', '', '%',
+];
+const VALID = {
+  n_layer: ['1', '6', '12', '24', '48'], n_head: ['1', '4', '12', '16'], n_embd: ['64', '384', '768', '1024'],
+  block_size: ['64', '256', '1024', '2048'], batch_size: ['1', '4', '8', '12', '32'],
+  gradient_accumulation_steps: ['1', '2', '8', '40'], dropout: ['0', '0.1', '0.2'], bias: ['True', 'false'],
+  dtype: ['float32', 'bfloat16', 'float16'], compile: ['True', 'False'], eval_iters: ['1', '200'],
+  vocab_size: ['65', '50304'], attention: ['flash', 'manual'], allocator: ['default', 'expandable_segments'],
+  world_size: ['1', '2', '4', '8'], gpu: ['rtx3060', 'rtx4090', 'a6000', 'custom', 'h100'],
+  vram_gib: ['8', '24.5'], context_gib: ['0', '0.5'], other_gib: ['0', '1.2'], link_gbps: ['16', '300'],
+  lang: ['en', 'de', 'ja', 'zh-Hans', 'zh-Hant'], theme: ['dark', 'light'], embed: ['1', '0'],
+};
+const HOSTILE = [
+  '', 'NaN', 'inf', '-1', '0', '1e308', '-1e308', '1000000', '99999999999999999999', '0x10', '１２', '💥',
+  'None', "'x'", '((((((((((', '1/0', '2**99999', '%00', '%ZZ', '%E2%82', '<script>alert(1)</script>',
+  'a'.repeat(3000), '8&', '=', 'True=False',
+];
+
+/** A small seeded generator, so a failure names a query that fails again. */
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function randomQuery(r) {
+  const pick = (a) => a[Math.floor(r() * a.length)];
+  const n = Math.floor(r() * 8);
+  const parts = [];
+  for (let i = 0; i < n; i++) {
+    const key = pick(KEYS);
+    const value = r() < 0.55 && VALID[key] ? pick(VALID[key]) : pick(HOSTILE);
+    // half encoded as a browser would, half raw as people paste them
+    parts.push(r() < 0.5 ? `${encodeURIComponent(key)}=${encodeURIComponent(value)}` : `${key}=${value}`);
+  }
+  if (r() < 0.1) parts.push(pick(HOSTILE));
+  return parts.join('&');
+}
+
+export const tests = {
+  async '1,000 random valid and invalid query strings: no panic, never a blank page'(ctx) {
+    const r = rng(20261126);
+    const queries = Array.from({ length: 1000 }, () => randomQuery(r));
+    const lanes = 2;
+    const context = await ctx.browser.newContext();
+    await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+      const page = await context.newPage();
+      const errors = [];
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      page.on('pageerror', (e) => errors.push(String(e)));
+      for (let i = lane; i < queries.length; i += lanes) {
+        const q = queries[i];
+        if (i % 10 < lanes) {
+          await page.goto(`${ctx.base}/?${q}`);
+        } else {
+          await page.evaluate((query) => {
+            history.pushState(null, '', `?${query}`);
+            window.dispatchEvent(new PopStateEvent('popstate'));
+            return new Promise((ok) => requestAnimationFrame(() => ok()));
+          }, q);
+        }
+        try {
+          await page.waitForSelector('[data-testid="total"]', { timeout: 5000 });
+        } catch {
+          assert.fail(`blank page for ?${q}`);
+        }
+        assert.deepEqual(errors, [], `console errors for ?${q}`);
+      }
+      await page.close();
+    }));
+    await context.close();
+  },
+};
