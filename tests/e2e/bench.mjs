@@ -1,0 +1,185 @@
+// The page's speed and weight, measured in headless Chromium against the built dist/ on
+// localhost (scripts/bench.sh runs it). Prints a table and writes target/bench.json, merging the
+// native timings it is given.
+//
+//   node tests/e2e/bench.mjs [native.json]
+
+import { chromium } from 'playwright-core';
+import { readFile, readdir, writeFile, stat } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from './lib/server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const dist = path.join(root, 'dist');
+const BUDGET = { pageGzipKB: 150, firstBarMs: 300, repaintMedianMs: 16, repaintP95Ms: 33, nativeEstimatePlusFixesMs: 1 };
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+/** What the first visit downloads: the files index.html loads (not the lazily loaded languages). */
+async function pageWeight() {
+  const rows = [];
+  for (const name of await readdir(dist)) {
+    const ext = path.extname(name).slice(1);
+    // not loaded by the page itself: the 404 fallback, the service worker, the embedding page's script
+    if (!['wasm', 'js', 'css', 'html'].includes(ext) || ['404.html', 'sw.js', 'embed.js'].includes(name)) continue;
+    const body = await readFile(path.join(dist, name));
+    rows.push({ file: name, kind: ext, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+  }
+  const total = rows.reduce((a, r) => ({ raw: a.raw + r.raw, gzip: a.gzip + r.gzip }), { raw: 0, gzip: 0 });
+  return { files: rows, total };
+}
+
+async function browserTimings(base, browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  // the first frame with the bar in it: the bar's node appears, then the frame after it is painted
+  await page.addInitScript(() => {
+    window.__firstBar = new Promise((resolve) => {
+      const seen = () => {
+        if (!document.querySelector('[data-testid="segment-logits"]')) return false;
+        requestAnimationFrame(() => {
+          const ch = new MessageChannel();
+          ch.port1.onmessage = () => resolve(performance.now());
+          ch.port2.postMessage(0);
+        });
+        return true;
+      };
+      const mo = new MutationObserver(() => { if (seen()) mo.disconnect(); });
+      document.addEventListener('DOMContentLoaded', () => { if (!seen()) mo.observe(document.body, { childList: true, subtree: true }); });
+    });
+  });
+  const firstBar = [];
+  for (let i = 0; i < 7; i++) {
+    await page.goto(`${base}/?gpu=rtx3060`);
+    firstBar.push(await page.evaluate(() => window.__firstBar));
+  }
+  await page.waitForFunction(() => window.wasmBindings && window.wasmBindings.bench);
+  const wasm = await page.evaluate(() => ({
+    estimate_us: window.wasmBindings.bench('estimate', 200) * 1000,
+    fixes_closed_form_us: window.wasmBindings.bench('fixes_closed_form', 20) * 1000,
+    replay_ms: window.wasmBindings.bench('analyze', 10),
+    fixes_simulated_ms: window.wasmBindings.bench('fixes_simulated', 3),
+  }));
+  wasm.estimate_plus_fixes_closed_form_us = wasm.estimate_us + wasm.fixes_closed_form_us;
+
+  // slider input → the next frame painted, 200 inputs; then heap after 1,000 inputs
+  const inputs = async (n) => page.evaluate(async (count) => {
+    const slider = document.querySelector('input[type=range][name=batch_size]');
+    const nextPaint = () => new Promise((ok) => requestAnimationFrame(() => {
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => ok(performance.now());
+      ch.port2.postMessage(0);
+    }));
+    const times = [];
+    for (let i = 0; i < count; i++) {
+      // sweep batch_size 1 … 32 back and forth: every input changes the answer
+      slider.value = String([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 3, 2, 1][i % 18]);
+      const t0 = performance.now();
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+      times.push((await nextPaint()) - t0);
+    }
+    return times;
+  }, n);
+  const cdp = await context.newCDPSession(page);
+  const heap = async () => {
+    await cdp.send('HeapProfiler.collectGarbage');
+    const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+    return { js_heap_bytes: usedSize, wasm_memory_bytes: await page.evaluate(() => window.wasmBindings.wasm_memory_bytes()) };
+  };
+  // the fixes are ranked once inputs pause: let that happen before each reading, so both
+  // readings hold the same work and only a leak can tell them apart
+  const settle = () => page.waitForTimeout(1500);
+  await inputs(50); // warm up
+  const repaint = await inputs(200);
+  await settle();
+  const heapBefore = await heap();
+  await inputs(1000);
+  await settle();
+  const heapAfter = await heap();
+  await context.close();
+  return {
+    first_bar_ms: { median: quantile(firstBar, 0.5), all: firstBar.map((x) => Math.round(x)) },
+    input_to_repaint_ms: { median: quantile(repaint, 0.5), p95: quantile(repaint, 0.95), n: repaint.length },
+    heap: { after_250_inputs: heapBefore, after_1250_inputs: heapAfter },
+    wasm,
+  };
+}
+
+const nativePath = process.argv[2];
+const native = nativePath ? JSON.parse(await readFile(nativePath, 'utf8')) : null;
+const server = await startServer(dist);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+});
+const weight = await pageWeight();
+const timings = await browserTimings(server.url, browser);
+await browser.close();
+await server.close();
+
+const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+const result = {
+  machine: `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}`,
+  chromium: (await browserVersion()) ?? 'chromium',
+  date: new Date().toISOString(),
+  page_weight: weight,
+  ...timings,
+  native,
+  budgets: BUDGET,
+};
+result.within_budget = {
+  page_weight: weight.total.gzip / 1024 <= BUDGET.pageGzipKB,
+  first_bar: result.first_bar_ms.median <= BUDGET.firstBarMs,
+  repaint_median: result.input_to_repaint_ms.median <= BUDGET.repaintMedianMs,
+  repaint_p95: result.input_to_repaint_ms.p95 <= BUDGET.repaintP95Ms,
+  native_estimate_plus_fixes: native ? native.every((c) => c.estimate_plus_fixes_closed_form_us / 1000 <= BUDGET.nativeEstimatePlusFixesMs) : null,
+  heap_flat: timings.heap.after_1250_inputs.wasm_memory_bytes === timings.heap.after_250_inputs.wasm_memory_bytes
+    && timings.heap.after_1250_inputs.js_heap_bytes < timings.heap.after_250_inputs.js_heap_bytes * 1.1,
+};
+await writeFile(path.join(root, 'target', 'bench.json'), JSON.stringify(result, null, 2));
+
+async function browserVersion() {
+  try {
+    await stat('/usr/bin/chromium');
+    const { execFileSync } = await import('node:child_process');
+    return execFileSync('/usr/bin/chromium', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+// the table
+const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
+const ok = (x) => (x === null ? '' : x ? 'ok' : 'OVER');
+const lines = [];
+lines.push(`machine: ${result.machine}; ${result.chromium}`);
+lines.push('');
+lines.push('page weight (first visit)          raw        gzip');
+for (const f of weight.files) lines.push(`  ${f.file.padEnd(32)} ${kb(f.raw).padStart(9)}  ${kb(f.gzip).padStart(9)}`);
+lines.push(`  ${'total'.padEnd(32)} ${kb(weight.total.raw).padStart(9)}  ${kb(weight.total.gzip).padStart(9)}   budget ${BUDGET.pageGzipKB} KB: ${ok(result.within_budget.page_weight)}`);
+lines.push('');
+lines.push(`first bar painted (median of 7)    ${result.first_bar_ms.median.toFixed(0)} ms   budget ${BUDGET.firstBarMs} ms: ${ok(result.within_budget.first_bar)}`);
+lines.push(`slider input → repaint (200)       median ${result.input_to_repaint_ms.median.toFixed(1)} ms, p95 ${result.input_to_repaint_ms.p95.toFixed(1)} ms   budgets ${BUDGET.repaintMedianMs}/${BUDGET.repaintP95Ms} ms: ${ok(result.within_budget.repaint_median)}/${ok(result.within_budget.repaint_p95)}`);
+const h = result.heap;
+lines.push(`memory after 250 → 1,250 inputs    JS heap ${kb(h.after_250_inputs.js_heap_bytes)} → ${kb(h.after_1250_inputs.js_heap_bytes)}, wasm ${kb(h.after_250_inputs.wasm_memory_bytes)} → ${kb(h.after_1250_inputs.wasm_memory_bytes)}: ${result.within_budget.heap_flat ? 'flat' : 'GROWS'}`);
+lines.push('');
+lines.push('estimator (GPT-2 124M)               native        wasm');
+const w = result.wasm;
+const n0 = native?.[0];
+const row = (label, nat, wa) => lines.push(`  ${label.padEnd(34)} ${nat.padStart(10)}  ${wa.padStart(10)}`);
+row('estimate()', n0 ? `${n0.estimate_us.toFixed(1)} µs` : '-', `${w.estimate_us.toFixed(1)} µs`);
+row('estimate + fixes (closed form)', n0 ? `${n0.estimate_plus_fixes_closed_form_us.toFixed(0)} µs` : '-', `${w.estimate_plus_fixes_closed_form_us.toFixed(0)} µs`);
+row('replay (allocator simulation)', n0 ? `${n0.replay_ms.toFixed(2)} ms` : '-', `${w.replay_ms.toFixed(2)} ms`);
+row('  per simulated iteration', n0 ? `${n0.replay_per_iteration_ms.toFixed(2)} ms` : '-', `${(w.replay_ms / 4).toFixed(2)} ms`);
+row('fixes, simulated (the page\'s)', n0 ? `${n0.fixes_simulated_ms.toFixed(0)} ms` : '-', `${w.fixes_simulated_ms.toFixed(0)} ms`);
+lines.push(`native estimate + fixes ≤ ${BUDGET.nativeEstimatePlusFixesMs} ms: ${ok(result.within_budget.native_estimate_plus_fixes)}`);
+lines.push('');
+lines.push('written: target/bench.json');
+console.log(lines.join('\n'));
