@@ -64,13 +64,13 @@ strings! {
     components[6],
     /// What each component is, in [`Component::ALL`] order.
     component_help[6],
-    /// Term names, in [`TERMS`] order.
+    /// Term names, in [`Term`] declaration order.
     terms[25],
     phase_first_iter,
     phase_steady,
     phase_eval,
     phase_eval_later,
-    /// Moment names, in [`MOMENTS`] order.
+    /// Moment names, in [`estimator::Moment`] declaration order.
     moments[9],
     /// `{phase}`, `{moment}`.
     peak_at,
@@ -109,7 +109,7 @@ strings! {
     time_now,
     mfu_label,
     mfu_hint,
-    /// Fix titles in [`FIX_KINDS`] order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
+    /// Fix titles in [`estimator::fixes::FixKind`] declaration order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
     /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
     /// {eval_iters} {eff} {old_eff} {params} {freed}`.
     fix_titles[20],
@@ -136,7 +136,7 @@ strings! {
     copy,
     copied_short,
     not_a_fix_heading,
-    /// Stage names, in [`STAGES`] order.
+    /// Stage names, in [`estimator::sequence::Stage`] declaration order.
     stages[7],
     model_load,
     /// `{where} {requested} {tensor} {allocated} {fragmented} {largest}`.
@@ -234,90 +234,10 @@ strings! {
     lang_failed,
 }
 
-/// Stages in the order of [`Strings::stages`].
-pub const STAGES: [estimator::sequence::Stage; 7] = {
-    use estimator::sequence::Stage::*;
-    [
-        ModelLoad,
-        Forward,
-        Loss,
-        Backward,
-        OptimizerStep,
-        ZeroGrad,
-        Eval,
-    ]
-};
-
-/// Fix kinds in the order of [`Strings::fix_titles`].
-pub const FIX_KINDS: [estimator::fixes::FixKind; 20] = {
-    use estimator::fixes::FixKind::*;
-    [
-        MicroBatchKeepEffective,
-        ExpandableWithMicroBatch,
-        CompileWithMicroBatch,
-        MicroBatchOnly,
-        CompileOn,
-        ExpandableSegments,
-        ShorterBlock,
-        FewerLayers,
-        Narrower,
-        HalfPrecision,
-        Float16OnOldCard,
-        DropoutOff,
-        SmallerEvalBatch,
-        ActivationCheckpointing,
-        ChunkedLoss,
-        FreeTheCard,
-        CompileOff,
-        EvalItersNoEffect,
-        AddGpus,
-        ShardOptimizer,
-    ]
-};
-
-/// Terms in the order of [`Strings::terms`].
-pub const TERMS: [Term; 25] = [
-    Term::Params,
-    Term::MaskBuffers,
-    Term::AdamState,
-    Term::Grads,
-    Term::FreshGrads,
-    Term::TiedWeightGrad,
-    Term::BlockActivations,
-    Term::FinalActivations,
-    Term::EmbeddingDropoutMask,
-    Term::WeightCopies,
-    Term::ForwardLocals,
-    Term::BlockTransient,
-    Term::Logits,
-    Term::PrevLogits,
-    Term::StaleTrainLogits,
-    Term::LogSoftmax,
-    Term::LossFp32Copy,
-    Term::LossGrads,
-    Term::ZeroTangent,
-    Term::LmHeadGrads,
-    Term::CublasWorkspace,
-    Term::TokenIds,
-    Term::AllocatorRounding,
-    Term::DdpBuckets,
-    Term::DdpRebuiltBuckets,
-];
-
-/// Moments in the order of [`Strings::moments`].
-pub const MOMENTS: [estimator::Moment; 9] = [
-    estimator::Moment::ForwardEnd,
-    estimator::Moment::AttentionSoftmax,
-    estimator::Moment::LossBackward,
-    estimator::Moment::LmHeadBackward,
-    estimator::Moment::BlockBackward,
-    estimator::Moment::BackwardEnd,
-    estimator::Moment::OptimizerStep,
-    estimator::Moment::EvalLoss,
-    estimator::Moment::EvalBlock,
-];
-
 impl Strings {
+    // Arrays of strings follow the declaration order of the estimator's enums (a test below
+    // checks that every variant has its string).
+
     pub fn component(&self, c: Component) -> &'static str {
         self.components[c as usize]
     }
@@ -327,38 +247,23 @@ impl Strings {
     }
 
     pub fn term(&self, t: Term) -> &'static str {
-        TERMS
-            .iter()
-            .position(|x| *x == t)
-            .map_or("", |i| self.terms[i])
+        self.terms.get(t as usize).copied().unwrap_or("")
     }
 
     pub fn moment(&self, m: estimator::Moment) -> &'static str {
-        MOMENTS
-            .iter()
-            .position(|x| *x == m)
-            .map_or("", |i| self.moments[i])
+        self.moments.get(m as usize).copied().unwrap_or("")
     }
 
     pub fn fix_title(&self, k: estimator::fixes::FixKind) -> &'static str {
-        FIX_KINDS
-            .iter()
-            .position(|x| *x == k)
-            .map_or("", |i| self.fix_titles[i])
+        self.fix_titles.get(k as usize).copied().unwrap_or("")
     }
 
     pub fn fix_why(&self, k: estimator::fixes::FixKind) -> &'static str {
-        FIX_KINDS
-            .iter()
-            .position(|x| *x == k)
-            .map_or("", |i| self.fix_why[i])
+        self.fix_why.get(k as usize).copied().unwrap_or("")
     }
 
     pub fn stage(&self, st: estimator::sequence::Stage) -> &'static str {
-        STAGES
-            .iter()
-            .position(|x| *x == st)
-            .map_or("", |i| self.stages[i])
+        self.stages.get(st as usize).copied().unwrap_or("")
     }
 
     pub fn impact(&self, i: estimator::fixes::Impact) -> &'static str {
@@ -644,6 +549,43 @@ mod tests {
                 .collect();
             assert!(same.is_empty(), "{}: untranslated {same:?}", lang.tag());
         }
+    }
+
+    /// The arrays are indexed by the estimator's enums: the last variant of each has its string.
+    #[test]
+    fn every_enum_variant_has_its_string() {
+        let en = en();
+        assert_eq!(en.terms.len(), estimator::terms::ALL_TERMS.len());
+        for t in estimator::terms::ALL_TERMS {
+            assert!(!en.term(t).is_empty(), "{t:?}");
+        }
+        assert_eq!(en.components.len(), Component::ALL.len());
+        assert_eq!(en.moments.len(), estimator::Moment::EvalBlock as usize + 1);
+        assert_eq!(
+            en.stages.len(),
+            estimator::sequence::Stage::Eval as usize + 1
+        );
+        let last_fix = estimator::fixes::FixKind::ShardOptimizer;
+        assert_eq!(en.fix_titles.len(), last_fix as usize + 1);
+        assert_eq!(en.fix_why.len(), last_fix as usize + 1);
+        assert_eq!(
+            en.impacts.len(),
+            estimator::fixes::Impact::MoreGpus as usize + 1
+        );
+        // the order is the declaration order: spot checks against the English names
+        assert_eq!(en.term(Term::Logits), "logits");
+        assert_eq!(
+            en.stage(estimator::sequence::Stage::Eval),
+            "estimate_loss()"
+        );
+        assert_eq!(
+            en.fix_title(estimator::fixes::FixKind::CompileOn),
+            "compile=True"
+        );
+        assert_eq!(
+            en.moment(estimator::Moment::OptimizerStep),
+            "optimizer step"
+        );
     }
 
     #[test]

@@ -12,40 +12,14 @@ use std::collections::HashMap;
 use crate::allocator::CachingAllocator;
 use crate::config::{Allocator, Attention, TrainConfig};
 
-/// Bytes of every parameter tensor (and registered buffer) in the order `model.to(device)` moves
-/// them: `nn.Module._apply` visits children depth-first, then a module's own parameters, then its
-/// buffers. The tied `lm_head.weight` is `wte.weight`, already moved.
+/// Bytes of every parameter tensor (and, with `with_buffers`, the mask buffers) in the order
+/// `model.to(device)` moves them ([`crate::params::model_tensors`]).
 pub fn model_tensors(cfg: &TrainConfig, with_buffers: bool) -> Vec<u128> {
-    let c = u128::from(cfg.n_embd);
-    let v = u128::from(cfg.vocab_size);
-    let t = u128::from(cfg.block_size);
-    let f32 = |n: u128| 4 * n;
-    let mut out = vec![f32(v * c), f32(t * c)];
-    let linear = |out: &mut Vec<u128>, fan_in: u128, fan_out: u128| {
-        out.push(f32(fan_in * fan_out));
-        if cfg.bias {
-            out.push(f32(fan_out));
-        }
-    };
-    let layer_norm = |out: &mut Vec<u128>| {
-        out.push(f32(c));
-        if cfg.bias {
-            out.push(f32(c));
-        }
-    };
-    for _ in 0..cfg.n_layer {
-        layer_norm(&mut out);
-        linear(&mut out, c, 3 * c);
-        linear(&mut out, c, c);
-        if with_buffers && cfg.attention == Attention::Manual {
-            out.push(f32(t * t));
-        }
-        layer_norm(&mut out);
-        linear(&mut out, c, 4 * c);
-        linear(&mut out, 4 * c, c);
-    }
-    layer_norm(&mut out);
-    out
+    crate::params::model_tensors(cfg)
+        .into_iter()
+        .filter(|t| with_buffers || matches!(t, crate::params::ModelTensor::Param(_)))
+        .map(crate::params::ModelTensor::bytes)
+        .collect()
 }
 
 /// What the overhead depends on: the tensor shapes and the allocator mode.

@@ -48,45 +48,78 @@ pub struct ParamTensor {
     pub decay: bool,
 }
 
-/// Every parameter tensor in `model.parameters()` order (the tied wte/lm_head weight once):
-/// wte, wpe, then per block ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (each
-/// weight followed by its bias when `bias`), then ln_f.
-pub fn tensors(cfg: &TrainConfig) -> Vec<ParamTensor> {
+/// A tensor of the model on the GPU: a parameter, or the causal-mask buffer model.py registers
+/// in each attention block when it takes the manual path (no SDPA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelTensor {
+    Param(ParamTensor),
+    MaskBuffer(u128),
+}
+
+impl ModelTensor {
+    pub fn bytes(self) -> u128 {
+        match self {
+            ModelTensor::Param(p) => p.bytes,
+            ModelTensor::MaskBuffer(b) => b,
+        }
+    }
+}
+
+/// Every tensor in the order `model.to(device)` moves them: `nn.Module._apply` visits children
+/// depth-first, then a module's own parameters, then its buffers — wte, wpe, then per block
+/// ln_1, attn.c_attn, attn.c_proj, the attention's mask buffer (manual path only), ln_2,
+/// mlp.c_fc, mlp.c_proj (each weight followed by its bias when `bias`), then ln_f. The tied
+/// `lm_head.weight` is `wte.weight`, already moved.
+pub fn model_tensors(cfg: &TrainConfig) -> Vec<ModelTensor> {
     let (c, v, t) = (
         u128::from(cfg.n_embd),
         u128::from(cfg.vocab_size),
         u128::from(cfg.block_size),
     );
-    let matrix = |bytes| ParamTensor { bytes, decay: true };
-    let vector = |bytes| ParamTensor {
-        bytes,
-        decay: false,
+    let matrix = |bytes| ModelTensor::Param(ParamTensor { bytes, decay: true });
+    let vector = |bytes| {
+        ModelTensor::Param(ParamTensor {
+            bytes,
+            decay: false,
+        })
     };
     let mut out = vec![matrix(4 * v * c), matrix(4 * t * c)];
-    for _ in 0..cfg.n_layer {
-        for (fan_in, fan_out, layer_norm) in [
-            (c, 3 * c, true),
-            (c, c, false),
-            (c, 4 * c, true),
-            (4 * c, c, false),
-        ] {
-            if layer_norm {
-                out.push(vector(4 * c));
-                if cfg.bias {
-                    out.push(vector(4 * c));
-                }
-            }
-            out.push(matrix(4 * fan_in * fan_out));
-            if cfg.bias {
-                out.push(vector(4 * fan_out));
-            }
-        }
-    }
-    out.push(vector(4 * c));
-    if cfg.bias {
+    let layer_norm = |out: &mut Vec<ModelTensor>| {
         out.push(vector(4 * c));
+        if cfg.bias {
+            out.push(vector(4 * c));
+        }
+    };
+    let linear = |out: &mut Vec<ModelTensor>, fan_in: u128, fan_out: u128| {
+        out.push(matrix(4 * fan_in * fan_out));
+        if cfg.bias {
+            out.push(vector(4 * fan_out));
+        }
+    };
+    for _ in 0..cfg.n_layer {
+        layer_norm(&mut out);
+        linear(&mut out, c, 3 * c);
+        linear(&mut out, c, c);
+        if cfg.attention == crate::config::Attention::Manual {
+            out.push(ModelTensor::MaskBuffer(4 * t * t));
+        }
+        layer_norm(&mut out);
+        linear(&mut out, c, 4 * c);
+        linear(&mut out, 4 * c, c);
     }
+    layer_norm(&mut out);
     out
+}
+
+/// Every parameter tensor in `model.parameters()` order (the tied wte/lm_head weight once).
+pub fn tensors(cfg: &TrainConfig) -> Vec<ParamTensor> {
+    model_tensors(cfg)
+        .into_iter()
+        .filter_map(|t| match t {
+            ModelTensor::Param(p) => Some(p),
+            ModelTensor::MaskBuffer(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

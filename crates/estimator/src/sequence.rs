@@ -223,37 +223,12 @@ impl<'a> Gen<'a> {
     /// `nn.Module._apply` order: children depth-first, a module's parameters, then its buffers.
     fn model_load(&mut self) {
         self.mark(None, Stage::ModelLoad, 0);
-        let (c, v, t, bias) = (self.c, self.v, self.t, self.cfg.bias);
-        let p = |g: &mut Gen, bytes: u128| {
-            g.a(bytes, Term::Params);
-        };
-        p(self, 4 * v * c);
-        p(self, 4 * t * c);
-        for _ in 0..self.cfg.n_layer {
-            for (fan_in, fan_out, layer_norm) in [
-                (c, 3 * c, true),
-                (c, c, false),
-                (c, 4 * c, true),
-                (4 * c, c, false),
-            ] {
-                if layer_norm {
-                    p(self, 4 * c);
-                    if bias {
-                        p(self, 4 * c);
-                    }
-                }
-                p(self, 4 * fan_in * fan_out);
-                if bias {
-                    p(self, 4 * fan_out);
-                }
-                if self.manual && fan_in == c && fan_out == c {
-                    self.a(4 * t * t, Term::MaskBuffers);
-                }
-            }
-        }
-        p(self, 4 * c);
-        if bias {
-            p(self, 4 * c);
+        for t in crate::params::model_tensors(self.cfg) {
+            let term = match t {
+                crate::params::ModelTensor::Param(_) => Term::Params,
+                crate::params::ModelTensor::MaskBuffer(_) => Term::MaskBuffers,
+            };
+            self.a(t.bytes(), term);
         }
     }
 
@@ -274,11 +249,33 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// A LayerNorm's forward (fp32 output, mean and rstd, the statistics kept for the backward
+    /// unless `eval`), then the 16-bit copies the next Linear makes of its weight (`weight_numel`
+    /// elements) and of its input. Returns (output, kept statistics, weight copy, input copy).
+    fn norm_and_cast(&mut self, eval: bool, act: Term, weight_numel: u128) -> (T, Vec<T>, T, T) {
+        let (bt, btc) = (self.bt(), self.btc());
+        let out = self.a(4 * btc, act);
+        let (mean, rstd) = (self.a(4 * bt, act), self.a(4 * bt, act));
+        let stats = if eval {
+            self.free_all(&[mean, rstd]);
+            Vec::new()
+        } else {
+            vec![mean, rstd]
+        };
+        let weight = self.cast(weight_numel);
+        let input = if self.half {
+            self.a(2 * btc, act)
+        } else {
+            None
+        };
+        (out, stats, weight, input)
+    }
+
     /// One block's forward under autograd (eager) — trace s_b8_bf16_eager §1.2.
     /// `eval`: nothing is saved (no_grad, or a checkpointed block's first forward); then
     /// `keep_input` keeps the block's input alive (checkpoint saves it for the recompute).
     fn block_forward(&mut self, x_in: T, eval: bool, keep_input: bool) -> (T, BlockSaved) {
-        let (btc, bt, c, s) = (self.btc(), self.bt(), self.c, self.s);
+        let (btc, c, s) = (self.btc(), self.c, self.s);
         let act = if eval {
             Term::BlockTransient
         } else {
@@ -289,19 +286,8 @@ impl<'a> Gen<'a> {
             ..BlockSaved::default()
         };
         // ln_1: fp32 output (saved directly in fp32 runs), mean and rstd
-        let ln1 = self.a(4 * btc, act);
-        let (m1, r1) = (self.a(4 * bt, act), self.a(4 * bt, act));
-        if eval {
-            self.free_all(&[m1, r1]);
-        } else {
-            sv.ln1 = vec![m1, r1];
-        }
-        let w_attn = self.cast(3 * c * c);
-        let ln1c = if self.half {
-            self.a(2 * btc, act)
-        } else {
-            None
-        };
+        let (ln1, stats, w_attn, ln1c) = self.norm_and_cast(eval, act, 3 * c * c);
+        sv.ln1 = stats;
         let qkv = self.a(3 * s * btc, act);
         if eval {
             self.f(ln1c);
@@ -400,19 +386,8 @@ impl<'a> Gen<'a> {
         let x_mid = self.a(4 * btc, act);
         self.f(proj);
         // ln_2 and the MLP
-        let ln2 = self.a(4 * btc, act);
-        let (m2, r2) = (self.a(4 * bt, act), self.a(4 * bt, act));
-        if eval {
-            self.free_all(&[m2, r2]);
-        } else {
-            sv.ln2 = vec![m2, r2];
-        }
-        let w_fc = self.cast(4 * c * c);
-        let ln2c = if self.half {
-            self.a(2 * btc, act)
-        } else {
-            None
-        };
+        let (ln2, stats, w_fc, ln2c) = self.norm_and_cast(eval, act, 4 * c * c);
+        sv.ln2 = stats;
         let hh = self.a(4 * s * btc, act);
         if eval {
             self.f(ln2c);

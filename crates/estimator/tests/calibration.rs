@@ -3,41 +3,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::{config, measured, measured_peak, measured_runs};
 
 use estimator::allocator_rounding::model_rounding;
-use estimator::configurator::Configurator;
-use estimator::{analyze, estimate, gpu, Budget, Phase, TrainConfig};
-use serde_json::Value;
-
-fn runs() -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/measured/calibration.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The run's config as the scoring tool passes it: `--key=value` per field.
-fn config(run: &Value) -> TrainConfig {
-    let mut c = Configurator::new();
-    for (k, v) in run["config"].as_object().unwrap() {
-        let value = match v {
-            Value::Bool(true) => "True".to_string(),
-            Value::Bool(false) => "False".to_string(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        c.apply_override(&format!("--{k}={value}")).unwrap();
-    }
-    c.finish().unwrap().0
-}
-
-fn measured(run: &Value, key: &str) -> Option<f64> {
-    run["measured_bytes"][key].as_f64().filter(|v| *v > 0.0)
-}
+use estimator::{analyze, estimate, gpu, Budget, Phase};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -49,7 +20,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn closed_form_within_targets() {
     let card = gpu::find("h100").unwrap();
     let mut overall = Vec::new();
-    for run in runs() {
+    for run in measured_runs("calibration.jsonl") {
         if run["status"] != "ok" {
             continue;
         }
@@ -69,17 +40,6 @@ fn closed_form_within_targets() {
     );
 }
 
-fn measured_peak(run: &Value) -> f64 {
-    [
-        "peak_allocated_train_steady",
-        "peak_allocated_train_iter0",
-        "peak_allocated_eval",
-    ]
-    .iter()
-    .filter_map(|k| measured(run, k))
-    .fold(0.0, f64::max)
-}
-
 /// What vramfit reports (the replayed run): every phase of every measured run.
 #[test]
 fn replayed_peaks_within_targets() {
@@ -91,7 +51,7 @@ fn replayed_peaks_within_targets() {
         (Phase::Eval, "peak_allocated_eval", vec![]),
     ];
     let mut report = String::new();
-    for run in runs() {
+    for run in measured_runs("calibration.jsonl") {
         let a = analyze(&config(&run), &Budget::for_gpu(card)).unwrap();
         for (phase, key, errs) in phases.iter_mut() {
             if let Some(m) = measured(&run, key) {
@@ -124,7 +84,10 @@ fn capped_runs_fit_or_fail_as_measured() {
     let card = gpu::find("h100").unwrap();
     let mut wrong = Vec::new();
     let mut n = 0;
-    for run in runs().iter().filter(|r| r["cap_on_purpose"] == true) {
+    for run in measured_runs("calibration.jsonl")
+        .iter()
+        .filter(|r| r["cap_on_purpose"] == true)
+    {
         let cap = run["allocator_cap_gib"].as_f64().unwrap();
         let budget = Budget::for_gpu(card)
             .with_total_gib(cap)
@@ -146,7 +109,10 @@ fn capped_runs_fit_or_fail_as_measured() {
 fn reserved_memory_as_measured() {
     let card = gpu::find("h100").unwrap();
     let mut errs = Vec::new();
-    for run in runs().iter().filter(|r| r["status"] == "ok") {
+    for run in measured_runs("calibration.jsonl")
+        .iter()
+        .filter(|r| r["status"] == "ok")
+    {
         let a = analyze(&config(run), &Budget::for_gpu(card)).unwrap();
         let m = measured(run, "peak_reserved").unwrap();
         errs.push((a.free_run.peak_reserved as f64 - m).abs() / m);
@@ -159,7 +125,7 @@ fn reserved_memory_as_measured() {
 /// allocator counts them: the allocator-rounding model must reproduce it to the byte.
 #[test]
 fn model_load_matches_to_the_byte() {
-    for run in runs() {
+    for run in measured_runs("calibration.jsonl") {
         let cfg = config(&run);
         let est = estimate(&cfg, gpu::find("h100").unwrap()).unwrap();
         let masks = if cfg.attention == estimator::Attention::Manual {

@@ -3,40 +3,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
 
-use estimator::configurator::Configurator;
+use common::{config, measured, measured_runs};
+
 use estimator::{analyze, estimate, gpu, Budget, Phase, Problem, TrainConfig};
 use serde_json::Value;
-
-fn runs() -> Vec<Value> {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/measured/ddp2.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The run's config as `--key=value` overrides (`world_size` included, as the CLI takes it).
-fn config(run: &Value) -> TrainConfig {
-    let mut c = Configurator::new();
-    for (k, v) in run["config"].as_object().unwrap() {
-        let value = match v {
-            Value::Bool(true) => "True".to_string(),
-            Value::Bool(false) => "False".to_string(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        c.apply_override(&format!("--{k}={value}")).unwrap();
-    }
-    c.finish().unwrap().0
-}
-
-fn measured(run: &Value, key: &str) -> Option<f64> {
-    run["measured_bytes"][key].as_f64().filter(|v| *v > 0.0)
-}
 
 fn err(predicted: u128, measured: f64) -> f64 {
     (predicted as f64 - measured).abs() / measured
@@ -77,7 +49,7 @@ fn check(name: &str, ranks: &estimator::ddp::Ranks, first: u128, eval: u128, run
 #[test]
 fn every_rank_within_two_percent_closed_form() {
     let card = gpu::find("h200").unwrap();
-    for run in runs() {
+    for run in measured_runs("ddp2.jsonl") {
         let name = run["name"].as_str().unwrap();
         let est = estimate(&config(&run), card).unwrap();
         let ranks = est.ranks().unwrap();
@@ -96,7 +68,7 @@ fn every_rank_within_two_percent_closed_form() {
 fn every_rank_within_two_percent_replayed() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let mut transient_seen = 0;
-    for run in runs() {
+    for run in measured_runs("ddp2.jsonl") {
         let name = run["name"].as_str().unwrap();
         let a = analyze(&config(&run), &budget).unwrap();
         let ranks = a.ranks().unwrap();

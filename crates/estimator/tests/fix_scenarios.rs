@@ -4,20 +4,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::{measured_peak, measured_runs};
 
 use estimator::fixes::rank_fixes;
 use estimator::{gpu, Allocator, Budget, Dtype, TrainConfig};
 use serde_json::Value;
 
 fn capped_runs() -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/measured/calibration.jsonl");
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    measured_runs("calibration.jsonl")
+        .into_iter()
         .filter(|r| r["cap_on_purpose"] == true && r["allocator_cap_gib"] == 11.25)
         .collect()
 }
@@ -40,18 +37,6 @@ fn same_memory_config(run: &Value, c: &TrainConfig) -> bool {
         && num("vocab_size") == u64::from(c.vocab_size)
         && r["attention"] == c.attention.as_str()
         && r["allocator"] == c.allocator.as_str()
-}
-
-fn measured_peak(run: &Value) -> f64 {
-    let m = &run["measured_bytes"];
-    [
-        "peak_allocated_train_steady",
-        "peak_allocated_train_iter0",
-        "peak_allocated_eval",
-    ]
-    .iter()
-    .filter_map(|k| m[k].as_f64())
-    .fold(0.0, f64::max)
 }
 
 fn check(name: &str, cfg: TrainConfig, card: &str) {
