@@ -46,6 +46,22 @@ export const tests = {
     await close(page);
   },
 
+  async 'a torchrun line sets the world size; Back undoes a paste'(ctx) {
+    const page = await open(ctx, '?batch_size=16');
+    const before = await hooks(page);
+    await paste(page, 'torchrun --standalone --nproc_per_node=4 train.py config/train_gpt2.py --batch_size=8');
+    assert.equal(await page.inputValue('input[type=text][name=world_size]'), '4');
+    assert.match(await page.textContent('[data-testid="ddp-accum"]'), /10 micro-steps per GPU \(40 ÷ 4\)/);
+    await page.goBack();
+    await page.waitForFunction(() => !document.querySelector('[data-testid="ddp"]'));
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '16');
+    assert.deepEqual(await hooks(page), before);
+    await page.goForward();
+    await page.waitForSelector('[data-testid="ddp"]');
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '8');
+    await close(page);
+  },
+
   async 'junk changes nothing and says so'(ctx) {
     const page = await open(ctx);
     const before = await hooks(page);
