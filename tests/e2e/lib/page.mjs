@@ -48,7 +48,8 @@ export async function hooks(page) {
 
 /** The CLI's answer for the same settings (`--key=value` list and a GPU id). */
 export function cli(ctx, args) {
-  const bin = path.join(ctx.root, 'target', 'release', 'vramfit');
+  const target = process.env.CARGO_TARGET_DIR ? path.resolve(ctx.root, process.env.CARGO_TARGET_DIR) : path.join(ctx.root, 'target');
+  const bin = path.join(target, 'release', 'vramfit');
   return JSON.parse(execFileSync(bin, ['--json', ...args], { encoding: 'utf8' }));
 }
 
