@@ -9,12 +9,15 @@
 //! (measured, `ddp2.jsonl`: +4.0·P on every rank in every phase, GPT-2 124M and 350M).
 //!
 //! After the first synchronised backward the Reducer rebuilds its buckets in the order gradients
-//! became ready, at the next training forward (iteration 1). The old set can outlive that by most
-//! of the iteration: the last all-reduce's work object (which stashes its tensors) is released by
-//! ProcessGroupNCCL's watchdog thread on its own schedule. Measured: in 3 of 8 runs one rank's
-//! steady peak carried a second 4·P (rank 0 or rank 1, run to run); the others did not. vramfit
-//! counts it in the steady peak, so a verdict holds whichever rank gets it, and reports the peak
-//! without it beside.
+//! became ready, at the next training forward (iteration 1). The old set outlives that for a
+//! while: the last all-reduce's work object (which stashes its tensors) is released by
+//! ProcessGroupNCCL's watchdog thread on its own schedule, not the loop's. Measured: in 3 of 8
+//! runs of `ddp2.jsonl` one rank's steady peak carried a second 4·P (rank 0 or rank 1, run to
+//! run); the others did not. tools/probe/ddp_buckets_probe.py shows the mechanism on two GPUs:
+//! +4·P at iteration 1's first forward, gone some iterations later, and never present at a peak
+//! when each iteration pauses 0.2 s. vramfit keeps the second set through iteration 1 and counts
+//! it in the steady peak, so a verdict holds whichever rank gets it, and reports the peak without
+//! it beside.
 //!
 //! Only rank 0 (`master_process`) runs `estimate_loss()`; every rank runs
 //! `gradient_accumulation_steps / world_size` micro-steps per iteration.
