@@ -13,7 +13,7 @@ pub mod state;
 pub use components::app::App;
 
 /// Timings for scripts/bench.sh, called from the page as `wasmBindings.bench(...)`: milliseconds
-/// per call of the estimator's entry points on the page's default run, measured in the browser.
+/// per call of the estimator's entry points, measured in the browser.
 pub mod bench {
     use wasm_bindgen::prelude::wasm_bindgen;
 
@@ -23,10 +23,11 @@ pub mod bench {
             .map_or(0.0, |p| p.now())
     }
 
-    /// `what`: `estimate`, `analyze`, `fixes_closed_form` or `fixes_simulated`.
+    /// `what`: `estimate`, `analyze`, `fixes_closed_form` or `fixes_simulated`, for the run a
+    /// page `query` describes (`""`: the page's default).
     #[wasm_bindgen]
-    pub fn bench(what: &str, calls: u32) -> f64 {
-        let (page, _) = estimator::query::PageState::from_query("");
+    pub fn bench(what: &str, query: &str, calls: u32) -> f64 {
+        let (page, _) = estimator::query::PageState::from_query(query);
         let (cfg, budget) = (page.config.clone(), page.budget());
         let calls = calls.max(1);
         let start = now();

@@ -36,6 +36,8 @@ pub struct AppState {
     pub lang_in_url: RwSignal<bool>,
     /// `?embed=1`: the compact calculator for iframes.
     pub embed: bool,
+    /// The page's own query keys (embed, theme, bg) as the URL brought them: kept in it.
+    pub page_keys: StoredValue<Vec<(String, String)>>,
 }
 
 impl AppState {
@@ -49,6 +51,12 @@ impl AppState {
         app.lang.set(lang);
         app.lang_in_url.set(in_url);
         app.embed = page_param(&query, "embed").as_deref() == Some("1");
+        app.page_keys.set_value(
+            estimator::query::query_pairs(&query)
+                .into_iter()
+                .filter(|(k, _)| k != "lang" && estimator::query::PAGE_KEYS.contains(&k.as_str()))
+                .collect(),
+        );
         app
     }
 
@@ -82,6 +90,7 @@ impl AppState {
             lang: RwSignal::new(Lang::En),
             lang_in_url: RwSignal::new(false),
             embed: false,
+            page_keys: StoredValue::new(Vec::new()),
         }
     }
 
@@ -118,19 +127,15 @@ impl AppState {
         std::mem::forget(handle);
     }
 
-    /// Keeps the URL equal to the state (replace, never a history entry per keystroke).
-    pub fn sync_url(self) {
-        // the page's own keys (embed, theme, bg) stay as they came; lang follows the picker
-        let kept: Vec<(String, String)> = estimator::query::query_pairs(&browser::query())
-            .into_iter()
-            .filter(|(k, _)| k != "lang" && estimator::query::PAGE_KEYS.contains(&k.as_str()))
-            .collect();
-        Effect::new(move |_| {
-            let mut q = self.page.with(PageState::to_query);
-            let lang = self
-                .lang_in_url
-                .get()
-                .then(|| ("lang".to_string(), self.lang.get().tag().to_string()));
+    /// The query the URL should hold: the state, the page's own keys (embed, theme, bg) as they
+    /// came, and `lang` when the URL chose the language.
+    pub fn url_query(self) -> String {
+        let mut q = self.page.with(PageState::to_query);
+        let lang = self
+            .lang_in_url
+            .get()
+            .then(|| ("lang".to_string(), self.lang.get().tag().to_string()));
+        self.page_keys.with_value(|kept| {
             for (k, v) in kept.iter().chain(&lang) {
                 if !q.is_empty() {
                     q.push('&');
@@ -141,7 +146,26 @@ impl AppState {
                     estimator::query::encode(v)
                 );
             }
-            browser::replace_query(&q);
+        });
+        q
+    }
+
+    /// Keeps the URL equal to the state: replaced, never a history entry per keystroke, and only
+    /// once a slider drag pauses for [`URL_DELAY`] (replaceState costs half a millisecond).
+    pub fn sync_url(self) {
+        let generation = StoredValue::new(0u64);
+        Effect::new(move |_| {
+            let q = self.url_query();
+            let mine = generation.get_value() + 1;
+            generation.set_value(mine);
+            set_timeout(
+                move || {
+                    if generation.get_value() == mine {
+                        browser::replace_query(&q);
+                    }
+                },
+                URL_DELAY,
+            );
         });
     }
 }
@@ -187,6 +211,9 @@ pub fn page_param(query: &str, key: &str) -> Option<String> {
         .find(|(k, _)| k == key)
         .map(|(_, v)| v)
 }
+
+/// How long the inputs must rest before the URL is updated.
+pub const URL_DELAY: Duration = Duration::from_millis(60);
 
 /// How long the inputs must rest before the fixes are re-ranked.
 pub const SETTLE: Duration = Duration::from_millis(200);

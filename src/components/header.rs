@@ -46,7 +46,7 @@ pub fn Header() -> impl IntoView {
                     data-testid="copy-link"
                     on:click=move |_| {
                         let lang = with_lang.get_untracked().then(|| app.lang.get_untracked());
-                        browser::copy(&share_link(&browser::query(), lang));
+                        browser::copy(&share_link(&app.url_query(), lang));
                         set_copied.set(true);
                     }
                 >

@@ -46,36 +46,33 @@ pub fn MemoryBar(
         card.max(need).max(total.get()).max(1)
     });
 
-    let segments = move || {
-        let s = scale.get();
-        let c = comps.get();
-        Component::ALL
-            .iter()
-            .map(|&comp| {
-                let bytes = c.get(comp);
-                let width = pct(bytes, s);
-                let label = format!("{}: {}", tr.component(comp), format::gib(bytes));
-                view! {
-                    <div
-                        class=format!("bar__seg bar__seg--{}", comp.id())
-                        data-testid=format!("segment-{}", comp.id())
-                        data-bytes=bytes.to_string()
-                        style:width=format!("{width:.3}%")
-                        tabindex="0"
-                        role="img"
-                        aria-label=label.clone()
-                        title=label
-                        on:mouseenter=move |_| set_focused.set(Some(comp))
-                        on:focus=move |_| set_focused.set(Some(comp))
-                    >
-                        <span class="bar__seg-label">
-                            {(width >= LABEL_MIN_PCT).then(|| format::gib(bytes))}
-                        </span>
-                    </div>
-                }
-            })
-            .collect_view()
-    };
+    // six elements made once; only their width, bytes and labels change with the inputs
+    let segments = Component::ALL
+        .iter()
+        .map(|&comp| {
+            let bytes = Memo::new(move |_| comps.with(|c| c.get(comp)));
+            let width = move || pct(bytes.get(), scale.get());
+            let label = move || format!("{}: {}", tr.component(comp), format::gib(bytes.get()));
+            view! {
+                <div
+                    class=format!("bar__seg bar__seg--{}", comp.id())
+                    data-testid=format!("segment-{}", comp.id())
+                    data-bytes=move || bytes.get().to_string()
+                    style:width=move || format!("{:.3}%", width())
+                    tabindex="0"
+                    role="img"
+                    aria-label=label
+                    title=label
+                    on:mouseenter=move |_| set_focused.set(Some(comp))
+                    on:focus=move |_| set_focused.set(Some(comp))
+                >
+                    <span class="bar__seg-label">
+                        {move || (width() >= LABEL_MIN_PCT).then(|| format::gib(bytes.get()))}
+                    </span>
+                </div>
+            }
+        })
+        .collect_view();
     let card_pct = move || pct(app.budget.with(|b| b.gpu.total_bytes), scale.get());
     let usable_pct = move || pct(app.budget.with(|b| b.allocator_budget()), scale.get());
 

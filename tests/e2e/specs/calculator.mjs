@@ -60,6 +60,7 @@ export const tests = {
     assert.ok(after.total > before.total, 'a larger batch needs more memory');
     assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '16');
     assert.equal(after.effectiveBatch, 16 * 40);
+    await page.waitForFunction((re) => new RegExp(re).test(location.href), 'batch_size=16'); // the URL follows once input pauses
     assert.match(page.url(), /batch_size=16/);
     const j = cli(ctx, ['--batch_size=16', '--gpu=rtx3060']);
     assert.equal(after.total, j.peak_bytes.overall);
@@ -112,6 +113,7 @@ export const tests = {
     assert.equal((await hooks(page)).risk, 'oom');
     await page.selectOption('select[name=gpu]', 'a6000');
     await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.fits === 'true');
+    await page.waitForFunction((re) => new RegExp(re).test(location.href), 'gpu=a6000'); // the URL follows once input pauses
     assert.match(page.url(), /gpu=a6000/);
     await page.selectOption('select[name=gpu]', 'custom');
     await page.locator('input[name=vram_gib]').fill('40');
@@ -134,6 +136,7 @@ export const tests = {
     assert.deepEqual(await hooks(page), before);
     assert.equal(await page.inputValue('input[type=text][name=block_size]'), '512');
     assert.equal(await page.isChecked('input[name=compile]'), false);
+    await page.waitForFunction((re) => new RegExp(re).test(location.href), 'compile=False'); // the URL follows once input pauses
     assert.match(page.url(), /compile=False/);
     await close(page);
   },
