@@ -1,5 +1,5 @@
 //! The calculator's settings back out as nanoGPT config lines, a command line and the
-//! environment, each with a copy button.
+//! environment, each with a copy button (for the settled inputs: nobody copies mid-drag).
 
 use leptos::prelude::*;
 
@@ -11,7 +11,10 @@ use crate::state::use_app;
 pub fn ConfigExport() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let html = move || app.page.with(|p| crate::html::export::panel(tr, &p.config));
+    let html = move || {
+        app.settled
+            .with(|p| crate::html::export::panel(tr, &p.config))
+    };
     view! {
         <section class="export" aria-labelledby="export-heading">
             <h2 id="export-heading" class="export__heading">{tr.export_heading}</h2>

@@ -14,35 +14,37 @@ pub fn RunSummary() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
-    let phases = move || {
-        app.analysis.with(|a| {
-            let a = a.as_ref().ok()?;
-            let peak_phase = a.peak_at().0;
-            let rows = [
-                Phase::TrainFirstIter,
-                Phase::TrainSteady,
-                Phase::Eval,
-                Phase::EvalAfterStep,
-            ]
-            .into_iter()
-            .filter_map(|p| a.phase_bytes(p).map(|b| (p, b)))
-            .map(|(p, bytes)| {
-                view! {
-                    <li
-                        class="phases__item"
-                        class:phases__item--peak=Some(p) == peak_phase
-                        data-testid=format!("phase-{}", p.id())
-                        data-bytes=bytes.to_string()
-                    >
-                        <span class="phases__name">{tr.phase(p)}</span>
-                        <span class="phases__value">{format::gib(bytes)}</span>
-                    </li>
-                }
-            })
-            .collect_view();
-            Some(view! { <ul class="phases">{rows}</ul> })
-        })
-    };
+    let peak_phase = Memo::new(move |_| {
+        app.analysis
+            .with(|a| a.as_ref().ok().and_then(|a| a.peak_at().0))
+    });
+    // four items made once; a phase the run does not have (no later eval) is hidden
+    let phases = [
+        Phase::TrainFirstIter,
+        Phase::TrainSteady,
+        Phase::Eval,
+        Phase::EvalAfterStep,
+    ]
+    .into_iter()
+    .map(|p| {
+        let bytes = Memo::new(move |_| {
+            app.analysis
+                .with(|a| a.as_ref().ok().and_then(|a| a.phase_bytes(p)))
+        });
+        view! {
+            <li
+                class="phases__item"
+                class:phases__item--peak=move || peak_phase.get() == Some(p)
+                hidden=move || bytes.get().is_none()
+                data-testid=format!("phase-{}", p.id())
+                data-bytes=move || bytes.get().unwrap_or(0).to_string()
+            >
+                <span class="phases__name">{tr.phase(p)}</span>
+                <span class="phases__value">{move || bytes.get().map(format::gib)}</span>
+            </li>
+        }
+    })
+    .collect_view();
     view! {
         <dl class="summary">
             <div class="summary__item">
@@ -84,6 +86,6 @@ pub fn RunSummary() -> impl IntoView {
                 </dd>
             </div>
         </dl>
-        {phases}
+        <ul class="phases">{phases}</ul>
     }
 }

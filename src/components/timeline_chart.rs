@@ -1,4 +1,5 @@
-//! Memory over the run (rendered by [`crate::html::timeline`]).
+//! Memory over the run (rendered by [`crate::html::timeline`]). Redrawn once the inputs settle,
+//! not on every step of a slider drag: the bar and the verdict are the live part.
 
 use leptos::prelude::*;
 
@@ -10,8 +11,10 @@ pub fn TimelineChart() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let html = move || {
-        let budget = app.budget.with(|b| b.allocator_budget());
-        app.analysis.with(|a| {
+        // settled inputs are the current ones, so the current analysis is theirs
+        app.settled.track();
+        let budget = app.budget.with_untracked(|b| b.allocator_budget());
+        app.analysis.with_untracked(|a| {
             a.as_ref()
                 .ok()
                 .map(|a| crate::html::timeline::chart(tr, a, budget))
