@@ -51,7 +51,9 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
       });
       res.end(body);
     } catch {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      // as static hosts do: the site's 404.html, with status 404
+      const page = await readFile(path.join(dir, '404.html')).catch(() => null);
+      res.writeHead(404, { 'content-type': page ? TYPES['.html'] : 'text/plain' }).end(page ?? 'not found');
     }
   };
   let server = http.createServer(handler);
