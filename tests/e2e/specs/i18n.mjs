@@ -74,7 +74,8 @@ export const tests = {
   async 'every language: translated main view, <html lang>, title, 360 px without overflow'(ctx) {
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);
-      const page = await open(ctx, `?lang=${tag}&batch_size=16&compile=False`, { viewport: { width: 360, height: 800 } });
+      // two GPUs, so the DDP panel and the link field are checked too
+      const page = await open(ctx, `?lang=${tag}&batch_size=16&compile=False&world_size=2`, { viewport: { width: 360, height: 800 } });
       assert.equal(await page.getAttribute('html', 'lang'), tag);
       assert.equal(await page.title(), tr.page_title, `${tag}: title`);
       assert.equal(await page.textContent('.header__tagline'), tr.tagline, `${tag}: tagline`);
