@@ -5,7 +5,8 @@
 
 pub mod browser;
 pub mod components;
-pub mod format;
+/// Numbers as the page shows them (shared with the CLI).
+pub use vramfit_i18n::format;
 pub mod html;
 pub mod i18n;
 pub mod state;

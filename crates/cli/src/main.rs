@@ -1,7 +1,6 @@
 //! `vramfit`: the estimator on the command line.
 
 mod args;
-mod fix_text;
 mod json;
 mod report;
 

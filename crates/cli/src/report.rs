@@ -7,8 +7,9 @@ use estimator::{
     Analysis, Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER,
 };
 
-use crate::fix_text;
 use crate::json::Json;
+use vramfit_i18n::en;
+use vramfit_i18n::fix_text::fix_text;
 
 /// Everything one invocation answers.
 pub struct Answer<'a> {
@@ -123,10 +124,13 @@ fn fixes_json(a: &Answer) -> Json {
                 }
                 Json::obj([
                     ("id", Json::from(f.kind.id())),
-                    ("title", Json::from(fix_text::title(f, from))),
+                    (
+                        "title",
+                        Json::from(fix_text(en(), f, from, a.budget.other_bytes).0),
+                    ),
                     (
                         "why",
-                        Json::from(fix_text::why(f, from, a.budget.other_bytes)),
+                        Json::from(fix_text(en(), f, from, a.budget.other_bytes).1),
                     ),
                     ("changes", Json::Obj(changes)),
                     ("peak_bytes", Json::from(f.peak_bytes)),
@@ -236,7 +240,7 @@ pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
     format!(
         "The {} request is the {} ({}) in {}{}; {}.",
         format_bytes(m.tried_to_allocate_bytes.unwrap_or(0)),
-        crate::fix_text::term_name(d.term),
+        en().term(d.term),
         format_bytes(d.tensor_bytes),
         place,
         fragmented,
@@ -546,7 +550,7 @@ pub fn to_text(a: &Answer) -> String {
             o.stage.id().replace('_', " "),
             if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
             format_bytes(o.requested),
-            crate::fix_text::term_name(o.term),
+            en().term(o.term),
             format_bytes(o.allocated),
             format_bytes(o.reserved - o.allocated),
             format_bytes(o.largest_free)
@@ -580,17 +584,17 @@ pub fn to_text(a: &Answer) -> String {
             line(format!(
                 "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>5.2}×  {}",
                 i + 1,
-                fix_text::title(f, cfg),
+                fix_text(en(), f, cfg, a.budget.other_bytes).0,
                 format_bytes(f.peak_bytes),
                 format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
                 if f.fits() { "yes" } else { "no" },
                 f.effective_batch,
                 f.iter_time_ratio,
-                fix_text::impact(f.impact)
+                en().impact(f.impact)
             ));
             line(format!(
                 "      {}",
-                fix_text::why(f, cfg, a.budget.other_bytes)
+                fix_text(en(), f, cfg, a.budget.other_bytes).1
             ));
         }
     }

@@ -5,14 +5,14 @@ use std::cell::Cell;
 
 use estimator::units::GIB;
 
-use crate::i18n::Strings;
+use crate::Strings;
 
 thread_local! {
     /// (decimal separator, thousands separator) of the language being rendered.
     static SEPARATORS: Cell<(char, char)> = const { Cell::new(('.', ',')) };
 }
 
-/// Uses `tr`'s separators from now on ([`crate::App`] calls it before rendering a language).
+/// Uses `tr`'s separators from now on (the page calls it before rendering a language).
 pub fn use_separators(tr: &Strings) {
     let first = |s: &str, default| s.chars().next().unwrap_or(default);
     SEPARATORS.set((first(tr.decimal_sep, '.'), first(tr.group_sep, ',')));
@@ -87,16 +87,16 @@ mod tests {
 
     #[test]
     fn formats_for_the_language() {
-        let (de, problems) = crate::i18n::parse("decimal_sep = ,\ngroup_sep = .\n", None);
+        let (de, problems) = crate::parse("decimal_sep = ,\ngroup_sep = .\n", None);
         assert!(problems
             .iter()
-            .all(|p| matches!(p, crate::i18n::ParseError::Missing { .. })));
+            .all(|p| matches!(p, crate::ParseError::Missing { .. })));
         use_separators(&de);
         assert_eq!(grouped(124_373_760), "124.373.760");
         assert_eq!(gib(3 << 29), "1,50 GiB");
         assert_eq!(params(123_587_328), "123,59M");
         assert_eq!(bytes(786 << 20), "786,0 MiB");
-        use_separators(crate::i18n::en());
+        use_separators(crate::en());
         assert_eq!(gib(3 << 29), "1.50 GiB");
     }
 }

@@ -1,0 +1,616 @@
+//! Every visible string of vramfit, per language, and the number formats that go with them —
+//! shared by the page and the command line. English is compiled in from `i18n/en.txt`; the other
+//! languages are the files beside it, which the page fetches when chosen. A test checks that every
+//! language file has exactly English's keys and placeholders, so a missing translation cannot
+//! ship. nanoGPT keys and code stay as they are in every language.
+//!
+//! Templates hold `{name}` placeholders filled by [`fill`].
+
+use estimator::{Component, Term};
+
+#[macro_use]
+mod table;
+pub mod fix_text;
+pub mod format;
+pub use table::{parse, ParseError};
+
+strings! {
+    /// BCP 47 tag for `<html lang>`.
+    lang,
+    /// The language's own name, for the picker.
+    name,
+    title,
+    tagline,
+    section_model,
+    section_batch,
+    section_precision,
+    section_eval,
+    section_gpu,
+    settings_label,
+    result_label,
+    preset_label,
+    preset_custom,
+    /// Hints under each nanoGPT key, in [`estimator::FIELDS_JSON_ORDER`] order.
+    hints[17],
+    vocab_label,
+    vocab_gpt2,
+    vocab_char,
+    vocab_custom,
+    attention_flash,
+    attention_manual,
+    allocator_default,
+    allocator_expandable,
+    gpu_label,
+    gpu_custom,
+    vram_label,
+    context_label,
+    context_hint,
+    other_label,
+    other_hint,
+    /// `{n}` parameters as train.py prints them.
+    params_count,
+    effective_batch,
+    tokens_per_iter,
+    peak_label,
+    /// Component names, in [`Component::ALL`] order.
+    components[6],
+    /// What each component is, in [`Component::ALL`] order.
+    component_help[6],
+    /// Term names, in [`Term`] declaration order.
+    terms[25],
+    phase_first_iter,
+    phase_steady,
+    phase_eval,
+    phase_eval_later,
+    /// Moment names, in [`estimator::Moment`] declaration order.
+    moments[9],
+    /// `{phase}`, `{moment}`.
+    peak_at,
+    micro_step,
+    bar_caption,
+    usable_marker,
+    reserved_outside,
+    verdict_fits,
+    verdict_tight,
+    verdict_oom,
+    /// `{need}`, `{usable}`, `{card}`.
+    verdict_detail,
+    /// `{gib}`.
+    headroom,
+    /// `{gib}`.
+    shortfall,
+    /// `{peak}`, `{frag}`.
+    need_explained,
+    copy_link,
+    copied,
+    theme_toggle,
+    notice_heading,
+    /// `{key}`.
+    notice_unknown,
+    /// `{message}`.
+    notice_invalid,
+    dismiss,
+    formula,
+    eval_iters_note,
+    fixes_heading,
+    /// `{n}`.
+    largest_batch,
+    largest_batch_none,
+    already_fits,
+    /// `{s}` seconds.
+    time_now,
+    mfu_label,
+    mfu_hint,
+    /// Fix titles in [`estimator::fixes::FixKind`] declaration order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
+    /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
+    /// {eval_iters} {eff} {old_eff} {params} {freed}`.
+    fix_titles[20],
+    /// One sentence of why, same order and placeholders.
+    fix_why[20],
+    /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
+    effective_not_kept,
+    /// What a fix changes in training, in [`estimator::fixes::Impact`] order.
+    impacts[9],
+    col_peak,
+    col_saving,
+    col_fits,
+    col_batch,
+    col_tokens,
+    col_time,
+    col_impact,
+    yes,
+    no,
+    top_fix,
+    snippet_config,
+    snippet_cli,
+    snippet_env,
+    snippet_patch,
+    copy,
+    copied_short,
+    not_a_fix_heading,
+    /// Stage names, in [`estimator::sequence::Stage`] declaration order.
+    stages[7],
+    model_load,
+    /// `{where} {requested} {tensor} {allocated} {fragmented} {largest}`.
+    oom_explained,
+    chart_title,
+    chart_allocated,
+    chart_reserved,
+    chart_budget,
+    chart_oom,
+    /// Caption of the table that gives the chart's numbers to screen readers.
+    chart_table,
+    chart_col_stage,
+    chart_col_allocated,
+    chart_col_reserved,
+    paste_heading,
+    paste_placeholder,
+    paste_button,
+    paste_nothing,
+    /// `{card} {requested} {allocated} {fragmented} {others}`.
+    paste_message,
+    /// `{gib}`.
+    paste_others,
+    /// `{tensor} {where}`.
+    paste_diagnosis,
+    paste_reproduced,
+    /// `{requested}`.
+    paste_no_match,
+    /// `{n}`: processes of a torchrun line.
+    paste_command,
+    paste_config,
+    /// `{line} {text}`.
+    paste_skip_not_understood,
+    /// `{line} {key}`.
+    paste_skip_unknown,
+    /// `{line} {message}`.
+    paste_skip_invalid,
+    /// `{files}`.
+    paste_unknown_files,
+    /// `{message}`.
+    paste_error,
+    paste_truncated,
+    export_heading,
+    export_config,
+    export_defaults,
+    embed_button,
+    embed_heading,
+    embed_hint,
+    embed_open,
+    embed_frame_title,
+    update_text,
+    update_button,
+    close,
+    /// `{a} {b}`: two items of a list (a place in the run: phase, stage, micro-step).
+    list_pair,
+    page_title,
+    manifest_description,
+    lang_label,
+    /// Number formatting: the decimal separator and the thousands separator.
+    decimal_sep,
+    group_sep,
+    /// The allocator-rounding term's formula, in words.
+    formula_rounding,
+    /// Invalid input. `{key} {value}` plus `{min} {max}`, `{expected}`, `{choices}`,
+    /// `{divisor_key} {divisor}`.
+    err_out_of_range,
+    err_wrong_type,
+    err_not_one_of,
+    err_not_divisible,
+    err_unknown_key,
+    err_unreadable,
+    expected_integer,
+    expected_number,
+    expected_bool,
+    expected_processes,
+    expected_gib,
+    no_limit,
+    /// `{x}`: the open upper end of a range (dropout < 1).
+    err_below,
+    /// The checkbox beside "copy link".
+    link_with_lang,
+    link_label,
+    link_hint,
+    /// Link presets, in [`estimator::speed::LINKS`] order.
+    links[5],
+    link_gbps_label,
+    ddp_per_gpu,
+    /// `{rank}`.
+    ddp_worst_rank,
+    ddp_rank0_eval,
+    /// `{accum} {total} {world}`.
+    ddp_accum_per_rank,
+    /// `{s} {world} {speedup} {bytes} {comm} {exposed}`.
+    ddp_time,
+    lang_loading,
+    lang_failed,
+}
+
+impl Strings {
+    // Arrays of strings follow the declaration order of the estimator's enums (a test below
+    // checks that every variant has its string).
+
+    pub fn component(&self, c: Component) -> &'static str {
+        self.components[c as usize]
+    }
+
+    pub fn component_help(&self, c: Component) -> &'static str {
+        self.component_help[c as usize]
+    }
+
+    pub fn term(&self, t: Term) -> &'static str {
+        self.terms.get(t as usize).copied().unwrap_or("")
+    }
+
+    pub fn moment(&self, m: estimator::Moment) -> &'static str {
+        self.moments.get(m as usize).copied().unwrap_or("")
+    }
+
+    pub fn fix_title(&self, k: estimator::fixes::FixKind) -> &'static str {
+        self.fix_titles.get(k as usize).copied().unwrap_or("")
+    }
+
+    pub fn fix_why(&self, k: estimator::fixes::FixKind) -> &'static str {
+        self.fix_why.get(k as usize).copied().unwrap_or("")
+    }
+
+    pub fn stage(&self, st: estimator::sequence::Stage) -> &'static str {
+        self.stages.get(st as usize).copied().unwrap_or("")
+    }
+
+    pub fn impact(&self, i: estimator::fixes::Impact) -> &'static str {
+        self.impacts[i as usize]
+    }
+
+    pub fn phase(&self, p: estimator::Phase) -> &'static str {
+        match p {
+            estimator::Phase::TrainFirstIter => self.phase_first_iter,
+            estimator::Phase::TrainSteady => self.phase_steady,
+            estimator::Phase::Eval => self.phase_eval,
+            estimator::Phase::EvalAfterStep => self.phase_eval_later,
+        }
+    }
+
+    pub fn hint(&self, key: &str) -> &'static str {
+        estimator::FIELDS_JSON_ORDER
+            .iter()
+            .position(|k| *k == key)
+            .map_or("", |i| self.hints[i])
+    }
+}
+
+/// The languages of the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lang {
+    En,
+    ZhHans,
+    ZhHant,
+    Ja,
+    De,
+}
+
+/// Every language's tag, in [`Lang::ALL`] order.
+pub const TAGS: [&str; 5] = ["en", "zh-Hans", "zh-Hant", "ja", "de"];
+
+impl Lang {
+    pub const ALL: [Lang; 5] = [Lang::En, Lang::ZhHans, Lang::ZhHant, Lang::Ja, Lang::De];
+
+    /// BCP 47 tag: `<html lang>`, `?lang=`, the stored choice and the file name `i18n/{tag}.txt`.
+    pub fn tag(self) -> &'static str {
+        TAGS[self as usize]
+    }
+
+    /// The language's name in itself, for the picker (shown before its file is loaded).
+    pub fn native_name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::ZhHans => "简体中文",
+            Lang::ZhHant => "繁體中文",
+            Lang::Ja => "日本語",
+            Lang::De => "Deutsch",
+        }
+    }
+
+    /// The language a tag asks for, as browsers and people write tags: `de-AT` → German,
+    /// `zh-TW`/`zh-HK`/`zh-Hant-*` → Traditional Chinese, other `zh` → Simplified. Case-insensitive.
+    pub fn from_tag(tag: &str) -> Option<Lang> {
+        let tag = tag.trim().to_ascii_lowercase().replace('_', "-");
+        let mut parts = tag.split('-');
+        match parts.next()? {
+            "en" => Some(Lang::En),
+            "ja" => Some(Lang::Ja),
+            "de" => Some(Lang::De),
+            "zh" => {
+                let rest: Vec<&str> = parts.collect();
+                let traditional = rest
+                    .iter()
+                    .any(|p| matches!(*p, "hant" | "tw" | "hk" | "mo"))
+                    && !rest.contains(&"hans");
+                Some(if traditional {
+                    Lang::ZhHant
+                } else {
+                    Lang::ZhHans
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The first of the browser's preferred languages vramfit speaks; English otherwise.
+    pub fn negotiate<'a>(preferred: impl IntoIterator<Item = &'a str>) -> Lang {
+        preferred
+            .into_iter()
+            .find_map(Lang::from_tag)
+            .unwrap_or(Lang::En)
+    }
+
+    /// The strings of this language: English until its file has been loaded.
+    pub fn strings(self) -> &'static Strings {
+        match self {
+            Lang::En => en(),
+            other => LOADED
+                .with(|l| l.borrow()[other as usize])
+                .unwrap_or_else(en),
+        }
+    }
+
+    /// Whether [`Lang::strings`] returns this language's own strings.
+    pub fn is_ready(self) -> bool {
+        self == Lang::En || LOADED.with(|l| l.borrow()[self as usize].is_some())
+    }
+
+    /// Keeps a parsed language for the rest of the session.
+    pub fn store(self, strings: Strings) {
+        let leaked: &'static Strings = Box::leak(Box::new(strings));
+        LOADED.with(|l| l.borrow_mut()[self as usize] = Some(leaked));
+    }
+}
+
+thread_local! {
+    /// Languages loaded so far, by `Lang as usize`.
+    static LOADED: std::cell::RefCell<[Option<&'static Strings>; 5]> =
+        const { std::cell::RefCell::new([None; 5]) };
+}
+
+/// Replaces each `{name}` in a template.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = template.to_string();
+    for (name, value) in values {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}
+
+/// English, compiled in: the language every other is checked against.
+pub fn en() -> &'static Strings {
+    static EN: std::sync::OnceLock<Strings> = std::sync::OnceLock::new();
+    EN.get_or_init(|| parse(include_str!("../../../i18n/en.txt"), None).0)
+}
+
+/// A refused input in the language being rendered (the estimator's own `Display` is English).
+pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
+    use estimator::Problem;
+    let base = [("key", e.key.as_str()), ("value", e.value.as_str())];
+    match &e.problem {
+        Problem::OutOfRange { min, max } => {
+            let max = match max.strip_prefix("below ") {
+                Some(x) => fill(tr.err_below, &[("x", x)]),
+                None if max.is_empty() => tr.no_limit.to_string(),
+                None => max.clone(),
+            };
+            fill(
+                tr.err_out_of_range,
+                &[base[0], base[1], ("min", min), ("max", &max)],
+            )
+        }
+        Problem::WrongType { expected } => {
+            let expected = match *expected {
+                "an integer" => tr.expected_integer,
+                "a number" => tr.expected_number,
+                "True or False" => tr.expected_bool,
+                "a whole number of processes" => tr.expected_processes,
+                "a number of GiB" => tr.expected_gib,
+                other => other,
+            };
+            fill(
+                tr.err_wrong_type,
+                &[base[0], base[1], ("expected", expected)],
+            )
+        }
+        Problem::NotOneOf { choices } => fill(
+            tr.err_not_one_of,
+            &[base[0], base[1], ("choices", &choices.join(", "))],
+        ),
+        Problem::NotDivisibleBy {
+            divisor_key,
+            divisor,
+        } => fill(
+            tr.err_not_divisible,
+            &[
+                base[0],
+                base[1],
+                ("divisor_key", divisor_key),
+                ("divisor", &divisor.to_string()),
+            ],
+        ),
+        Problem::UnknownKey => fill(tr.err_unknown_key, &base),
+        Problem::Unreadable { .. } => fill(tr.err_unreadable, &base),
+    }
+}
+
+/// A query or field value that was not applied, in the language being rendered.
+pub fn issue(tr: &Strings, i: &estimator::query::QueryIssue) -> String {
+    match &i.problem {
+        estimator::query::IssueKind::UnknownKey => fill(tr.err_unknown_key, &[("key", &i.key)]),
+        estimator::query::IssueKind::Invalid(e) => error(tr, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placeholders(s: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = s
+            .match_indices('{')
+            .filter_map(|(i, _)| {
+                let rest = &s[i + 1..];
+                let end = rest.find('}')?;
+                let name = &rest[..end];
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+                    .then_some(name)
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    fn code_spans(s: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = s.split('`').skip(1).step_by(2).collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Three or more plain English words (code like `exp_avg + exp_avg_sq` is not prose).
+    fn is_prose(s: &str) -> bool {
+        s.split_whitespace()
+            .filter(|w| w.len() > 1 && w.chars().all(|c| c.is_ascii_lowercase()))
+            .count()
+            >= 3
+    }
+
+    fn language_file(lang: Lang) -> &'static str {
+        let path = format!(
+            "{}/../../i18n/{}.txt",
+            env!("CARGO_MANIFEST_DIR"),
+            lang.tag()
+        );
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        Box::leak(text.into_boxed_str())
+    }
+
+    #[test]
+    fn english_file_fills_every_field() {
+        let (_, problems) = parse(include_str!("../../../i18n/en.txt"), None);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(en().entries().iter().all(|(_, v)| !v.is_empty()));
+    }
+
+    /// A missing or extra key, a lost `{placeholder}` or an altered code span fails here.
+    #[test]
+    fn every_language_has_every_key_with_the_same_placeholders() {
+        let english = en().entries();
+        for lang in Lang::ALL {
+            let (strings, problems) = parse(language_file(lang), None);
+            assert!(problems.is_empty(), "{}: {problems:?}", lang.tag());
+            assert_eq!(strings.lang, lang.tag());
+            assert_eq!(strings.name, lang.native_name());
+            for ((key, en_value), (_, value)) in english.iter().zip(strings.entries()) {
+                assert!(!value.trim().is_empty(), "{}: {key} is empty", lang.tag());
+                assert_eq!(
+                    placeholders(en_value),
+                    placeholders(value),
+                    "{}: placeholders of {key}",
+                    lang.tag()
+                );
+                assert_eq!(
+                    code_spans(en_value),
+                    code_spans(value),
+                    "{}: code in {key}",
+                    lang.tag()
+                );
+            }
+            assert_eq!(strings.decimal_sep.chars().count(), 1, "{}", lang.tag());
+            assert_eq!(strings.group_sep.chars().count(), 1, "{}", lang.tag());
+        }
+    }
+
+    /// Prose must be translated: a language whose long strings equal English is a fallback.
+    #[test]
+    fn languages_do_not_fall_back_to_english_prose() {
+        let english = en().entries();
+        for lang in Lang::ALL.into_iter().filter(|l| *l != Lang::En) {
+            let (strings, _) = parse(language_file(lang), None);
+            let same: Vec<&String> = english
+                .iter()
+                .zip(strings.entries())
+                .filter(|((_, en_value), (_, value))| en_value == value && is_prose(en_value))
+                .map(|((key, _), _)| key)
+                .collect();
+            assert!(same.is_empty(), "{}: untranslated {same:?}", lang.tag());
+        }
+    }
+
+    /// The arrays are indexed by the estimator's enums: the last variant of each has its string.
+    #[test]
+    fn every_enum_variant_has_its_string() {
+        let en = en();
+        assert_eq!(en.terms.len(), estimator::terms::ALL_TERMS.len());
+        for t in estimator::terms::ALL_TERMS {
+            assert!(!en.term(t).is_empty(), "{t:?}");
+        }
+        assert_eq!(en.components.len(), Component::ALL.len());
+        assert_eq!(en.moments.len(), estimator::Moment::EvalBlock as usize + 1);
+        assert_eq!(
+            en.stages.len(),
+            estimator::sequence::Stage::Eval as usize + 1
+        );
+        let last_fix = estimator::fixes::FixKind::ShardOptimizer;
+        assert_eq!(en.fix_titles.len(), last_fix as usize + 1);
+        assert_eq!(en.fix_why.len(), last_fix as usize + 1);
+        assert_eq!(
+            en.impacts.len(),
+            estimator::fixes::Impact::MoreGpus as usize + 1
+        );
+        // the order is the declaration order: spot checks against the English names
+        assert_eq!(en.term(Term::Logits), "logits");
+        assert_eq!(
+            en.stage(estimator::sequence::Stage::Eval),
+            "estimate_loss()"
+        );
+        assert_eq!(
+            en.fix_title(estimator::fixes::FixKind::CompileOn),
+            "compile=True"
+        );
+        assert_eq!(
+            en.moment(estimator::Moment::OptimizerStep),
+            "optimizer step"
+        );
+    }
+
+    #[test]
+    fn tags_are_negotiated_as_browsers_write_them() {
+        assert_eq!(Lang::from_tag("de-AT"), Some(Lang::De));
+        assert_eq!(Lang::from_tag("zh-TW"), Some(Lang::ZhHant));
+        assert_eq!(Lang::from_tag("zh-Hant-HK"), Some(Lang::ZhHant));
+        assert_eq!(Lang::from_tag("zh-CN"), Some(Lang::ZhHans));
+        assert_eq!(Lang::from_tag("zh"), Some(Lang::ZhHans));
+        assert_eq!(Lang::from_tag("JA_jp"), Some(Lang::Ja));
+        assert_eq!(Lang::from_tag("fr"), None);
+        assert_eq!(Lang::negotiate(["fr-FR", "ja", "en"]), Lang::Ja);
+        assert_eq!(Lang::negotiate(["fr-FR"]), Lang::En);
+        for lang in Lang::ALL {
+            assert_eq!(Lang::from_tag(lang.tag()), Some(lang));
+        }
+    }
+
+    #[test]
+    fn errors_are_worded_per_language() {
+        let e = estimator::TrainConfig {
+            n_head: 5,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        let (de, _) = parse(
+            "err_not_divisible = {key}={value} muss durch {divisor_key}={divisor} teilbar sein\n",
+            Some(en()),
+        );
+        assert_eq!(
+            error(&de, &e),
+            "n_embd=768 muss durch n_head=5 teilbar sein"
+        );
+        assert_eq!(error(en(), &e), e.to_string());
+    }
+}
