@@ -60,8 +60,8 @@ pub fn DdpSummary() -> impl IntoView {
                 <p data-testid="ddp-worst">{format!("{worst} ({})", tr.ddp_rank0_eval)}</p>
                 <p
                     data-testid="ddp-time"
-                    data-speedup=format!("{:.4}", t.speedup())
-                    data-seconds=format!("{:.6}", t.seconds)
+                    data-speedup=estimator::decimal::fixed(t.speedup(), 4)
+                    data-seconds=estimator::decimal::fixed(t.seconds, 6)
                 >
                     {time}
                 </p>

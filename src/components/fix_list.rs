@@ -38,9 +38,9 @@ pub fn FixList() -> impl IntoView {
                     min="0.05"
                     max="1"
                     step="0.05"
-                    prop:value=move || app.mfu.get().to_string()
+                    prop:value=move || estimator::decimal::shortest(app.mfu.get())
                     on:change:target=move |ev| {
-                        if let Ok(m) = ev.target().value().parse::<f64>() {
+                        if let Some(m) = estimator::decimal::parse(&ev.target().value()) {
                             if m > 0.0 && m <= 1.0 {
                                 app.mfu.set(m);
                             }

@@ -9,7 +9,7 @@ use crate::i18n::use_strings;
 use crate::state::use_app;
 
 fn gib_text(bytes: u128) -> String {
-    let s = format!("{:.2}", bytes as f64 / (1u64 << 30) as f64);
+    let s = estimator::decimal::fixed(bytes as f64 / (1u64 << 30) as f64, 2);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -61,7 +61,7 @@ pub fn GpuPicker(
                 key="vram_gib"
                 label=tr.vram_label
                 hint=""
-                value=Signal::derive(move || app.page.with(|p| format!("{}", p.vram_gib)))
+                value=Signal::derive(move || app.page.with(|p| estimator::decimal::shortest(p.vram_gib)))
             />
         </Show>
         <Show when=move || !compact>

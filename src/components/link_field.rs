@@ -1,6 +1,7 @@
 //! The link between the GPUs of a DDP run: presets (PCIe generations, NVLink) and the bandwidth
 //! the all-reduce gets, editable. Only shown with more than one GPU.
 
+use estimator::decimal::{fixed, shortest};
 use estimator::speed::LINKS;
 use leptos::prelude::*;
 
@@ -59,7 +60,7 @@ pub fn LinkField() -> impl IntoView {
             hint=""
             value=Signal::derive(move || {
                 let g = gbps.get();
-                if g.fract() == 0.0 { format!("{g:.0}") } else { format!("{g}") }
+                if g.fract() == 0.0 { fixed(g, 0) } else { shortest(g) }
             })
         />
     }

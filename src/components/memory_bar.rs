@@ -2,6 +2,7 @@
 //! a marker where the allocator's usable memory ends. Hovering or focusing a segment (or its
 //! legend entry) shows what it is, its tensors with their formulas for this config, and bytes.
 
+use estimator::decimal::Fixed;
 use estimator::{Analysis, Component};
 use leptos::prelude::*;
 
@@ -58,7 +59,7 @@ pub fn MemoryBar(
                     class=format!("bar__seg bar__seg--{}", comp.id())
                     data-testid=format!("segment-{}", comp.id())
                     data-bytes=move || bytes.get().to_string()
-                    style:width=move || format!("{:.3}%", width())
+                    style:width=move || format!("{}%", Fixed(width(), 3))
                     tabindex="0"
                     role="img"
                     aria-label=label
@@ -117,18 +118,18 @@ pub fn MemoryBar(
                 </strong>
             </figcaption>
             <div class="bar__track">
-                <div class="bar__card" style:width=move || format!("{:.3}%", card_pct())></div>
+                <div class="bar__card" style:width=move || format!("{}%", Fixed(card_pct(), 3))></div>
                 <div
                     class="bar__reserved"
-                    style:left=move || format!("{:.3}%", usable_pct())
-                    style:width=move || format!("{:.3}%", (card_pct() - usable_pct()).max(0.0))
+                    style:left=move || format!("{}%", Fixed(usable_pct(), 3))
+                    style:width=move || format!("{}%", Fixed((card_pct() - usable_pct()).max(0.0), 3))
                     title=tr.reserved_outside
                 ></div>
                 <div class="bar__segs">{segments}</div>
                 <div
                     class="bar__marker"
                     data-testid="usable-marker"
-                    style:left=move || format!("{:.3}%", usable_pct())
+                    style:left=move || format!("{}%", Fixed(usable_pct(), 3))
                 >
                     <span class="bar__marker-label">
                         {tr.usable_marker}

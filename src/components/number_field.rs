@@ -76,7 +76,7 @@ pub fn NumberField(
     };
 
     let slider_pos = move || {
-        let x: f64 = committed.get().parse().unwrap_or(0.0);
+        let x = estimator::decimal::parse(&committed.get()).unwrap_or(0.0);
         nearest(steps, x).to_string()
     };
     let input_id = format!("field-{key}");

@@ -2,6 +2,7 @@
 //! first `estimate_loss()` to the last simulated iteration, against the card's usable memory,
 //! with the out-of-memory point when there is one — and the same numbers as a table.
 
+use estimator::decimal::{Fixed, Shortest};
 use estimator::replay::Replay;
 use estimator::sequence::{Sequence, Stage};
 use estimator::{Analysis, Phase};
@@ -16,6 +17,11 @@ const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 240.0;
 const TOP: f64 = 26.0;
 const BOTTOM: f64 = 18.0;
+
+/// An SVG coordinate: a tenth of a unit is finer than a pixel at any width the chart is shown.
+fn px(x: f64) -> Fixed {
+    Fixed(x, 1)
+}
 
 /// The maxima of allocated and reserved over `BUCKETS` stretches of `samples[from..]`.
 fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
@@ -115,15 +121,17 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
         let (x0, x1) = (ev_to_x(*start), ev_to_x(*end));
         if i % 2 == 1 {
             svg += &format!(
-                "<rect class=\"chart__band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\"/>",
-                (x1 - x0).max(0.0),
-                HEIGHT - TOP - BOTTOM
+                "<rect class=\"chart__band\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                px(x0),
+                Shortest(TOP),
+                px((x1 - x0).max(0.0)),
+                px(HEIGHT - TOP - BOTTOM)
             );
         }
         if x1 - x0 > 60.0 {
             svg += &format!(
-                "<text class=\"chart__label\" x=\"{:.1}\" y=\"14\">{}</text>",
-                x0 + 4.0,
+                "<text class=\"chart__label\" x=\"{}\" y=\"14\">{}</text>",
+                px(x0 + 4.0),
                 escape(phase_label(tr, *p))
             );
         }
@@ -132,16 +140,16 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
     let points = |pick: &dyn Fn(&(u128, u128)) -> u128| -> String {
         env.iter()
             .enumerate()
-            .map(|(i, p)| format!("{:.1},{:.1}", x_of(i as f64 + 0.5), y_of(pick(p))))
+            .map(|(i, p)| format!("{},{}", px(x_of(i as f64 + 0.5)), px(y_of(pick(p)))))
             .collect::<Vec<_>>()
             .join(" ")
     };
     let alloc_pts = points(&|p| p.0);
-    let base = y_of(0);
+    let base = px(y_of(0));
     svg += &format!(
-        "<polygon class=\"chart__area\" points=\"{:.1},{base:.1} {alloc_pts} {:.1},{base:.1}\"/>",
-        x_of(0.5),
-        x_of(env.len() as f64 - 0.5)
+        "<polygon class=\"chart__area\" points=\"{},{base} {alloc_pts} {},{base}\"/>",
+        px(x_of(0.5)),
+        px(x_of(env.len() as f64 - 0.5))
     );
     svg += &format!(
         "<polyline class=\"chart__reserved\" points=\"{}\"/>",
@@ -150,10 +158,13 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
     svg += &format!("<polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>");
     let by = y_of(budget);
     svg += &format!(
-        "<line class=\"chart__budget\" x1=\"0\" x2=\"{WIDTH}\" y1=\"{by:.1}\" y2=\"{by:.1}\"/>\
-         <text class=\"chart__label chart__label--budget\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} {}</text>",
-        WIDTH - 4.0,
-        by - 4.0,
+        "<line class=\"chart__budget\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\
+         <text class=\"chart__label chart__label--budget\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{} {}</text>",
+        Shortest(WIDTH),
+        px(by),
+        px(by),
+        px(WIDTH - 4.0),
+        px(by - 4.0),
         escape(tr.chart_budget),
         escape(&format::gib(budget))
     );
@@ -161,16 +172,20 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
         let x = ev_to_x(o.event);
         let y = y_of(o.reserved);
         svg += &format!(
-            "<circle class=\"chart__oom\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\"/>\
-             <text class=\"chart__label chart__label--oom\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{}\">{}</text>",
-            if x > WIDTH * 0.7 { x - 10.0 } else { x + 10.0 },
-            (y - 8.0).max(TOP + 10.0),
+            "<circle class=\"chart__oom\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\
+             <text class=\"chart__label chart__label--oom\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+            px(x),
+            px(y),
+            px(if x > WIDTH * 0.7 { x - 10.0 } else { x + 10.0 }),
+            px((y - 8.0).max(TOP + 10.0)),
             if x > WIDTH * 0.7 { "end" } else { "start" },
             escape(tr.chart_oom)
         );
     }
     let svg = format!(
-        "<svg class=\"chart__svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>"
+        "<svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>",
+        Shortest(WIDTH),
+        Shortest(HEIGHT)
     );
     let legend = format!(
         "<p class=\"chart__legend\"><span class=\"chart__key chart__key--allocated\"></span>{}\

@@ -2,7 +2,7 @@
 // localhost (scripts/bench.sh runs it). Prints a table and writes target/bench.json, merging the
 // native timings it is given.
 //
-//   node tests/e2e/bench.mjs [native.json]
+//   node tests/e2e/bench.mjs [native.json] [weight-floor output dir]
 
 import { chromium } from 'playwright-core';
 import { readFile, readdir, writeFile, stat } from 'node:fs/promises';
@@ -34,6 +34,22 @@ async function pageWeight() {
   }
   const total = rows.reduce((a, r) => ({ raw: a.raw + r.raw, gzip: a.gzip + r.gzip }), { raw: 0, gzip: 0 });
   return { files: rows, total };
+}
+
+/**
+ * The floor under the page weight: tools/weight-floor (Leptos and the estimator, no interface) as
+ * scripts/weight-floor.sh built it, plus the page's own CSS and HTML, which any page needs too.
+ */
+async function floorWeight(dir, page) {
+  if (!dir) return null;
+  const rows = [];
+  for (const name of await readdir(dir)) {
+    const body = await readFile(path.join(dir, name));
+    rows.push({ file: name, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+  }
+  const shell = page.files.filter((f) => ['css', 'html'].includes(f.kind));
+  const gzip = [...rows, ...shell].reduce((a, r) => a + r.gzip, 0);
+  return { files: rows, with_page_css_html_gzip: gzip };
 }
 
 async function browserTimings(base, browser) {
@@ -124,6 +140,7 @@ const browser = await chromium.launch({
   args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
 });
 const weight = await pageWeight();
+const floor = await floorWeight(process.argv[3], weight);
 const timings = await browserTimings(server.url, browser);
 await browser.close();
 await server.close();
@@ -134,6 +151,7 @@ const result = {
   chromium: (await browserVersion()) ?? 'chromium',
   date: new Date().toISOString(),
   page_weight: weight,
+  page_weight_floor: floor,
   ...timings,
   native,
   budgets: BUDGET,
@@ -168,6 +186,9 @@ lines.push('');
 lines.push('page weight (first visit)          raw        gzip');
 for (const f of weight.files) lines.push(`  ${f.file.padEnd(32)} ${kb(f.raw).padStart(9)}  ${kb(f.gzip).padStart(9)}`);
 lines.push(`  ${'total'.padEnd(32)} ${kb(weight.total.raw).padStart(9)}  ${kb(weight.total.gzip).padStart(9)}   budget ${BUDGET.pageGzipKB} KB: ${ok(result.within_budget.page_weight)}`);
+if (floor) {
+  lines.push(`  floor: Leptos + the estimator, no interface (tools/weight-floor), with this CSS and HTML: ${kb(floor.with_page_css_html_gzip)} gzipped`);
+}
 lines.push('');
 lines.push(`first bar painted (median of 7)    ${result.first_bar_ms.median.toFixed(0)} ms   budget ${BUDGET.firstBarMs} ms: ${ok(result.within_budget.first_bar)}`);
 lines.push(`slider input → repaint (200)       median ${result.input_to_repaint_ms.median.toFixed(1)} ms, p95 ${result.input_to_repaint_ms.p95.toFixed(1)} ms   budgets ${BUDGET.repaintMedianMs}/${BUDGET.repaintP95Ms} ms: ${ok(result.within_budget.repaint_median)}/${ok(result.within_budget.repaint_p95)}`);

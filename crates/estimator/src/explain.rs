@@ -29,7 +29,7 @@ fn multiple(bytes: u128, unit: u128, rest: u128) -> String {
     if net.is_multiple_of(unit) || (k.round() - k).abs() < 1e-3 * k.max(1.0) {
         format!("{}", k.round() as u128)
     } else {
-        format!("≈{k:.2}")
+        format!("≈{}", crate::decimal::Fixed(k, 2))
     }
 }
 

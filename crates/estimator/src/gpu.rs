@@ -489,10 +489,10 @@ pub fn gib_to_bytes(key: &str, gib: f64, min: f64, max: f64) -> Result<u128, Con
     if !gib.is_finite() || gib < min || gib > max {
         return Err(ConfigError::new(
             key,
-            gib,
+            crate::decimal::Shortest(gib),
             Problem::OutOfRange {
-                min: format!("{min}"),
-                max: format!("{max}"),
+                min: crate::decimal::shortest(min),
+                max: crate::decimal::shortest(max),
             },
         ));
     }

@@ -20,6 +20,7 @@ pub mod analysis;
 pub mod config;
 pub mod configurator;
 pub mod ddp;
+pub mod decimal;
 pub mod error;
 pub mod estimate;
 pub mod explain;

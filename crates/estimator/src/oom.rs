@@ -97,7 +97,7 @@ fn tokens(text: &str) -> Vec<Tok> {
                 .collect::<String>()
                 .trim_end_matches('.')
                 .to_string();
-            if let Ok(x) = s.parse::<f64>() {
+            if let Some(x) = crate::decimal::parse(&s) {
                 out.push(Tok::Num(x));
             }
         } else if c.is_alphanumeric() || c == '_' || c == '-' {
@@ -108,7 +108,10 @@ fn tokens(text: &str) -> Vec<Tok> {
                 i += 1;
             }
             out.push(Tok::Word(
-                chars[start..i].iter().collect::<String>().to_lowercase(),
+                chars[start..i]
+                    .iter()
+                    .collect::<String>()
+                    .to_ascii_lowercase(),
             ));
         } else {
             i += 1;

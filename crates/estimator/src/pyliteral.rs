@@ -55,7 +55,7 @@ pub fn format_py_float(x: f64) -> String {
     }
     let a = x.abs();
     if a != 0.0 && !(1e-4..1e16).contains(&a) {
-        let s = format!("{x:e}");
+        let s = crate::decimal::shortest_exp(x);
         // Rust writes 1e-5, Python 1e-05.
         if let Some((mant, exp)) = s.split_once('e') {
             let (sign, digits) = match exp.strip_prefix('-') {
@@ -71,7 +71,7 @@ pub fn format_py_float(x: f64) -> String {
         }
         return s;
     }
-    let s = format!("{x}");
+    let s = crate::decimal::shortest(x);
     if s.contains('.') {
         s
     } else {
@@ -238,10 +238,10 @@ fn parse_number(text: &str) -> Result<PyValue, PyError> {
     if lower.contains("inf") || lower.contains("nan") {
         return Err(bad());
     }
-    match lower.parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(PyValue::Float(x)),
-        Ok(_) => Err(PyError(format!("{text} is out of range for a float"))),
-        Err(_) => Err(bad()),
+    match crate::decimal::parse(&lower) {
+        Some(x) if x.is_finite() => Ok(PyValue::Float(x)),
+        Some(_) => Err(PyError(format!("{text} is out of range for a float"))),
+        None => Err(bad()),
     }
 }
 

@@ -257,7 +257,7 @@ pub fn custom_card() -> Gpu {
 
 /// A number as a URL keeps it: the shortest text that reads back as the same value (`16`, `0.45`).
 fn format_gib(x: f64) -> String {
-    format!("{x}")
+    crate::decimal::shortest(x)
 }
 
 /// The range of a typed link bandwidth, GB/s.
@@ -272,10 +272,8 @@ fn number_field(
     min: f64,
     max: f64,
 ) -> Result<f64, ConfigError> {
-    let x: f64 = raw
-        .trim()
-        .parse()
-        .map_err(|_| ConfigError::new(key, raw, crate::error::Problem::WrongType { expected }))?;
+    let x: f64 = crate::decimal::parse(raw.trim())
+        .ok_or_else(|| ConfigError::new(key, raw, crate::error::Problem::WrongType { expected }))?;
     if !x.is_finite() || x < min || x > max {
         return Err(ConfigError::new(
             key,
@@ -290,7 +288,7 @@ fn number_field(
 }
 
 fn gib_field(key: &str, raw: &str, min: f64, max: f64) -> Result<f64, ConfigError> {
-    let x: f64 = raw.trim().parse().map_err(|_| {
+    let x: f64 = crate::decimal::parse(raw.trim()).ok_or_else(|| {
         ConfigError::new(
             key,
             raw,

@@ -1,5 +1,7 @@
 //! Byte counts as people read them.
 
+use crate::decimal::Fixed;
+
 /// Bytes in a GiB (what PyTorch's messages call GiB).
 pub const GIB: u128 = 1 << 30;
 pub const MIB: u128 = 1 << 20;
@@ -17,11 +19,11 @@ pub fn gib_signed(bytes: i128) -> f64 {
 /// `12.34 GiB`, or MiB below one GiB so small numbers keep their digits.
 pub fn format_bytes(bytes: u128) -> String {
     if bytes >= GIB {
-        format!("{:.2} GiB", gib(bytes))
+        format!("{} GiB", Fixed(gib(bytes), 2))
     } else if bytes >= MIB {
-        format!("{:.1} MiB", bytes as f64 / MIB as f64)
+        format!("{} MiB", Fixed(bytes as f64 / MIB as f64, 1))
     } else if bytes >= 1024 {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
+        format!("{} KiB", Fixed(bytes as f64 / 1024.0, 1))
     } else {
         format!("{bytes} B")
     }
@@ -29,7 +31,7 @@ pub fn format_bytes(bytes: u128) -> String {
 
 /// Parameter counts as train.py prints them (`123.59M`).
 pub fn format_params(n: u64) -> String {
-    format!("{:.2}M", n as f64 / 1e6)
+    format!("{}M", Fixed(n as f64 / 1e6, 2))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ fn localize(formatted: String) -> String {
 
 /// `x` with `places` decimals: `0.54`, `61.7`.
 pub fn decimal(x: f64, places: usize) -> String {
-    localize(format!("{x:.places$}"))
+    localize(estimator::decimal::fixed(x, places))
 }
 
 /// `9.34 GiB` (two decimals; the bar's segments and the verdict).
