@@ -7,11 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
 out=target/weight-floor/out
-CARGO_TARGET_DIR=target/weight-floor cargo build --quiet --release --offline \
-  --target wasm32-unknown-unknown --manifest-path tools/weight-floor/Cargo.toml
+cargo build --quiet --release --offline --target wasm32-unknown-unknown -p weight-floor
 rm -rf "$out" && mkdir -p "$out"
 wasm-bindgen --target web --no-typescript --out-dir "$out" \
-  target/weight-floor/wasm32-unknown-unknown/release/weight-floor.wasm
+  target/wasm32-unknown-unknown/release/weight-floor.wasm
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals "$out/weight-floor_bg.wasm" -o "$out/weight-floor_bg.wasm"
 for f in "$out/weight-floor_bg.wasm" "$out/weight-floor.js"; do
