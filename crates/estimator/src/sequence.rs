@@ -193,6 +193,37 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// The end of a residual branch (attention or MLP): dropout on the branch's output when
+    /// training (its mask kept for the backward), the LayerNorm output that fed the branch freed
+    /// or kept in `saved_ln` (fp32 runs keep it for the backward), then `x + branch` (fp32).
+    /// Returns the new `x` and the dropout mask.
+    fn close_branch(
+        &mut self,
+        out: T,
+        ln: T,
+        saved_ln: &mut Vec<T>,
+        eval: bool,
+        act: Term,
+    ) -> (T, T) {
+        let btc = self.btc();
+        let mut out = out;
+        let mut mask = None;
+        if self.dropout && !eval {
+            mask = self.a(btc, act);
+            let dropped = self.a(self.s * btc, Term::BlockTransient);
+            self.f(out);
+            out = dropped;
+        }
+        if self.half || eval {
+            self.f(ln);
+        } else {
+            saved_ln.push(ln);
+        }
+        let x = self.a(4 * btc, act);
+        self.f(out);
+        (x, mask)
+    }
+
     fn bt(&self) -> u128 {
         self.b * self.t
     }
@@ -361,7 +392,7 @@ impl<'a> Gen<'a> {
             att.push(lse);
         }
         let w_cproj = self.cast(c * c);
-        let mut proj = self.a(s * btc, Term::BlockTransient);
+        let proj = self.a(s * btc, Term::BlockTransient);
         if eval {
             // y and qkv die as soon as c_proj has run
             let y = att.iter().rev().flatten().next().copied();
@@ -371,20 +402,9 @@ impl<'a> Gen<'a> {
             }
             att.clear();
         }
-        if self.dropout && !eval {
-            sv.attn_mask = self.a(btc, act);
-            let out = self.a(s * btc, Term::BlockTransient);
-            self.f(proj);
-            proj = out;
-        }
         // ln_1's output (the attention's argument) dies when attn.forward returns
-        if self.half || eval {
-            self.f(ln1);
-        } else {
-            sv.ln1.push(ln1);
-        }
-        let x_mid = self.a(4 * btc, act);
-        self.f(proj);
+        let (x_mid, attn_mask) = self.close_branch(proj, ln1, &mut sv.ln1, eval, act);
+        sv.attn_mask = attn_mask;
         // ln_2 and the MLP
         let (ln2, stats, w_fc, ln2c) = self.norm_and_cast(eval, act, 4 * c * c);
         sv.ln2 = stats;
@@ -397,24 +417,11 @@ impl<'a> Gen<'a> {
             self.f(hh);
         }
         let w_mproj = self.cast(4 * c * c);
-        let mut mlp = self.a(s * btc, Term::BlockTransient);
+        let mlp = self.a(s * btc, Term::BlockTransient);
         if eval {
             self.f(g);
         }
-        let mut mlp_mask = None;
-        if self.dropout && !eval {
-            mlp_mask = self.a(btc, act);
-            let out = self.a(s * btc, Term::BlockTransient);
-            self.f(mlp);
-            mlp = out;
-        }
-        if self.half || eval {
-            self.f(ln2);
-        } else {
-            sv.ln2.push(ln2);
-        }
-        let x_out = self.a(4 * btc, act);
-        self.f(mlp);
+        let (x_out, mlp_mask) = self.close_branch(mlp, ln2, &mut sv.ln2, eval, act);
         if eval {
             // x_mid, and the caller's `x`, rebound only now
             self.f(x_mid);
