@@ -146,11 +146,5 @@ fn sim_verdict(
             Risk::Fits
         }
     };
-    Verdict {
-        fits: risk != Risk::Oom,
-        risk,
-        budget_bytes: cap,
-        need_bytes: need,
-        headroom_bytes: cap as i128 - need as i128,
-    }
+    Verdict::new(risk, cap, need)
 }

@@ -43,6 +43,19 @@ pub struct Verdict {
     pub headroom_bytes: i128,
 }
 
+impl Verdict {
+    /// `fits` and the headroom follow from the risk, the budget and the need.
+    pub fn new(risk: Risk, budget_bytes: u128, need_bytes: u128) -> Verdict {
+        Verdict {
+            fits: risk != Risk::Oom,
+            risk,
+            budget_bytes,
+            need_bytes,
+            headroom_bytes: budget_bytes as i128 - need_bytes as i128,
+        }
+    }
+}
+
 /// Reserved-but-unallocated memory at the peak as a share of the peak allocated.
 ///
 /// Measured (calibration.jsonl, peak_reserved / peak_allocated): eager 16-bit runs with the GPT-2
@@ -76,11 +89,5 @@ pub fn verdict(est: &Estimate, budget: &Budget) -> Verdict {
     } else {
         Risk::Fits
     };
-    Verdict {
-        fits: risk != Risk::Oom,
-        risk,
-        budget_bytes,
-        need_bytes: need,
-        headroom_bytes: headroom,
-    }
+    Verdict::new(risk, budget_bytes, need)
 }
