@@ -477,21 +477,6 @@ impl CachingAllocator {
         };
         real(&self.free_small).max(real(&self.free_large))
     }
-
-    /// Sizes of the live segments, for messages and tests.
-    pub fn segment_sizes(&self) -> Vec<u128> {
-        if self.mode == Allocator::ExpandableSegments {
-            return vec![
-                u128::from(self.mapped[0].len()) * SMALL_BUFFER,
-                u128::from(self.mapped[1].len()) * LARGE_BUFFER,
-            ];
-        }
-        self.segments
-            .iter()
-            .filter(|s| s.live)
-            .map(|s| s.size)
-            .collect()
-    }
 }
 
 /// A set of page indices kept as disjoint inclusive ranges (`first → last`): expandable segments

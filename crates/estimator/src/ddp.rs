@@ -29,6 +29,14 @@ pub const FIRST_BUCKET_BYTES: u128 = 1 << 20;
 /// DDP's `bucket_cap_mb` default (25) in bytes.
 pub const BUCKET_CAP_BYTES: u128 = 25 << 20;
 
+/// What the buckets take on the card: each one as the caching allocator rounds it.
+pub fn bucket_total(cfg: &TrainConfig) -> u128 {
+    bucket_bytes(cfg)
+        .iter()
+        .map(|&b| crate::allocator::round_size(b))
+        .sum()
+}
+
 /// The bytes of each of DDP's gradient buckets, in the order the Reducer allocates them
 /// (`compute_bucket_assignment_by_size` over the reversed parameters). Empty without DDP.
 pub fn bucket_bytes(cfg: &TrainConfig) -> Vec<u128> {
@@ -114,10 +122,7 @@ impl Ranks {
         if !cfg.is_ddp() {
             return None;
         }
-        let buckets: u128 = bucket_bytes(cfg)
-            .iter()
-            .map(|&b| crate::allocator::round_size(b))
-            .sum();
+        let buckets = bucket_total(cfg);
         let train = first_iter.max(steady);
         Some(Ranks {
             world_size: cfg.world_size,
@@ -128,15 +133,6 @@ impl Ranks {
             other_ranks_peak: train,
             steady_without_rebuild: steady.saturating_sub(buckets),
         })
-    }
-
-    /// Rank `r`'s peak.
-    pub fn peak_of(&self, r: u32) -> u128 {
-        if r == 0 {
-            self.rank0_peak
-        } else {
-            self.other_ranks_peak
-        }
     }
 }
 

@@ -231,13 +231,15 @@ impl Evaluator<'_> {
         other: u128,
         impact: Impact,
     ) -> Option<Fix> {
-        let est = self.estimate(&cfg, patches)?;
         let budget = self.budget_with(other);
-        let (v, peak) = if self.exact {
+        let (est, v, peak) = if self.exact {
             let a = analyze_patched(&cfg, &budget, patches).ok()?;
-            (a.verdict, a.peak_bytes())
+            let peak = a.peak_bytes();
+            (a.estimate, a.verdict, peak)
         } else {
-            (verdict(&est, &budget), est.peak_bytes())
+            let est = self.estimate(&cfg, patches)?;
+            let (v, peak) = (verdict(&est, &budget), est.peak_bytes());
+            (est, v, peak)
         };
         let seconds = iter_seconds(&cfg, est.params.reported, &budget.gpu, patches, self.mfu);
         let ratio = seconds / self.base_seconds;
@@ -317,16 +319,25 @@ impl Evaluator<'_> {
 /// Search bound for "largest batch_size that fits".
 const MAX_SEARCH_BATCH: u32 = 4096;
 
+/// `steps` accumulation steps as train.py can run them on `world` processes: it divides the
+/// steps among them, so a multiple of `world` (rounded up), within the config's bound.
+fn accumulation_steps(steps: u64, world: u64) -> u32 {
+    const MAX_STEPS: u64 = 1_000_000;
+    (steps.div_ceil(world) * world).min(MAX_STEPS / world * world) as u32
+}
+
 /// Ranks every fix for `cfg` on `budget`'s card. `mfu` feeds the speed model. With `exact`,
 /// every listed fix is checked with the allocator simulation (tens of ms); without, with the
 /// closed form (under a millisecond).
 pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> Option<FixReport> {
-    let base_est = estimate_patched(cfg, &budget.gpu, Patches::default()).ok()?;
-    let (current, base_peak) = if exact {
+    let (base_est, current, base_peak) = if exact {
         let a = analyze(cfg, budget).ok()?;
-        (a.verdict, a.peak_bytes())
+        let peak = a.peak_bytes();
+        (a.estimate, a.verdict, peak)
     } else {
-        (verdict(&base_est, budget), base_est.peak_bytes())
+        let est = estimate_patched(cfg, &budget.gpu, Patches::default()).ok()?;
+        let (v, peak) = (verdict(&est, budget), est.peak_bytes());
+        (est, v, peak)
     };
     let base_seconds = iter_seconds(
         cfg,
@@ -372,13 +383,8 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
         let mut c = cfg.clone();
         c.batch_size = nb;
         if keep {
-            // train.py divides the steps among the DDP processes: a multiple of world_size
-            let steps = cfg
-                .effective_batch()
-                .div_ceil(u64::from(nb))
-                .div_ceil(world)
-                * world;
-            c.gradient_accumulation_steps = steps.min(1_000_000 / world * world) as u32;
+            c.gradient_accumulation_steps =
+                accumulation_steps(cfg.effective_batch().div_ceil(u64::from(nb)), world);
         }
         c
     };
@@ -611,10 +617,12 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
     // more GPUs: always listed, so nobody buys one for an out-of-memory it cannot fix
     if cfg.world_size < crate::config::MAX_WORLD_SIZE {
         let w = (cfg.world_size * 2).min(crate::config::MAX_WORLD_SIZE);
-        let steps = cfg.gradient_accumulation_steps.div_ceil(w) * w;
         let c = TrainConfig {
             world_size: w,
-            gradient_accumulation_steps: steps.min(1_000_000 / w * w),
+            gradient_accumulation_steps: accumulation_steps(
+                cfg.gradient_accumulation_steps.into(),
+                w.into(),
+            ),
             ..cfg.clone()
         };
         if let Some(mut f) = ev.fix(FixKind::AddGpus, c, none, other, Impact::MoreGpus) {
@@ -639,9 +647,9 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
     }
 
     // drop changes that do nothing for memory unless they are there to be seen
+    // (an added GPU either saves memory or is marked not a fix: both stay listed)
     fixes.retain(|f| {
-        f.kind == FixKind::AddGpus
-            || f.impact == Impact::NotAFix
+        f.impact == Impact::NotAFix
             || f.kind == FixKind::Float16OnOldCard
             || f.saving_bytes > 0
             || f.other_bytes < other

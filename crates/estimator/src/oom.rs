@@ -8,10 +8,10 @@
 //! has 10.94 GiB memory in use. 11.25 GiB allowed; Of the allocated memory 7.81 GiB is allocated
 //! by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.` (2.1 wrote "capacty").
 
-use crate::analysis::analyze;
 use crate::config::TrainConfig;
-use crate::gpu::{self, Budget, Gpu};
+use crate::gpu::{self, Gpu};
 use crate::physics::Phase;
+use crate::replay::replay;
 use crate::sequence::{generate, Action, Stage};
 use crate::terms::Term;
 
@@ -155,11 +155,7 @@ fn words(t: &[Tok], i: usize, ws: &[&str]) -> bool {
 /// Reads every number from a pasted message (or a log around it). Never fails: what is not
 /// there stays `None`, and `recognised` says whether anything looked like an OOM message.
 pub fn parse(text: &str) -> OomMessage {
-    let mut end = text.len().min(MAX_TEXT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let t = tokens(&text[..end]);
+    let t = tokens(crate::query::head(text, MAX_TEXT));
     let mut m = OomMessage::default();
     for i in 0..t.len() {
         // sizes followed by their meaning (1.x, and "X allowed")
@@ -261,34 +257,23 @@ fn same_size(displayed: u128, exact: u128) -> bool {
 pub fn diagnose(m: &OomMessage, cfg: &TrainConfig) -> Option<Diagnosis> {
     let requested = m.tried_to_allocate_bytes?;
     let card = m.card().cloned().unwrap_or_else(crate::query::custom_card);
+    let seq = generate(cfg, &card, crate::physics::Patches::default());
     // replay under the budget the message implies: does it fail at this request?
-    if let Some(cap) = m.allocator_budget() {
-        let budget = Budget {
-            gpu: Gpu {
-                total_bytes: cap,
-                ..card.clone()
-            },
-            context_bytes: 0,
-            other_bytes: 0,
-            cap_bytes: None,
-        };
-        if let Ok(a) = analyze(cfg, &budget) {
-            if let Some(o) = a.oom() {
-                if same_size(requested, o.requested) {
-                    return Some(Diagnosis {
-                        term: o.term,
-                        phase: o.phase,
-                        stage: o.stage,
-                        micro_step: o.micro_step,
-                        tensor_bytes: o.requested,
-                        reproduced: true,
-                    });
-                }
+    if let (Some(cap), true) = (m.allocator_budget(), cfg.validate().is_ok()) {
+        if let Some(o) = replay(&seq, cfg.allocator, Some(cap)).oom {
+            if same_size(requested, o.requested) {
+                return Some(Diagnosis {
+                    term: o.term,
+                    phase: o.phase,
+                    stage: o.stage,
+                    micro_step: o.micro_step,
+                    tensor_bytes: o.requested,
+                    reproduced: true,
+                });
             }
         }
     }
     // otherwise: the first tensor of the run with the requested size
-    let seq = generate(cfg, &card, crate::physics::Patches::default());
     seq.events.iter().enumerate().find_map(|(i, e)| {
         (e.action == Action::Alloc && e.bytes > 1 << 20 && same_size(requested, e.bytes)).then(
             || {

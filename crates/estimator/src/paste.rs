@@ -44,14 +44,8 @@ pub struct PasteOutcome {
 }
 
 fn cut(text: &str) -> (&str, bool) {
-    if text.len() <= MAX_PASTE {
-        return (text, false);
-    }
-    let mut end = MAX_PASTE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&text[..end], true)
+    let head = crate::query::head(text, MAX_PASTE);
+    (head, head.len() < text.len())
 }
 
 /// Reads a paste against the page's current state.
@@ -124,8 +118,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
 
 /// What an OOM message says about the card: which one it is, what else was on it, the cap.
 fn apply_message(state: &mut PageState, m: &OomMessage) {
-    const GIB: f64 = (1u64 << 30) as f64;
-    let gib = |b: u128| (b as f64 / GIB * 100.0).round() / 100.0;
+    let gib = |b: u128| (crate::units::gib(b) * 100.0).round() / 100.0;
     match m.card() {
         Some(card) => state.gpu = card.id.to_string(),
         None => {

@@ -748,10 +748,7 @@ pub fn moments(cfg: &TrainConfig, z: &Sizes, z_eval: &Sizes) -> Vec<MomentBytes>
     }
     // DDP (ddp.rs): the buckets exist from before the first eval; the old set may survive
     // into the first steady iteration
-    let buckets: u128 = crate::ddp::bucket_bytes(cfg)
-        .iter()
-        .map(|&b| crate::allocator::round_size(b))
-        .sum();
+    let buckets = crate::ddp::bucket_total(cfg);
     if buckets > 0 {
         for m in &mut all {
             m.terms.add(Term::DdpBuckets, buckets);

@@ -318,17 +318,20 @@ fn lenient_value(raw: &str) -> PyValue {
     }
 }
 
+/// The longest start of `text` of at most `max_bytes` that ends on a character boundary (what
+/// the parsers read of an over-long input).
+pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
+    let mut end = text.len().min(max_bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// `application/x-www-form-urlencoded` pairs, percent-decoded (`+` is a space). Malformed
 /// escapes are kept as text; invalid UTF-8 is replaced.
 pub fn query_pairs(query: &str) -> Vec<(String, String)> {
-    let mut q = query.strip_prefix('?').unwrap_or(query);
-    if q.len() > MAX_QUERY {
-        let mut end = MAX_QUERY;
-        while !q.is_char_boundary(end) {
-            end -= 1;
-        }
-        q = &q[..end];
-    }
+    let q = head(query.strip_prefix('?').unwrap_or(query), MAX_QUERY);
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {

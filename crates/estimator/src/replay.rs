@@ -37,8 +37,6 @@ pub struct Replay {
     /// `max_memory_allocated` over the run (what the allocator counts: rounded blocks).
     pub peak_allocated: u128,
     pub peak_reserved: u128,
-    /// The highest sum of live requests (rounded to 512 B) — the closed form's quantity.
-    pub peak_requested: u128,
     /// Peak allocated per phase.
     pub phase_peaks: Vec<(Phase, u128)>,
     /// Peak of live requests per phase.
@@ -46,7 +44,6 @@ pub struct Replay {
     pub oom: Option<OomEvent>,
     /// One sample per event (up to the OOM).
     pub samples: Vec<Sample>,
-    pub segments_created: usize,
     /// What was alive at the overall allocated peak: requests by term, plus the allocator's
     /// rounding (blocks larger than their requests) as [`Term::AllocatorRounding`].
     pub peak_terms: Terms,
@@ -94,12 +91,10 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
     let mut out = Replay {
         peak_allocated: 0,
         peak_reserved: 0,
-        peak_requested: 0,
         phase_peaks: Vec::new(),
         phase_requested: Vec::new(),
         oom: None,
         samples: Vec::with_capacity(seq.events.len()),
-        segments_created: 0,
         peak_terms: Terms::default(),
         peak_event: 0,
         retries: 0,
@@ -167,7 +162,6 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
             peak_rounding = alloc.allocated() - requested;
         }
         out.peak_reserved = out.peak_reserved.max(alloc.reserved());
-        out.peak_requested = out.peak_requested.max(requested);
         if let Some(p) = phase {
             bump(&mut out.phase_peaks, p, alloc.peak_allocated());
             bump(&mut out.phase_requested, p, requested);
@@ -181,7 +175,6 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
         out.peak_terms.add(term, peak_by_term[term as usize]);
     }
     out.peak_terms.add(Term::AllocatorRounding, peak_rounding);
-    out.segments_created = alloc.segment_sizes().len();
     out.retries = alloc.retries;
     out
 }

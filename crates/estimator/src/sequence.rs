@@ -615,19 +615,11 @@ impl<'a> Gen<'a> {
             let w_attn = self.cast(3 * c * c);
             let qkv = self.a(3 * s * btc, act);
             let y = self.a(s * btc, act);
-            let lse = if eval {
-                None
-            } else {
-                self.a(4 * self.b * self.h * self.t, act)
-            };
+            let lse = self.a(4 * self.b * self.h * self.t, act);
             let w_cproj = self.cast(c * c);
             pending.push(self.a(s * btc, Term::BlockTransient));
             let x_mid = self.a(4 * btc, act);
-            let mask1 = if self.dropout && !eval {
-                self.a(btc, act)
-            } else {
-                None
-            };
+            let mask1 = if self.dropout { self.a(btc, act) } else { None };
             let ln2c = self.a(s * btc, act);
             let r2 = self.a(4 * bt, act);
             let w_fc = self.cast(4 * c * c);
@@ -635,33 +627,27 @@ impl<'a> Gen<'a> {
             let g = self.a(4 * s * btc, act);
             let w_mproj = self.cast(4 * c * c);
             pending.push(self.a(s * btc, Term::BlockTransient));
-            let mask2 = if self.dropout && !eval {
-                self.a(btc, act)
-            } else {
-                None
-            };
+            let mask2 = if self.dropout { self.a(btc, act) } else { None };
             let x_out = self.a(4 * btc, act);
             // Inductor frees the matmul outputs in batches after the next fused kernel
             if pending.len() >= 4 {
                 let batch: Vec<T> = std::mem::take(&mut pending);
                 self.free_all(&batch);
             }
-            {
-                blocks.push(BlockSaved {
-                    x_in: x,
-                    ln1: vec![r1],
-                    attn: vec![ln1c, w_attn, qkv, y, lse, w_cproj],
-                    attn_mask: mask1,
-                    x_mid,
-                    ln2: vec![r2],
-                    ln2c,
-                    h: hh,
-                    gelu: g,
-                    w_fc,
-                    w_mproj,
-                    mlp_mask: mask2,
-                });
-            }
+            blocks.push(BlockSaved {
+                x_in: x,
+                ln1: vec![r1],
+                attn: vec![ln1c, w_attn, qkv, y, lse, w_cproj],
+                attn_mask: mask1,
+                x_mid,
+                ln2: vec![r2],
+                ln2c,
+                h: hh,
+                gelu: g,
+                w_fc,
+                w_mproj,
+                mlp_mask: mask2,
+            });
             x = x_out;
         }
         let pending_left = std::mem::take(&mut pending);
@@ -852,9 +838,7 @@ impl<'a> Gen<'a> {
         let seed = self.a(4, Term::LossGrads);
         let lbtv = self.loss_btv();
         let (s, btc, vc) = (self.s, self.btc(), self.v * self.c);
-        if first_backward {
-            // the autograd thread's cuBLAS workspace comes with its first matmul (lm_head's)
-        }
+        // the autograd thread's cuBLAS workspace comes with its first matmul (lm_head's)
         if self.compiled {
             let tangent = if self.patches.chunked_loss {
                 None
