@@ -62,8 +62,6 @@ strings! {
     phase_steady,
     phase_eval,
     phase_eval_later,
-    /// Moment names, in [`estimator::Moment`] declaration order.
-    moments[9],
     /// `{phase}`, `{moment}`.
     peak_at,
     micro_step,
@@ -240,10 +238,6 @@ impl Strings {
 
     pub fn term(&self, t: Term) -> &'static str {
         self.terms.get(t as usize).copied().unwrap_or("")
-    }
-
-    pub fn moment(&self, m: estimator::Moment) -> &'static str {
-        self.moments.get(m as usize).copied().unwrap_or("")
     }
 
     pub fn fix_title(&self, k: estimator::fixes::FixKind) -> &'static str {
@@ -551,7 +545,6 @@ mod tests {
             assert!(!en.term(t).is_empty(), "{t:?}");
         }
         assert_eq!(en.components.len(), Component::ALL.len());
-        assert_eq!(en.moments.len(), estimator::Moment::EvalBlock as usize + 1);
         assert_eq!(
             en.stages.len(),
             estimator::sequence::Stage::Eval as usize + 1
@@ -572,10 +565,6 @@ mod tests {
         assert_eq!(
             en.fix_title(estimator::fixes::FixKind::CompileOn),
             "compile=True"
-        );
-        assert_eq!(
-            en.moment(estimator::Moment::OptimizerStep),
-            "optimizer step"
         );
     }
 
