@@ -5,25 +5,16 @@ use estimator::{Analysis, Risk};
 use leptos::prelude::*;
 
 use crate::format;
-use crate::i18n::{fill, use_strings, Strings};
+use crate::i18n::{fill, place, use_strings, Strings};
 use crate::state::use_app;
 
 /// "Out of memory in steady training, loss, micro-step 2: 1.54 GiB requested for …".
 fn oom_sentence(tr: &Strings, a: &Analysis) -> Option<String> {
     let o = a.oom()?;
-    let mut place = o.phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
-    // an eval's stage is the eval itself
-    if o.stage != estimator::sequence::Stage::Eval {
-        place = fill(tr.list_pair, &[("a", &place), ("b", tr.stage(o.stage))]);
-    }
-    if o.micro_step > 0 {
-        let step = fill(tr.micro_step, &[("n", &o.micro_step.to_string())]);
-        place = fill(tr.list_pair, &[("a", &place), ("b", &step)]);
-    }
     Some(fill(
         tr.oom_explained,
         &[
-            ("where", &place),
+            ("where", &place(tr, o.phase, o.stage, o.micro_step)),
             ("requested", &format::bytes(o.requested)),
             ("tensor", tr.term(o.term)),
             ("allocated", &format::bytes(o.allocated)),

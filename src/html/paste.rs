@@ -5,21 +5,7 @@ use estimator::paste::{PasteOutcome, Pasted};
 
 use super::{el, escape};
 use crate::format;
-use crate::i18n::{error, fill, Strings};
-
-fn place(tr: &Strings, d: &estimator::oom::Diagnosis) -> String {
-    let mut p = d.phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
-    if d.stage != estimator::sequence::Stage::Eval {
-        p += &format!(", {}", tr.stage(d.stage));
-    }
-    if d.micro_step > 0 {
-        p += &format!(
-            ", {}",
-            fill(tr.micro_step, &[("n", &d.micro_step.to_string())])
-        );
-    }
-    p
-}
+use crate::i18n::{error, fill, place, Strings};
 
 /// The report of a paste, in the page's language.
 pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
@@ -55,7 +41,10 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
                 Some(d) => {
                     lines.push(fill(
                         tr.paste_diagnosis,
-                        &[("tensor", tr.term(d.term)), ("where", &place(tr, d))],
+                        &[
+                            ("tensor", tr.term(d.term)),
+                            ("where", &place(tr, d.phase, d.stage, d.micro_step)),
+                        ],
                     ));
                     if d.reproduced {
                         lines.push(tr.paste_reproduced.to_string());

@@ -432,6 +432,25 @@ pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
     }
 }
 
+/// Where in the run something happens: "steady training, backward, micro-step 2" (an eval's
+/// stage is the eval itself, so it is not said twice).
+pub fn place(
+    tr: &Strings,
+    phase: Option<estimator::Phase>,
+    stage: estimator::sequence::Stage,
+    micro_step: u32,
+) -> String {
+    let mut place = phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
+    if stage != estimator::sequence::Stage::Eval {
+        place = fill(tr.list_pair, &[("a", &place), ("b", tr.stage(stage))]);
+    }
+    if micro_step > 0 {
+        let step = fill(tr.micro_step, &[("n", &micro_step.to_string())]);
+        place = fill(tr.list_pair, &[("a", &place), ("b", &step)]);
+    }
+    place
+}
+
 /// A query or field value that was not applied, in the language being rendered.
 pub fn issue(tr: &Strings, i: &estimator::query::QueryIssue) -> String {
     match &i.problem {
@@ -582,6 +601,25 @@ mod tests {
         for lang in Lang::ALL {
             assert_eq!(Lang::from_tag(lang.tag()), Some(lang));
         }
+    }
+
+    #[test]
+    fn places_are_joined_as_the_language_joins_lists() {
+        use estimator::sequence::Stage;
+        let steady = Some(estimator::Phase::TrainSteady);
+        assert_eq!(
+            place(en(), steady, Stage::Backward, 2),
+            "steady training, backward, micro-step 2"
+        );
+        assert_eq!(
+            place(en(), Some(estimator::Phase::Eval), Stage::Eval, 0),
+            "estimate_loss()"
+        );
+        let (ja, _) = parse("list_pair = {a}、{b}\n", Some(en()));
+        assert_eq!(
+            place(&ja, steady, Stage::Backward, 2),
+            "steady training、backward、micro-step 2"
+        );
     }
 
     #[test]
