@@ -1,7 +1,7 @@
 //! The link between the GPUs of a DDP run: presets (PCIe generations, NVLink) and the bandwidth
 //! the all-reduce gets, editable. Only shown with more than one GPU.
 
-use estimator::decimal::{fixed, shortest};
+use estimator::decimal::shortest;
 use estimator::speed::LINKS;
 use leptos::prelude::*;
 
@@ -58,10 +58,7 @@ pub fn LinkField() -> impl IntoView {
             key="link_gbps"
             label=tr.link_gbps_label
             hint=""
-            value=Signal::derive(move || {
-                let g = gbps.get();
-                if g.fract() == 0.0 { fixed(g, 0) } else { shortest(g) }
-            })
+            value=Signal::derive(move || shortest(gbps.get()))
         />
     }
 }

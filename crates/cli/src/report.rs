@@ -122,16 +122,11 @@ fn fixes_json(a: &Answer) -> Json {
                 if f.other_bytes < a.budget.other_bytes {
                     changes.push(("other_gib".into(), Json::from(0.0)));
                 }
+                let (title, why) = fix_text(en(), f, from, a.budget.other_bytes);
                 Json::obj([
                     ("id", Json::from(f.kind.id())),
-                    (
-                        "title",
-                        Json::from(fix_text(en(), f, from, a.budget.other_bytes).0),
-                    ),
-                    (
-                        "why",
-                        Json::from(fix_text(en(), f, from, a.budget.other_bytes).1),
-                    ),
+                    ("title", Json::from(title)),
+                    ("why", Json::from(why)),
                     ("changes", Json::Obj(changes)),
                     ("peak_bytes", Json::from(f.peak_bytes)),
                     ("saving_bytes", Json::from(f.saving_bytes)),
@@ -581,10 +576,11 @@ pub fn to_text(a: &Answer) -> String {
             "#", "change", "new peak", "saving", "fits", "eff.batch", "time", "changes in training"
         ));
         for (i, f) in r.fixes.iter().enumerate() {
+            let (title, why) = fix_text(en(), f, cfg, a.budget.other_bytes);
             line(format!(
                 "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>5.2}×  {}",
                 i + 1,
-                fix_text(en(), f, cfg, a.budget.other_bytes).0,
+                title,
                 format_bytes(f.peak_bytes),
                 format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
                 if f.fits() { "yes" } else { "no" },
@@ -592,10 +588,7 @@ pub fn to_text(a: &Answer) -> String {
                 f.iter_time_ratio,
                 en().impact(f.impact)
             ));
-            line(format!(
-                "      {}",
-                fix_text(en(), f, cfg, a.budget.other_bytes).1
-            ));
+            line(format!("      {why}"));
         }
     }
     out
