@@ -33,7 +33,7 @@ pub struct AppState {
     /// The language shown (its strings are loaded before it is set).
     pub lang: RwSignal<Lang>,
     /// Whether the URL carries `?lang=`: kept (and updated) only when the user asked for it.
-    pub lang_in_url: RwSignal<bool>,
+    pub lang_in_url: bool,
     /// `?embed=1`: the compact calculator for iframes.
     pub embed: bool,
     /// The page's own query keys (embed, theme, bg) as the URL brought them: kept in it.
@@ -49,7 +49,7 @@ impl AppState {
         issues.extend(lang_issue);
         let mut app = AppState::new(page, issues);
         app.lang.set(lang);
-        app.lang_in_url.set(in_url);
+        app.lang_in_url = in_url;
         app.embed = page_param(&query, "embed").as_deref() == Some("1");
         app.page_keys.set_value(
             estimator::query::query_pairs(&query)
@@ -88,7 +88,7 @@ impl AppState {
             painted,
             mfu,
             lang: RwSignal::new(Lang::En),
-            lang_in_url: RwSignal::new(false),
+            lang_in_url: false,
             embed: false,
             page_keys: StoredValue::new(Vec::new()),
         }
@@ -99,20 +99,11 @@ impl AppState {
     pub fn settle_inputs(self) {
         // the first animation frame runs before the first paint, the second after it
         request_animation_frame(move || request_animation_frame(move || self.painted.set(true)));
-        let generation = StoredValue::new(0u64);
-        Effect::new(move |_| {
-            let current = self.page.get();
-            let mine = generation.get_value() + 1;
-            generation.set_value(mine);
-            set_timeout(
-                move || {
-                    if generation.get_value() == mine {
-                        self.settled.set(current);
-                    }
-                },
-                SETTLE,
-            );
-        });
+        debounce(
+            move || self.page.get(),
+            SETTLE,
+            move |p| self.settled.set(p),
+        );
     }
 
     /// Back and Forward (to before a paste, or any entry another script made): the URL is read
@@ -130,11 +121,13 @@ impl AppState {
     /// The query the URL should hold: the state, the page's own keys (embed, theme, bg) as they
     /// came, and `lang` when the URL chose the language.
     pub fn url_query(self) -> String {
+        self.query_with(self.lang_in_url.then(|| self.lang.get()))
+    }
+
+    /// The state, the page's own keys as they came, and `lang` when given.
+    pub fn query_with(self, lang: Option<Lang>) -> String {
         let mut q = self.page.with(PageState::to_query);
-        let lang = self
-            .lang_in_url
-            .get()
-            .then(|| ("lang".to_string(), self.lang.get().tag().to_string()));
+        let lang = lang.map(|l| ("lang".to_string(), l.tag().to_string()));
         self.page_keys.with_value(|kept| {
             for (k, v) in kept.iter().chain(&lang) {
                 if !q.is_empty() {
@@ -153,21 +146,35 @@ impl AppState {
     /// Keeps the URL equal to the state: replaced, never a history entry per keystroke, and only
     /// once a slider drag pauses for [`URL_DELAY`] (replaceState costs half a millisecond).
     pub fn sync_url(self) {
-        let generation = StoredValue::new(0u64);
-        Effect::new(move |_| {
-            let q = self.url_query();
-            let mine = generation.get_value() + 1;
-            generation.set_value(mine);
-            set_timeout(
-                move || {
-                    if generation.get_value() == mine {
-                        browser::replace_query(&q);
-                    }
-                },
-                URL_DELAY,
-            );
-        });
+        debounce(
+            move || self.url_query(),
+            URL_DELAY,
+            |q| browser::replace_query(&q),
+        );
     }
+}
+
+/// Calls `apply` with `track`'s value once the signals `track` reads have not changed for
+/// `delay` (each change restarts the wait).
+fn debounce<T: 'static>(
+    track: impl Fn() -> T + 'static,
+    delay: Duration,
+    apply: impl Fn(T) + Copy + 'static,
+) {
+    let generation = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let value = track();
+        let mine = generation.get_value() + 1;
+        generation.set_value(mine);
+        set_timeout(
+            move || {
+                if generation.get_value() == mine {
+                    apply(value);
+                }
+            },
+            delay,
+        );
+    });
 }
 
 /// Where the stored language choice lives in localStorage.

@@ -46,7 +46,7 @@ pub fn Header() -> impl IntoView {
                     data-testid="copy-link"
                     on:click=move |_| {
                         let lang = with_lang.get_untracked().then(|| app.lang.get_untracked());
-                        browser::copy(&share_link(&app.url_query(), lang));
+                        browser::copy(&share_link(&app.query_with(lang)));
                         set_copied.set(true);
                     }
                 >
@@ -82,23 +82,11 @@ pub fn Header() -> impl IntoView {
     }
 }
 
-/// The page's address with `query`, its `lang` replaced by `lang` (or dropped).
-fn share_link(query: &str, lang: Option<crate::i18n::Lang>) -> String {
-    use estimator::query::{encode, query_pairs};
-    let mut pairs: Vec<(String, String)> = query_pairs(query)
-        .into_iter()
-        .filter(|(k, _)| k != "lang")
-        .collect();
-    if let Some(lang) = lang {
-        pairs.push(("lang".into(), lang.tag().into()));
-    }
-    let q: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-        .collect();
-    if q.is_empty() {
+/// The page's address with `query`.
+fn share_link(query: &str) -> String {
+    if query.is_empty() {
         browser::page_base()
     } else {
-        format!("{}?{}", browser::page_base(), q.join("&"))
+        format!("{}?{query}", browser::page_base())
     }
 }
