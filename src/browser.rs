@@ -43,6 +43,15 @@ pub fn push_query(query: &str) {
     }
 }
 
+/// The page's address with `query` (the link to share or to open the full page).
+pub fn page_link(query: &str) -> String {
+    if query.is_empty() {
+        page_base()
+    } else {
+        format!("{}?{query}", page_base())
+    }
+}
+
 /// The page's full URL.
 pub fn href() -> String {
     window()

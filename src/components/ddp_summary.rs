@@ -12,20 +12,23 @@ pub fn DdpSummary() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     move || {
-        let (cfg, budget) = app.page.with(|p| (p.config.clone(), p.budget()));
+        // nothing to show (or to compute) without DDP
         let ranks = app
             .analysis
             .with(|a| a.as_ref().ok().and_then(|a| a.ranks()))?;
+        let cfg = app.page.with(|p| p.config.clone());
         let params = app
             .analysis
             .with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported));
-        let t = estimator::speed::iter_time(
-            &cfg,
-            params,
-            &budget.gpu,
-            estimator::Patches::default(),
-            app.mfu.get(),
-        );
+        let t = app.budget.with(|b| {
+            estimator::speed::iter_time(
+                &cfg,
+                params,
+                &b.gpu,
+                estimator::Patches::default(),
+                app.mfu.get(),
+            )
+        });
         let n = |x: u32| x.to_string();
         let accum = fill(
             tr.ddp_accum_per_rank,

@@ -1,7 +1,6 @@
 //! `?embed=1`: the compact calculator for an iframe in a blog post — the key settings, the card,
 //! the bar, the verdict, the best fix, and a link to the full page with the same state.
 
-use estimator::fixes::Impact;
 use estimator::query::PageState;
 use leptos::prelude::*;
 
@@ -22,24 +21,13 @@ const BLOCK: &[f64] = &[128., 256., 512., 1024., 2048., 4096.];
 pub fn EmbedPage() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let full_page = move || {
-        let q = app.page.with(PageState::to_query);
-        format!(
-            "{}{}{}",
-            browser::page_base(),
-            if q.is_empty() { "" } else { "?" },
-            q
-        )
-    };
+    let full_page = move || browser::page_link(&app.page.with(PageState::to_query));
     let top = move || {
         let report = app.fixes.get()?;
         let (from, freed) = app
             .settled
             .with(|p| (p.config.clone(), p.budget().other_bytes));
-        let f = report
-            .fixes
-            .iter()
-            .find(|f| f.fits() && f.impact != Impact::NotAFix && !report.current.fits)?;
+        let f = crate::html::fixes::best(&report)?;
         Some(crate::html::fixes::top_fix(tr, f, &from, freed))
     };
     view! {

@@ -46,7 +46,7 @@ pub fn Header() -> impl IntoView {
                     data-testid="copy-link"
                     on:click=move |_| {
                         let lang = with_lang.get_untracked().then(|| app.lang.get_untracked());
-                        browser::copy(&share_link(&app.query_with(lang)));
+                        browser::copy(&browser::page_link(&app.query_with(lang)));
                         set_copied.set(true);
                     }
                 >
@@ -79,14 +79,5 @@ pub fn Header() -> impl IntoView {
                 </button>
             </div>
         </header>
-    }
-}
-
-/// The page's address with `query`.
-fn share_link(query: &str) -> String {
-    if query.is_empty() {
-        browser::page_base()
-    } else {
-        format!("{}?{query}", browser::page_base())
     }
 }

@@ -112,6 +112,19 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
     )
 }
 
+/// The fix to show first when the run does not fit: the best ranked real fix, if it fits (the
+/// ranking puts fixes that fit before those that do not).
+pub fn best(report: &FixReport) -> Option<&Fix> {
+    if report.current.fits {
+        return None;
+    }
+    report
+        .fixes
+        .iter()
+        .find(|f| f.impact != Impact::NotAFix)
+        .filter(|f| f.fits())
+}
+
 /// The whole fix panel for a report (`freed`: what other processes hold on the card).
 pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) -> String {
     let (real, not_fixes): (Vec<&Fix>, Vec<&Fix>) = report
@@ -132,7 +145,7 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
     );
     if report.current.fits {
         out += &el("p", &[("class", "fixes__fits")], &escape(tr.already_fits));
-    } else if let Some(top) = real.first().filter(|f| f.fits()) {
+    } else if let Some(top) = best(report) {
         out += &top_fix(tr, top, from, freed);
     }
     let rows: String = real
@@ -185,5 +198,20 @@ mod tests {
         assert!(html.contains("compile=False"), "the anti-fix is listed");
         // dtype = 'float16' style text is escaped
         assert!(!html.contains("='"));
+        // the top fix: the first that is a fix and fits; none once the run fits
+        let top = best(&r).expect("a fix that fits");
+        let first_fitting = r
+            .fixes
+            .iter()
+            .find(|f| f.impact != Impact::NotAFix && f.fits());
+        assert_eq!(Some(top.kind), first_fitting.map(|f| f.kind));
+        let fitting = rank_fixes(
+            &TrainConfig::default(),
+            &Budget::for_gpu(gpu::find("h100").unwrap()),
+            0.35,
+            false,
+        )
+        .unwrap();
+        assert!(best(&fitting).is_none());
     }
 }
