@@ -14,31 +14,23 @@
 //! assert!((est.peak_bytes() as f64 / (1u64 << 30) as f64 - 9.342).abs() < 0.03);
 //! ```
 
-pub mod allocator;
-pub mod allocator_rounding;
-pub mod analysis;
-pub mod config;
-pub mod configurator;
-pub mod ddp;
 pub mod decimal;
+pub mod engine;
 pub mod error;
-pub mod estimate;
-pub mod explain;
-pub mod fixes;
 pub mod gpu;
-pub mod oom;
-pub mod params;
-pub mod paste;
-pub mod physics;
-pub mod pyliteral;
-pub mod query;
-pub mod replay;
-pub mod sequence;
-pub mod snippet;
-pub mod speed;
+pub mod input;
+pub mod programs;
 pub mod terms;
 pub mod units;
-pub mod verdict;
+
+// The modules' historical paths (`estimator::config`, `crate::replay`, …), used across the crate,
+// the CLI and the page.
+pub use engine::{allocator, allocator_rounding, replay, verdict};
+pub use input::{oom, paste, pyliteral, query};
+pub use programs::nanogpt::{
+    analysis, config, configurator, ddp, estimate, explain, fixes, params, physics, sequence,
+    snippet, speed,
+};
 
 pub use analysis::{analyze, analyze_patched, Analysis};
 pub use config::{Allocator, Attention, Dtype, TrainConfig, FIELDS_JSON_ORDER};

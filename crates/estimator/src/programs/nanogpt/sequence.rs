@@ -8,77 +8,10 @@
 //! holds the two to each other, so the closed form and this sequence cannot drift apart.
 
 use crate::config::{Attention, TrainConfig};
+pub use crate::engine::events::{Action, Event, Mark, Sequence, Stage};
 use crate::gpu::Gpu;
 use crate::physics::{Patches, Phase};
 use crate::terms::Term;
-
-/// What happens to one tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Alloc,
-    Free,
-}
-
-/// The stage of the run an event belongs to (for the chart's labels and OOM messages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stage {
-    ModelLoad,
-    Forward,
-    Loss,
-    Backward,
-    OptimizerStep,
-    ZeroGrad,
-    Eval,
-}
-
-impl Stage {
-    pub fn id(self) -> &'static str {
-        match self {
-            Stage::ModelLoad => "model_load",
-            Stage::Forward => "forward",
-            Stage::Loss => "loss",
-            Stage::Backward => "backward",
-            Stage::OptimizerStep => "optimizer_step",
-            Stage::ZeroGrad => "zero_grad",
-            Stage::Eval => "eval",
-        }
-    }
-}
-
-/// One allocator request or release.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
-    pub action: Action,
-    /// Index of the tensor (allocs number them in order).
-    pub tensor: u32,
-    pub bytes: u128,
-    pub term: Term,
-}
-
-/// Where a stretch of events begins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark {
-    /// Index of the first event of the stretch.
-    pub at: usize,
-    pub phase: Option<Phase>,
-    pub stage: Stage,
-    /// 1-based micro-step (0 outside training micro-steps).
-    pub micro_step: u32,
-}
-
-/// The events of a run and the marks that label them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sequence {
-    pub events: Vec<Event>,
-    pub marks: Vec<Mark>,
-}
-
-impl Sequence {
-    /// The mark in force at event `i`.
-    pub fn mark_at(&self, i: usize) -> Option<&Mark> {
-        self.marks.iter().rev().find(|m| m.at <= i)
-    }
-}
 
 /// A tensor id (`None`: no tensor, e.g. a zero-byte one).
 type T = Option<u32>;

@@ -8,32 +8,9 @@
 
 use crate::allocator_rounding::{model_rounding, persistent_rounding};
 use crate::config::{Attention, TrainConfig};
+pub use crate::engine::events::Phase;
 use crate::params::ParamCounts;
 use crate::terms::{Term, Terms};
-
-/// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Phase {
-    /// Iteration 0: no AdamW state until its `optimizer.step()`.
-    TrainFirstIter,
-    /// Iterations ≥ 1: AdamW state exists throughout.
-    TrainSteady,
-    /// The first `estimate_loss()`, at iteration 0 before any training step.
-    Eval,
-    /// Later `estimate_loss()` calls: AdamW state and the training loop's last logits are alive.
-    EvalAfterStep,
-}
-
-impl Phase {
-    pub fn id(self) -> &'static str {
-        match self {
-            Phase::TrainFirstIter => "train_first_iter",
-            Phase::TrainSteady => "train_steady",
-            Phase::Eval => "eval",
-            Phase::EvalAfterStep => "eval_after_step",
-        }
-    }
-}
 
 /// The moments within a phase where the peak can fall (memory-physics.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

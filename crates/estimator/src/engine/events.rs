@@ -1,0 +1,97 @@
+//! A run as the caching allocator sees it: every request and release in order, labelled with the
+//! phase, stage and micro-step it belongs to. Each training program writes its run as such a
+//! sequence (`programs/*/sequence.rs`); the engine replays it (`replay.rs`).
+
+use crate::terms::Term;
+
+/// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Iteration 0: no AdamW state until its `optimizer.step()`.
+    TrainFirstIter,
+    /// Iterations ≥ 1: AdamW state exists throughout.
+    TrainSteady,
+    /// The first `estimate_loss()`, at iteration 0 before any training step.
+    Eval,
+    /// Later `estimate_loss()` calls: AdamW state and the training loop's last logits are alive.
+    EvalAfterStep,
+}
+
+impl Phase {
+    pub fn id(self) -> &'static str {
+        match self {
+            Phase::TrainFirstIter => "train_first_iter",
+            Phase::TrainSteady => "train_steady",
+            Phase::Eval => "eval",
+            Phase::EvalAfterStep => "eval_after_step",
+        }
+    }
+}
+
+/// What happens to one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Alloc,
+    Free,
+}
+
+/// The stage of the run an event belongs to (for the chart's labels and OOM messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    ModelLoad,
+    Forward,
+    Loss,
+    Backward,
+    OptimizerStep,
+    ZeroGrad,
+    Eval,
+}
+
+impl Stage {
+    pub fn id(self) -> &'static str {
+        match self {
+            Stage::ModelLoad => "model_load",
+            Stage::Forward => "forward",
+            Stage::Loss => "loss",
+            Stage::Backward => "backward",
+            Stage::OptimizerStep => "optimizer_step",
+            Stage::ZeroGrad => "zero_grad",
+            Stage::Eval => "eval",
+        }
+    }
+}
+
+/// One allocator request or release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub action: Action,
+    /// Index of the tensor (allocs number them in order).
+    pub tensor: u32,
+    pub bytes: u128,
+    pub term: Term,
+}
+
+/// Where a stretch of events begins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// Index of the first event of the stretch.
+    pub at: usize,
+    pub phase: Option<Phase>,
+    pub stage: Stage,
+    /// 1-based micro-step (0 outside training micro-steps).
+    pub micro_step: u32,
+}
+
+/// The events of a run and the marks that label them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sequence {
+    pub events: Vec<Event>,
+    pub marks: Vec<Mark>,
+}
+
+impl Sequence {
+    /// The mark in force at event `i`.
+    pub fn mark_at(&self, i: usize) -> Option<&Mark> {
+        self.marks.iter().rev().find(|m| m.at <= i)
+    }
+}

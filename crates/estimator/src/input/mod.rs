@@ -1,0 +1,7 @@
+//! What users type or paste: Python literals, URL queries, pasted text and CUDA out-of-memory
+//! messages.
+
+pub mod oom;
+pub mod paste;
+pub mod pyliteral;
+pub mod query;
