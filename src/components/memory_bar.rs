@@ -3,7 +3,7 @@
 //! legend entry) shows what it is, its tensors with their formulas for this config, and bytes.
 
 use estimator::decimal::Fixed;
-use estimator::{Analysis, Component};
+use estimator::Component;
 use leptos::prelude::*;
 
 use crate::format;
@@ -34,11 +34,11 @@ pub fn MemoryBar(
 
     let comps = Memo::new(move |_| {
         app.analysis
-            .with(|a| a.as_ref().map(Analysis::components).unwrap_or_default())
+            .with(|a| a.as_ref().map(|a| a.components()).unwrap_or_default())
     });
     let total = Memo::new(move |_| {
         app.analysis
-            .with(|a| a.as_ref().map_or(0, Analysis::peak_bytes))
+            .with(|a| a.as_ref().map_or(0, |a| a.peak_bytes()))
     });
     // the scale: the card, or what the run needs when it overflows the card
     let scale = Memo::new(move |_| {

@@ -31,6 +31,8 @@ pub enum Problem {
     UnknownKey,
     /// A value that could not be read at all (bad syntax).
     Unreadable { detail: String },
+    /// A training script's own assertion or argparse error, in the script's words.
+    Assertion { message: String },
 }
 
 impl ConfigError {
@@ -71,6 +73,8 @@ impl fmt::Display for ConfigError {
             Problem::Unreadable { detail } => {
                 write!(f, "{key}={value} could not be read: {detail}")
             }
+            Problem::Assertion { message } if value.is_empty() => write!(f, "{key}: {message}"),
+            Problem::Assertion { message } => write!(f, "{key}={value}: {message}"),
         }
     }
 }

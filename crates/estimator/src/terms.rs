@@ -94,10 +94,30 @@ pub enum Term {
     DdpBuckets,
     /// The old bucket set a rank may still hold after DDP rebuilds its buckets (iteration 1).
     DdpRebuiltBuckets,
+    /// nanochat: parameters as stored — fp32 masters for the Linear layers and scalars, bf16
+    /// token and value embeddings.
+    StoredParams,
+    /// nanochat: the rotary `cos`/`sin` tables, bf16, for 10× the context.
+    RotaryBuffers,
+    /// nanochat: `token_bytes`, the int32 (V,) table the bits-per-byte evaluation reads.
+    TokenBytes,
+    /// nanochat: Muon's `momentum_buffer` and `second_momentum_buffer`, fp32, per shape group.
+    MuonState,
+    /// nanochat: `torch.stack` of a Muon group's gradients and of its parameters, alive during
+    /// `MuonAdamW.step()`.
+    OptimizerStacks,
+    /// nanochat: the bf16 Polar-Express iterates of `muon_step_fused` (one group at a time).
+    PolarExpress,
+    /// nanochat: the fp32 (V, C) buffer an embedding's backward scatters into before its bf16 cast.
+    EmbeddingGradBuffer,
+    /// nanochat with SDPA: the additive (T, T) mask of the sliding-window layers.
+    AttentionMask,
+    /// Loss and other scalars the loop keeps on the GPU.
+    Scalars,
 }
 
 /// Every term, in declaration order (`Term as usize` indexes it).
-pub const ALL_TERMS: [Term; 25] = [
+pub const ALL_TERMS: [Term; 34] = [
     Term::Params,
     Term::MaskBuffers,
     Term::AdamState,
@@ -123,22 +143,32 @@ pub const ALL_TERMS: [Term; 25] = [
     Term::AllocatorRounding,
     Term::DdpBuckets,
     Term::DdpRebuiltBuckets,
+    Term::StoredParams,
+    Term::RotaryBuffers,
+    Term::TokenBytes,
+    Term::MuonState,
+    Term::OptimizerStacks,
+    Term::PolarExpress,
+    Term::EmbeddingGradBuffer,
+    Term::AttentionMask,
+    Term::Scalars,
 ];
 
 impl Term {
     pub fn component(self) -> Component {
         use Term::*;
         match self {
-            Params | MaskBuffers => Component::Params,
-            AdamState => Component::Optimizer,
-            Grads | FreshGrads | TiedWeightGrad | DdpBuckets | DdpRebuiltBuckets => {
-                Component::Gradients
-            }
+            Params | MaskBuffers | StoredParams | RotaryBuffers => Component::Params,
+            AdamState | MuonState | OptimizerStacks | PolarExpress => Component::Optimizer,
+            Grads | FreshGrads | TiedWeightGrad | DdpBuckets | DdpRebuiltBuckets
+            | EmbeddingGradBuffer => Component::Gradients,
             BlockActivations | FinalActivations | EmbeddingDropoutMask | WeightCopies
-            | ForwardLocals | BlockTransient => Component::Activations,
+            | ForwardLocals | BlockTransient | AttentionMask => Component::Activations,
             Logits | PrevLogits | StaleTrainLogits | LogSoftmax | LossFp32Copy | LossGrads
             | ZeroTangent | LmHeadGrads => Component::Logits,
-            CublasWorkspace | TokenIds | AllocatorRounding => Component::Other,
+            CublasWorkspace | TokenIds | AllocatorRounding | TokenBytes | Scalars => {
+                Component::Other
+            }
         }
     }
 
@@ -171,6 +201,15 @@ impl Term {
             AllocatorRounding => "allocator_rounding",
             DdpBuckets => "ddp_buckets",
             DdpRebuiltBuckets => "ddp_rebuilt_buckets",
+            StoredParams => "stored_params",
+            RotaryBuffers => "rotary_buffers",
+            TokenBytes => "token_bytes",
+            MuonState => "muon_state",
+            OptimizerStacks => "optimizer_stacks",
+            PolarExpress => "polar_express",
+            EmbeddingGradBuffer => "embedding_grad_buffer",
+            AttentionMask => "attention_mask",
+            Scalars => "scalars",
         }
     }
 }

@@ -57,7 +57,7 @@ strings! {
     /// What each component is, in [`Component::ALL`] order.
     component_help[6],
     /// Term names, in [`Term`] declaration order.
-    terms[25],
+    terms[34],
     phase_first_iter,
     phase_steady,
     phase_eval,
@@ -429,6 +429,8 @@ pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
         ),
         Problem::UnknownKey => fill(tr.err_unknown_key, &base),
         Problem::Unreadable { .. } => fill(tr.err_unreadable, &base),
+        // the script's own words (an assert or argparse), as the script prints them in any language
+        Problem::Assertion { .. } => e.to_string(),
     }
 }
 

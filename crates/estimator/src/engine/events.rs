@@ -95,3 +95,70 @@ impl Sequence {
         self.marks.iter().rev().find(|m| m.at <= i)
     }
 }
+
+/// A tensor a [`Builder`] handed out (`None`: a zero-byte request, which allocates nothing).
+pub type TensorId = Option<u32>;
+
+/// Writes a [`Sequence`]: a program describes its run through these calls, in the order PyTorch
+/// allocates and frees.
+#[derive(Debug, Default)]
+pub struct Builder {
+    seq: Sequence,
+    next: u32,
+}
+
+impl Builder {
+    /// Starts a stretch of the run: events from here on belong to this phase, stage and micro-step.
+    pub fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
+        let at = self.seq.events.len();
+        // a mark with no event after it says nothing: the new one replaces it
+        if self.seq.marks.last().is_some_and(|m| m.at == at) {
+            self.seq.marks.pop();
+        }
+        self.seq.marks.push(Mark {
+            at,
+            phase,
+            stage,
+            micro_step,
+        });
+    }
+
+    /// Requests `bytes` for a tensor of `term`.
+    pub fn alloc(&mut self, bytes: u128, term: Term) -> TensorId {
+        if bytes == 0 {
+            return None;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.seq.events.push(Event {
+            action: Action::Alloc,
+            tensor: id,
+            bytes,
+            term,
+        });
+        Some(id)
+    }
+
+    /// Releases a tensor (nothing for `None`).
+    pub fn free(&mut self, t: TensorId) {
+        if let Some(id) = t {
+            self.seq.events.push(Event {
+                action: Action::Free,
+                tensor: id,
+                bytes: 0,
+                term: Term::Params,
+            });
+        }
+    }
+
+    /// Releases every tensor of `ts` in order and empties it.
+    pub fn free_all(&mut self, ts: &mut Vec<TensorId>) {
+        for t in ts.drain(..) {
+            self.free(t);
+        }
+    }
+
+    pub fn finish(self) -> Sequence {
+        self.seq
+    }
+}

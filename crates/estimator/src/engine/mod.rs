@@ -5,4 +5,5 @@ pub mod allocator;
 pub mod allocator_rounding;
 pub mod events;
 pub mod replay;
+pub mod run;
 pub mod verdict;

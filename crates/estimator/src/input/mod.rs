@@ -1,6 +1,7 @@
 //! What users type or paste: Python literals, URL queries, pasted text and CUDA out-of-memory
 //! messages.
 
+pub mod command_line;
 pub mod oom;
 pub mod paste;
 pub mod pyliteral;

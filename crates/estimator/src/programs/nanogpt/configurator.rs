@@ -84,52 +84,6 @@ pub const NANOGPT_CONFIGS: &[(&str, &str)] = &[
     ("config/eval_gpt2_xl.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-xl'\n"),
 ];
 
-/// Splits a shell command line into words (single and double quotes, backslash escapes).
-pub fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = line.chars().peekable();
-    let mut in_word = false;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, '\\') => {
-                if let Some(n) = chars.next() {
-                    // a line continuation joins the lines
-                    if n != '\n' {
-                        cur.push(n);
-                        in_word = true;
-                    }
-                }
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                cur.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    words
-}
 
 /// What a pasted command line said besides train.py's settings.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -273,62 +227,25 @@ impl Configurator {
     /// torchrun's options, then train.py's arguments applied in order (nanoGPT's own config
     /// files by their known content). Errors name the argument.
     pub fn apply_command_line(&mut self, line: &str) -> Result<CommandLine, ConfigError> {
-        let words = shell_words(line);
-        let mut out = CommandLine {
-            world_size: 1,
-            ..CommandLine::default()
-        };
-        let Some(script) = words.iter().position(|w| w.ends_with("train.py")) else {
+        let launch = crate::input::command_line::parse(line)?;
+        if launch.program != crate::programs::Program::NanoGpt {
             return Err(ConfigError::new(
                 "command",
                 line.chars().take(80).collect::<String>(),
                 Problem::Unreadable {
-                    detail: "no train.py in the command line".into(),
+                    detail: format!("this line launches {}, not train.py", launch.program.script()),
                 },
             ));
-        };
-        let (mut nproc, mut nnodes) = (1u32, 1u32);
-        let mut i = 0;
-        while i < script {
-            let w = &words[i];
-            if let Some(v) = w.strip_prefix("PYTORCH_CUDA_ALLOC_CONF=") {
-                out.expandable_segments = v.contains("expandable_segments:True");
-            }
-            let (flag, inline) = match w.split_once('=') {
-                Some((f, v)) => (f, Some(v.to_string())),
-                None => (w.as_str(), None),
-            };
-            if flag == "--nproc_per_node" || flag == "--nproc-per-node" || flag == "--nnodes" {
-                let v = inline.or_else(|| {
-                    i += 1;
-                    words.get(i).cloned()
-                });
-                let n = v
-                    .as_deref()
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .filter(|n| (1..=1024).contains(n))
-                    .ok_or_else(|| {
-                        ConfigError::new(
-                            flag.trim_start_matches('-'),
-                            v.clone().unwrap_or_default(),
-                            Problem::WrongType {
-                                expected: "a whole number of processes",
-                            },
-                        )
-                    })?;
-                if flag == "--nnodes" {
-                    nnodes = n;
-                } else {
-                    nproc = n;
-                }
-            }
-            i += 1;
         }
-        out.world_size = nproc.saturating_mul(nnodes);
+        let mut out = CommandLine {
+            world_size: launch.world_size,
+            expandable_segments: launch.expandable_segments == Some(true),
+            ..CommandLine::default()
+        };
         // each process runs train.py: the world size is part of the run (range-checked here)
         self.cfg
             .set("world_size", &PyValue::Int(out.world_size.into()))?;
-        for arg in &words[script + 1..] {
+        for arg in &launch.args {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;
             } else if let Some((_, text)) = NANOGPT_CONFIGS

@@ -145,6 +145,16 @@ pub fn formula(term: Term, cfg: &TrainConfig, total_params: u64, bytes: u128) ->
             "blocks rounded to 512 B; large blocks keep a tail ≤ 1 MiB",
             "simulated".into(),
         ),
+        // nanochat's tensors: a nanoGPT run never holds them
+        Term::StoredParams
+        | Term::RotaryBuffers
+        | Term::TokenBytes
+        | Term::MuonState
+        | Term::OptimizerStacks
+        | Term::PolarExpress
+        | Term::EmbeddingGradBuffer
+        | Term::AttentionMask
+        | Term::Scalars => f("", bytes.to_string()),
     }
 }
 

@@ -235,7 +235,7 @@ impl Evaluator<'_> {
         let (est, v, peak) = if self.exact {
             let a = analyze_patched(&cfg, &budget, patches).ok()?;
             let peak = a.peak_bytes();
-            (a.estimate, a.verdict, peak)
+            (a.estimate, a.run.verdict, peak)
         } else {
             let est = self.estimate(&cfg, patches)?;
             let (v, peak) = (verdict(&est, &budget), est.peak_bytes());
@@ -333,7 +333,7 @@ pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> 
     let (base_est, current, base_peak) = if exact {
         let a = analyze(cfg, budget).ok()?;
         let peak = a.peak_bytes();
-        (a.estimate, a.verdict, peak)
+        (a.estimate, a.run.verdict, peak)
     } else {
         let est = estimate_patched(cfg, &budget.gpu, Patches::default()).ok()?;
         let (v, peak) = (verdict(&est, budget), est.peak_bytes());

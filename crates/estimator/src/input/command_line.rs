@@ -1,0 +1,138 @@
+//! A pasted or given launch line — `python train.py …`, `python -m scripts.base_train …`,
+//! `torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- …` — split into what it
+//! launches (which program), what the launcher says (processes, allocator) and the script's own
+//! arguments, which the program then reads with its own rules.
+
+use crate::error::{ConfigError, Problem};
+use crate::programs::Program;
+
+/// What a launch line says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub program: Program,
+    /// `torchrun --nproc_per_node=N` × `--nnodes`; 1 for a plain `python`.
+    pub world_size: u32,
+    /// `PYTORCH_CUDA_ALLOC_CONF=…` / `PYTORCH_ALLOC_CONF=…` in front of it: whether it asks for
+    /// expandable segments (`None` when the line does not set it).
+    pub expandable_segments: Option<bool>,
+    /// The script's arguments, in order.
+    pub args: Vec<String>,
+}
+
+/// Reads a launch line; the error names what is missing or wrong.
+pub fn parse(line: &str) -> Result<Launch, ConfigError> {
+    let words = shell_words(line);
+    let found = words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| Program::from_script(w).map(|p| (i, p)));
+    let Some((script, program)) = found else {
+        return Err(ConfigError::new(
+            "command",
+            line.chars().take(80).collect::<String>(),
+            Problem::Unreadable {
+                detail: "no training script in the command line (train.py, scripts.base_train, \
+                         scripts.chat_sft, train_gpt2.py)"
+                    .into(),
+            },
+        ));
+    };
+    let (mut nproc, mut nnodes) = (1u32, 1u32);
+    let mut expandable_segments = None;
+    let mut i = 0;
+    while i < script {
+        let w = &words[i];
+        for var in ["PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="] {
+            if let Some(v) = w.strip_prefix(var) {
+                expandable_segments = Some(v.contains("expandable_segments:True"));
+            }
+        }
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (w.as_str(), None),
+        };
+        if flag == "--nproc_per_node" || flag == "--nproc-per-node" || flag == "--nnodes" {
+            let v = inline.or_else(|| {
+                i += 1;
+                words.get(i).cloned()
+            });
+            let n = v
+                .as_deref()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        flag.trim_start_matches('-'),
+                        v.clone().unwrap_or_default(),
+                        Problem::WrongType {
+                            expected: "a whole number of processes",
+                        },
+                    )
+                })?;
+            if flag == "--nnodes" {
+                nnodes = n;
+            } else {
+                nproc = n;
+            }
+        }
+        i += 1;
+    }
+    let mut args: Vec<String> = words[script + 1..].to_vec();
+    // torchrun … -m scripts.base_train -- --depth=26: the `--` only ends torchrun's options
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
+    Ok(Launch {
+        program,
+        world_size: nproc.saturating_mul(nnodes),
+        expandable_segments,
+        args,
+    })
+}
+
+/// Splits a shell command line into words (single and double quotes, backslash escapes).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    let mut in_word = false;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    // a line continuation joins the lines
+                    if n != '\n' {
+                        cur.push(n);
+                        in_word = true;
+                    }
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}

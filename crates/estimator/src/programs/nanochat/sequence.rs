@@ -1,0 +1,470 @@
+//! nanochat's memory, described once: every tensor base_train.py puts on the GPU, in the order
+//! PyTorch allocates and frees it — model build, the bits-per-byte evaluation at step 0,
+//! iteration 0 (whose `MuonAdamW.step()` creates the optimizer state), steady iterations and the
+//! evaluation at the last step. The engine replays it through the caching allocator; every peak,
+//! component and verdict comes from that replay.
+//!
+//! What each tensor is and why it is alive is derived in `shared/reference/nanochat-memory.md`
+//! (§ numbers below) from nanochat 92d63d4 (`gpt.py`, `optim.py`, `flash_attention.py`,
+//! `loss_eval.py`, `scripts/base_train.py`) and the graphs torch.compile builds for it with
+//! PyTorch 2.11: the compiled forward saves 36·C bytes per token and layer plus norm statistics
+//! (§4.2), the loss keeps only the bf16 logits (§4.4), the backward writes d(logits) in place and
+//! produces every gradient in the parameter's dtype (§3), MuonAdamW stacks each Muon group's
+//! gradients and parameters (§2.3).
+
+use super::config::{NanochatAttention, NanochatConfig};
+use super::shape::{Owner, Shape};
+use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
+use crate::terms::Term;
+
+/// Steady iterations replayed after iteration 0 (the measurements ran iterations 1 and 2).
+pub const STEADY_ITERATIONS: u32 = 2;
+
+/// Evaluation batches replayed per `evaluate_bpb` (later ones repeat the second exactly).
+const MAX_EVAL_STEPS: u64 = 2;
+
+/// Sizes in bytes, as u128 so that no product of flags can overflow.
+struct Dims {
+    b: u128,
+    t: u128,
+    c: u128,
+    h: u128,
+    v: u128,
+    /// Tokens in one micro-batch: B·T.
+    bt: u128,
+}
+
+struct Gen<'a> {
+    out: Builder,
+    s: &'a Shape,
+    cfg: &'a NanochatConfig,
+    d: Dims,
+    workspace: u128,
+    /// The main thread's cuBLAS workspace exists (made by the first matmul).
+    main_workspace: bool,
+    /// The autograd thread's workspace exists (made by the first backward matmul).
+    backward_workspace: bool,
+    /// Parameters and their gradients as they stand (`.grad`, `None` after `zero_grad`).
+    grads: Vec<TensorId>,
+    /// The val loader's on-device buffer, kept by the global `val_loader` between evaluations.
+    val_buffer: TensorId,
+    /// MuonAdamW's state, created lazily by the first step.
+    state_created: bool,
+}
+
+/// What one layer's compiled forward keeps for the backward (§4.2).
+struct LayerSaved {
+    /// Freed by the MLP's backward: c_fc output, relu², the MLP's weight copies, n2 and x_mid.
+    mlp: Vec<TensorId>,
+    /// Freed by the attention output projection's backward: its input y and its weight copy.
+    proj: Vec<TensorId>,
+    /// The rest, freed at the end of the layer's backward.
+    rest: Vec<TensorId>,
+}
+
+impl<'a> Gen<'a> {
+    fn ws(&mut self) {
+        if !self.main_workspace {
+            self.main_workspace = true;
+            self.out.alloc(self.workspace, Term::CublasWorkspace);
+        }
+    }
+
+    /// Model build (§1.4): `to_empty` gives every parameter fp32 storage in registration order,
+    /// then `init_weights` casts `wte` and the value embeddings to bf16 and recomputes the
+    /// rotary tables; the train loader's first batch lands in its on-device buffer.
+    fn build(&mut self) {
+        let (v, t, hd) = (self.d.v, self.d.t, u128::from(self.s.d));
+        self.out.mark(None, Stage::ModelLoad, 0);
+        // token_bytes = get_token_bytes(device): int32 (V,), before the model
+        self.out.alloc(4 * u128::from(self.cfg.vocab_size), Term::TokenBytes);
+        let params = self.s.params();
+        let mut fp32: Vec<TensorId> = params
+            .iter()
+            .map(|p| self.out.alloc(4 * u128::from(p.numel()), Term::StoredParams))
+            .collect();
+        // cos, sin: (1, 10·T, 1, D/2) bf16 each
+        let rotary = 10 * t * (hd / 2) * 2;
+        let mut tables = vec![
+            self.out.alloc(rotary, Term::RotaryBuffers),
+            self.out.alloc(rotary, Term::RotaryBuffers),
+        ];
+        // init_weights: the rotary tables recomputed through fp32 temporaries, then replaced
+        let mut temps: Vec<TensorId> = (0..4)
+            .map(|_| self.out.alloc(10 * t * (hd / 2) * 4, Term::RotaryBuffers))
+            .collect();
+        let new_tables = [
+            self.out.alloc(rotary, Term::RotaryBuffers),
+            self.out.alloc(rotary, Term::RotaryBuffers),
+        ];
+        self.out.free_all(&mut temps);
+        self.out.free_all(&mut tables);
+        let _ = new_tables;
+        // wte and each value embedding: `.to(bf16)` makes the bf16 copy, then the fp32 one goes
+        for (i, p) in params.iter().enumerate() {
+            if p.elem_bytes == 2 {
+                let bf16 = self.out.alloc(2 * v * self.d.c, Term::StoredParams);
+                self.out.free(fp32[i]);
+                fp32[i] = bf16;
+            }
+        }
+        // loss, train_loss and the loop's other device scalars (§1.3)
+        for _ in 0..4 {
+            self.out.alloc(4, Term::Scalars);
+        }
+        // the train loader's buffer: 2·B·T int64, refilled in place by every next()
+        self.out.alloc(16 * self.d.bt, Term::TokenIds);
+    }
+
+    /// One `evaluate_bpb` (§5.1): `@torch.no_grad()`, the compiled model in eval mode, batches
+    /// from a fresh val loader. `phase` is Eval at step 0 and EvalAfterStep at the last step.
+    fn evaluate(&mut self, phase: Phase) {
+        let Dims { c, v, bt, .. } = self.d;
+        self.out.mark(Some(phase), Stage::Eval, 0);
+        // the global val_loader is rebound to a new generator, whose buffer appears at its first next()
+        let old = self.val_buffer.take();
+        self.out.free(old);
+        let steps = self.cfg.eval_steps().min(MAX_EVAL_STEPS);
+        if steps > 0 {
+            self.val_buffer = self.out.alloc(16 * bt, Term::TokenIds);
+        }
+        for _ in 0..steps {
+            self.ws();
+            let x = self.eval_trunk();
+            // lm_head: the bf16 weight copy and the (B, T, V) bf16 logits; the softcap and the
+            // per-token loss are fused reductions over them (no fp32 logits, §4.4)
+            let w = self.out.alloc(2 * v * c, Term::WeightCopies);
+            let logits = self.out.alloc(2 * bt * v, Term::Logits);
+            let loss2d = self.out.alloc(4 * bt, Term::Logits);
+            let stat = self.out.alloc(4 * bt, Term::Logits);
+            self.out.free(stat);
+            self.out.free(w);
+            self.out.free(x);
+            self.out.free(logits);
+            self.out.free(loss2d);
+        }
+    }
+
+    /// The eval forward up to the final norm's output (which it returns): each layer's working
+    /// tensors live only inside the layer; nothing is kept for a backward.
+    fn eval_trunk(&mut self) -> TensorId {
+        let Dims { c, bt, .. } = self.d;
+        let btc = 2 * bt * c;
+        let x0 = self.out.alloc(btc, Term::ForwardLocals);
+        let mut x = self.out.alloc(btc, Term::ForwardLocals);
+        let mut mask: TensorId = None;
+        let last_masked = self.last_masked_layer();
+        for i in 0..self.s.l as usize {
+            if self.masked(i) && mask.is_none() {
+                mask = self.out.alloc(2 * self.d.t * self.d.t, Term::AttentionMask);
+            }
+            // attention: q, k, v and their bf16 weight copies, the output, the projection
+            let mut work: Vec<TensorId> = (0..3)
+                .map(|_| self.out.alloc(2 * c * c, Term::WeightCopies))
+                .collect();
+            work.extend((0..4).map(|_| self.out.alloc(btc, Term::BlockTransient)));
+            self.out.free_all(&mut work);
+            let mid = self.out.alloc(btc, Term::ForwardLocals);
+            self.out.free(x);
+            // MLP: c_fc to (B, T, 4C), relu², c_proj
+            let mut work = vec![
+                self.out.alloc(8 * c * c, Term::WeightCopies),
+                self.out.alloc(4 * btc, Term::BlockTransient),
+                self.out.alloc(4 * btc, Term::BlockTransient),
+            ];
+            self.out.free_all(&mut work);
+            x = self.out.alloc(btc, Term::ForwardLocals);
+            self.out.free(mid);
+            if Some(i) == last_masked {
+                self.out.free(mask.take());
+            }
+        }
+        self.out.free(x0);
+        let normed = self.out.alloc(btc, Term::FinalActivations);
+        self.out.free(x);
+        normed
+    }
+
+    fn masked(&self, layer: usize) -> bool {
+        self.cfg.attention == NanochatAttention::Sdpa && self.s.windows[layer] < self.s.t
+    }
+
+    fn last_masked_layer(&self) -> Option<usize> {
+        (0..self.s.l as usize).rev().find(|&i| self.masked(i))
+    }
+
+    /// One training micro-step: the compiled forward (what it saves), the loss, the backward
+    /// (gradients in the parameters' dtypes), and the gradients landing in `.grad`.
+    fn micro_step(&mut self, phase: Phase, micro: u32) {
+        let Dims { b, t, c, h, v, bt } = self.d;
+        let btc = 2 * bt * c;
+        let s = self.s;
+        self.out.mark(Some(phase), Stage::Forward, micro);
+        self.ws();
+        // global saved tensors: the embedding, its norm statistics, the smear gate's inputs, x0
+        let mut global = vec![
+            self.out.alloc(btc, Term::ForwardLocals),
+            self.out.alloc(4 * bt, Term::ForwardLocals),
+            self.out.alloc(48 * b * (t - 1), Term::ForwardLocals),
+            self.out.alloc(2 * b * (t - 1), Term::ForwardLocals),
+            self.out.alloc(btc, Term::ForwardLocals),
+        ];
+        let mut mask: TensorId = None;
+        let mut layers: Vec<LayerSaved> = Vec::with_capacity(s.l as usize);
+        for i in 0..s.l as usize {
+            if self.masked(i) && mask.is_none() {
+                // one additive bf16 bias from the bool mask, shared by all S layers (§4.3)
+                mask = self.out.alloc(2 * t * t, Term::AttentionMask);
+            }
+            let ve = s.ve[i];
+            let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
+            let w = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::WeightCopies);
+            // attention: norm statistics and output, weight copies, rotary q/k, QK-norm
+            // statistics, SDPA's q, k, v, output and log-sum-exp (padded to 32 rows when masked)
+            let mut rest = vec![a(self, 4 * bt), a(self, btc)];
+            rest.extend((0..3).map(|_| w(self, 2 * c * c)));
+            if ve {
+                rest.push(a(self, btc)); // the value-embedding lookup
+                rest.push(w(self, 24 * h)); // ve_gate's weight copy
+                rest.push(a(self, 2 * bt * h)); // its gate logits
+            }
+            rest.extend((0..2).map(|_| a(self, btc)));
+            rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
+            rest.extend((0..3).map(|_| a(self, btc)));
+            let lse_rows = if self.masked(i) { t.div_ceil(32) * 32 } else { t };
+            rest.push(a(self, 4 * b * h * lse_rows));
+            // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
+            let proj = vec![a(self, btc), w(self, 2 * c * c)];
+            // x_mid, norm 2's statistics and output, c_fc's output and relu², their weights
+            let mut mlp = vec![a(self, btc)];
+            rest.push(a(self, 4 * bt));
+            mlp.push(a(self, btc));
+            mlp.push(w(self, 8 * c * c));
+            mlp.push(a(self, 4 * btc));
+            mlp.push(a(self, 4 * btc));
+            mlp.push(w(self, 8 * c * c));
+            if i + 1 < s.l as usize {
+                rest.push(a(self, btc)); // x_out, the next layer's input
+            }
+            layers.push(LayerSaved { mlp, proj, rest });
+        }
+        // the final norm (after the backout subtraction), lm_head and the loss
+        let mut last = vec![
+            self.out.alloc(btc, Term::FinalActivations),
+            self.out.alloc(4 * bt, Term::FinalActivations),
+            self.out.alloc(btc, Term::FinalActivations),
+        ];
+        let lm_w = self.out.alloc(2 * v * c, Term::WeightCopies);
+        let logits = self.out.alloc(2 * bt * v, Term::Logits);
+        self.out.mark(Some(phase), Stage::Loss, micro);
+        let mut stats = vec![
+            self.out.alloc(4 * bt, Term::Logits),
+            self.out.alloc(4 * bt, Term::Logits),
+        ];
+        self.out.free_all(&mut stats);
+
+        self.out.mark(Some(phase), Stage::Backward, micro);
+        if !self.backward_workspace {
+            self.backward_workspace = true;
+            self.out.alloc(self.workspace, Term::CublasWorkspace);
+        }
+        // d(logits) is written into the logits buffer; lm_head's weight gradient comes in bf16
+        let grad_term = if micro <= 1 {
+            Term::Grads
+        } else {
+            Term::FreshGrads
+        };
+        let params = s.params();
+        let mut fresh: Vec<TensorId> = vec![None; params.len()];
+        let lm_ix = params.iter().position(|p| p.elem_bytes == 4 && p.shape == (s.v, s.c));
+        // (the first backward matmul: the fwd/bwd peak wherever activations dominate); dx then
+        // takes the place of the final norm's output
+        let dw16 = self.out.alloc(2 * v * c, Term::LmHeadGrads);
+        let normed = last.pop().flatten();
+        self.out.free(normed);
+        let dx = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(logits);
+        self.out.free(lm_w);
+        if let Some(ix) = lm_ix {
+            fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+        }
+        self.out.free(dw16);
+        self.out.free_all(&mut last);
+        // the layers, last to first (§4.5): the MLP's weight gradients, c_proj's, the value
+        // embedding's scatter into an fp32 (V, C) buffer cast to bf16, then q, k, v (and ve_gate)
+        let block_ix = block_param_indices(s);
+        let first_masked = (0..s.l as usize).find(|&i| self.masked(i));
+        for (i, mut saved) in layers.into_iter().enumerate().rev() {
+            let ix = &block_ix[i];
+            for &k in &ix.mlp {
+                fresh[k] = self.out.alloc(params[k].bytes(), grad_term);
+            }
+            self.out.free_all(&mut saved.mlp);
+            fresh[ix.proj] = self.out.alloc(params[ix.proj].bytes(), grad_term);
+            self.out.free_all(&mut saved.proj);
+            if let Some(k) = ix.value_embed {
+                let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
+                fresh[k] = self.out.alloc(2 * v * c, grad_term);
+                self.out.free(scatter);
+            }
+            for &k in &ix.qkv {
+                fresh[k] = self.out.alloc(params[k].bytes(), grad_term);
+            }
+            self.out.free_all(&mut saved.rest);
+            if Some(i) == first_masked {
+                self.out.free(mask.take());
+            }
+        }
+        self.out.free_all(&mut global);
+        // the scalars' gradients
+        for (k, p) in params.iter().enumerate() {
+            if fresh[k].is_none() && p.elem_bytes == 4 {
+                fresh[k] = self.out.alloc(p.bytes(), grad_term);
+            }
+        }
+        // wte's backward scatters dx into an fp32 (V, C) buffer, then casts it to bf16
+        let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
+        self.out.free(dx);
+        fresh[0] = self.out.alloc(2 * v * c, grad_term);
+        self.out.free(scatter);
+        // AccumulateGrad: the first micro-step's gradients become `.grad`; later ones are added
+        // in place and released
+        if micro <= 1 {
+            self.grads = fresh;
+        } else {
+            for f in fresh {
+                self.out.free(f);
+            }
+        }
+    }
+
+    /// `MuonAdamW.step()` on one GPU (§2.3) and `zero_grad(set_to_none=True)`.
+    fn optimizer_step(&mut self, phase: Phase) {
+        let s = self.s;
+        self.out.mark(Some(phase), Stage::OptimizerStep, 0);
+        let groups = s.muon_groups();
+        let group_bytes = |(m, n): (u64, u64), k: u64| 4 * u128::from(k * m * n);
+        // phase 1: every Muon group's gradients stacked (AdamW groups use the gradient itself)
+        let mut stacks: Vec<TensorId> = groups
+            .iter()
+            .map(|&(shape, k)| self.out.alloc(group_bytes(shape, k), Term::OptimizerStacks))
+            .collect();
+        // phase 2: AdamW first (state like the parameter: bf16 for the embeddings), fused in place
+        let first = !self.state_created;
+        if first {
+            for p in s.params().iter().filter(|p| p.owner == Owner::AdamW) {
+                self.out.alloc(p.bytes(), Term::AdamState);
+                self.out.alloc(p.bytes(), Term::AdamState);
+            }
+        }
+        for &((m, n), k) in &groups {
+            if first {
+                self.out.alloc(group_bytes((m, n), k), Term::MuonState);
+                let side = if m >= n { m } else { n };
+                self.out.alloc(4 * u128::from(k * side), Term::MuonState);
+            }
+            stacks.push(self.out.alloc(group_bytes((m, n), k), Term::OptimizerStacks));
+            // muon_step_fused: five bf16 iterates of the group and two of its Gram matrices
+            let (k, m, n) = (u128::from(k), u128::from(m), u128::from(n));
+            let small = m.min(n);
+            let mut iterates: Vec<TensorId> = [2 * k * m * n; 5]
+                .into_iter()
+                .chain([2 * k * small * small; 2])
+                .map(|bytes| self.out.alloc(bytes, Term::PolarExpress))
+                .collect();
+            self.out.free_all(&mut iterates);
+        }
+        self.state_created = true;
+        // phase 3: copied back into the parameters; the stacks go when step() returns
+        self.out.free_all(&mut stacks);
+        self.out.mark(Some(phase), Stage::ZeroGrad, 0);
+        let mut grads = std::mem::take(&mut self.grads);
+        self.out.free_all(&mut grads);
+    }
+
+    fn iteration(&mut self, phase: Phase) {
+        let micro = self.cfg.grad_accum_steps().min(2) as u32;
+        for m in 1..=micro {
+            self.micro_step(phase, m);
+        }
+        self.optimizer_step(phase);
+    }
+}
+
+/// Where each layer's parameters sit in [`Shape::params`].
+struct BlockParams {
+    qkv: Vec<usize>,
+    proj: usize,
+    mlp: Vec<usize>,
+    value_embed: Option<usize>,
+}
+
+fn block_param_indices(s: &Shape) -> Vec<BlockParams> {
+    // registration order: wte, then per layer c_q, c_k, c_v, c_proj, [ve_gate], c_fc, c_proj,
+    // then lm_head, five scalars, the value embeddings in layer order
+    let mut next = 1;
+    let mut ve_next = 1 + s.params().len() - s.n_ve() as usize;
+    let mut out = Vec::with_capacity(s.l as usize);
+    for i in 0..s.l as usize {
+        let mut qkv = vec![next, next + 1, next + 2];
+        let proj = next + 3;
+        next += 4;
+        if s.ve[i] {
+            qkv.push(next);
+            next += 1;
+        }
+        let mlp = vec![next, next + 1];
+        next += 2;
+        let value_embed = s.ve[i].then(|| {
+            ve_next += 1;
+            ve_next - 2
+        });
+        out.push(BlockParams {
+            qkv,
+            proj,
+            mlp,
+            value_embed,
+        });
+    }
+    out
+}
+
+/// The allocation sequence of one base_train.py run on one GPU with a cuBLAS workspace of
+/// `workspace` bytes: model build, the step-0 evaluation (when `--eval-every` > 0), iteration 0,
+/// [`STEADY_ITERATIONS`] more, and the evaluation at the last step.
+pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
+    let s = Shape::of(cfg);
+    let d = Dims {
+        b: u128::from(cfg.device_batch_size),
+        t: u128::from(s.t),
+        c: u128::from(s.c),
+        h: u128::from(s.h),
+        v: u128::from(s.v),
+        bt: u128::from(cfg.device_batch_size) * u128::from(s.t),
+    };
+    let mut g = Gen {
+        out: Builder::default(),
+        s: &s,
+        cfg,
+        d,
+        workspace,
+        main_workspace: false,
+        backward_workspace: false,
+        grads: Vec::new(),
+        val_buffer: None,
+        state_created: false,
+    };
+    g.build();
+    let evaluates = cfg.eval_every > 0;
+    if evaluates {
+        g.evaluate(Phase::Eval);
+    }
+    g.iteration(Phase::TrainFirstIter);
+    for _ in 0..STEADY_ITERATIONS {
+        g.iteration(Phase::TrainSteady);
+    }
+    if evaluates {
+        g.evaluate(Phase::EvalAfterStep);
+    }
+    g.out.finish()
+}

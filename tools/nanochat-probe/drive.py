@@ -1,0 +1,70 @@
+"""Run many probe jobs in parallel on one GPU within a time budget (vramfit measurement driver).
+
+usage (on the device, from the repo root):  python3 tools/nanochat-probe/drive.py JOBS.json PARALLEL DEADLINE_S
+JOBS.json: list of {"kind": "exp"|"core"|"sft"|"trace", "name": .., "cmd": [..], "env": {..}}.
+Writes $OUT/<kind>.jsonl (one RESULT record a line, appended as jobs finish), $OUT/logs/<name>.log, and at the end
+$OUT/logs.tar.gz and (trace jobs) $OUT/traces.tar.
+"""
+import json, os, subprocess, sys, time, tarfile, glob
+
+jobs = json.load(open(sys.argv[1]))
+par, deadline = int(sys.argv[2]), float(sys.argv[3])
+OUT = os.environ['OUT']
+os.makedirs(f'{OUT}/logs', exist_ok=True)
+os.makedirs('/tmp/traces', exist_ok=True)
+t_start = time.time()
+here = os.path.dirname(os.path.abspath(__file__))
+running = {}
+pending = list(jobs)
+done = []
+
+
+def finish(j, p, f):
+    f.close()
+    log = open(f'{OUT}/logs/{j["name"]}.log').read()
+    res = [l[7:] for l in log.splitlines() if l.startswith('RESULT ')]
+    st = f'rc={p.returncode} results={len(res)}'
+    for r in res:
+        with open(f'{OUT}/{j["kind"]}.jsonl', 'a') as g:
+            g.write(r.strip() + '\n')
+    if j['kind'] == 'trace' and os.path.exists(j['env']['TRACE']):
+        for src in [j['env']['TRACE'], j['env']['TRACE'] + '.before_eval.pkl']:
+            if os.path.exists(src):
+                subprocess.run([sys.executable, f'{here}/trace_tools.py', 'slim', src, src + '.gz'])
+    print(f'[{time.time()-t_start:6.0f}s] done {j["name"]} {st}', flush=True)
+
+
+while pending or running:
+    now = time.time() - t_start
+    while pending and len(running) < par and now < deadline - 60:
+        j = pending.pop(0)
+        env = dict(os.environ, PYTHONUNBUFFERED='1', **j.get('env', {}))
+        f = open(f'{OUT}/logs/{j["name"]}.log', 'w')
+        p = subprocess.Popen(j['cmd'], stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=False)
+        running[j['name']] = (j, p, f, time.time())
+        print(f'[{now:6.0f}s] start {j["name"]}', flush=True)
+    for name, (j, p, f, t0) in list(running.items()):
+        if p.poll() is not None:
+            del running[name]
+            finish(j, p, f)
+        elif time.time() - t_start > deadline:
+            p.kill(); p.wait()
+            del running[name]
+            finish(j, p, f)
+            print(f'killed {name} at deadline', flush=True)
+    if not pending and not running:
+        break
+    if pending and time.time() - t_start >= deadline - 60 and not running:
+        break
+    time.sleep(1)
+print('not started:', [j['name'] for j in pending], flush=True)
+with tarfile.open(f'{OUT}/logs.tar.gz', 'w:gz') as t:
+    t.add(f'{OUT}/logs', arcname='logs')
+subprocess.run(['rm', '-rf', f'{OUT}/logs'])
+gz = glob.glob('/tmp/traces/*.gz')
+if gz:
+    with tarfile.open(f'{OUT}/traces.tar', 'w') as t:
+        for g in gz:
+            if os.path.getsize(g) < 15e6:
+                t.add(g, arcname=os.path.basename(g))
+    os.system(f'ls -la /tmp/traces {OUT}')

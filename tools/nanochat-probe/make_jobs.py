@@ -1,0 +1,71 @@
+"""Write the job lists (JSON) for drive.py: the configurations measured for vramfit (see README.md)."""
+import json, sys
+
+P = 'tools/nanochat-probe/'
+
+
+def bargv(d, B, T, pat, GA, core=-1):
+    return [f'--depth={d}', f'--device-batch-size={B}', f'--max-seq-len={T}', f'--window-pattern={pat}',
+            f'--total-batch-size={GA * B * T}', '--num-iterations=3', '--eval-every=1000',
+            f'--eval-tokens={2 * B * T}', f'--core-metric-every={core}', '--sample-every=-1', '--warmup-steps=1']
+
+
+# (name, depth, B, T, pattern, GA); the first ten repeat nanochat.jsonl runs (nc_cal_XX) under expandable segments
+EXP = [
+    ('nc_exp_cal06', 20, 1, 512, 'SSSL', 4), ('nc_exp_cal00', 4, 8, 512, 'SSL', 1),
+    ('nc_exp_cal03', 6, 4, 2048, 'L', 1), ('nc_exp_cal04', 12, 8, 1024, 'SSSL', 1),
+    ('nc_exp_cal13', 6, 8, 512, 'SSSL', 1), ('nc_exp_cal19', 10, 4, 1024, 'SSSL', 2),
+    ('nc_exp_cal09', 20, 8, 256, 'SSSL', 1), ('nc_exp_cal22', 12, 8, 512, 'L', 2),
+    ('nc_exp_cal25', 10, 8, 512, 'L', 2), ('nc_exp_cal15', 20, 4, 256, 'L', 1),
+    ('nc_exp_10', 2, 4, 1024, 'SSL', 1), ('nc_exp_11', 4, 32, 256, 'L', 2),
+    ('nc_exp_22', 20, 4, 1024, 'SSL', 2), ('nc_exp_12', 6, 2, 1024, 'SSL', 4),
+    ('nc_exp_13', 6, 16, 2048, 'SSSL', 1), ('nc_exp_14', 8, 4, 512, 'L', 2),
+    ('nc_exp_15', 10, 16, 1024, 'SSL', 1), ('nc_exp_23', 20, 16, 512, 'L', 1),
+    ('nc_exp_16', 10, 1, 2048, 'L', 2), ('nc_exp_17', 12, 16, 512, 'SSSL', 4),
+    ('nc_exp_18', 12, 4, 2048, 'L', 1), ('nc_exp_19', 16, 4, 1024, 'SSL', 2),
+    ('nc_exp_20', 16, 2, 256, 'SSSL', 1), ('nc_exp_21', 20, 1, 256, 'SSSL', 1),
+    ('nc_exp_24', 8, 32, 1024, 'SSSL', 1), ('nc_exp_25', 2, 16, 2048, 'L', 4),
+]
+CORE = [('nc_core_d4_T512', 4, 8, 512, 'SSL', 1), ('nc_core_d8_T1024', 8, 8, 1024, 'SSSL', 1),
+        ('nc_core_d12_T1024', 12, 4, 1024, 'SSSL', 1), ('nc_core_d12_T2048', 12, 4, 2048, 'L', 1)]
+# (name, depth, base T0, sft B, sft T, GA, load_optimizer)
+SFT = [('nc_sft_d4_T512', 4, 512, 8, 512, 1, 1), ('nc_sft_d8_T1024', 8, 1024, 4, 1024, 2, 1),
+       ('nc_sft_d12_T512', 12, 512, 8, 512, 1, 1), ('nc_sft_d12_T512_noopt', 12, 512, 8, 512, 1, 0),
+       ('nc_sft_d6_T1024', 6, 1024, 4, 1024, 1, 1)]
+TRACE = [('nc_trace_d20_default', 20, 'default'), ('nc_trace_d20_expandable', 20, 'expandable'),
+         ('nc_trace_d16_default', 16, 'default')]
+
+
+def jobs(which):
+    J = []
+    if 'trace' in which:
+        for n, d, alloc in TRACE:
+            J.append({'kind': 'trace', 'name': n, 'cmd': ['python3', P + 'run_base.py', n] + bargv(d, 1, 256, 'SSSL', 1),
+                      'env': {'ALLOC': alloc, 'TRACE': f'/tmp/traces/{n}.pkl'}})
+    if 'core' in which:
+        for n, d, B, T, pat, GA in CORE:
+            J.append({'kind': 'core', 'name': n, 'cmd': ['python3', P + 'run_core.py', n] + bargv(d, B, T, pat, GA, core=2)})
+    if 'sft' in which:
+        for n, d, T0, B, T, GA, lo in SFT:
+            a = [f'--max-seq-len={T}', f'--device-batch-size={B}', f'--total-batch-size={GA * B * T}',
+                 f'--num-iterations={3 * GA + 1}', '--eval-every=1000', f'--eval-tokens={2 * B * T}',
+                 '--chatcore-every=-1', f'--load-optimizer={lo}']
+            J.append({'kind': 'sft', 'name': n, 'cmd': ['python3', P + 'run_sft.py', n, f'--depth={d}',
+                                                        f'--base-seq-len={T0}', '--'] + a})
+    if 'exp' in which:
+        for n, d, B, T, pat, GA in EXP:
+            J.append({'kind': 'exp', 'name': n, 'cmd': ['python3', P + 'run_base.py', n] + bargv(d, B, T, pat, GA)})
+    return J
+
+
+if __name__ == '__main__':
+    which = sys.argv[1].split(',')
+    only = sys.argv[3].split(',') if len(sys.argv) > 3 else None
+    J = jobs(which)
+    if only:
+        J = [j for j in J if j['name'] in only]
+    if 'mixed' in which:  # smoke-test one of each harness early, then the sweep, then the rest
+        first = [j for j in J if j['kind'] == 'trace'] + [next(j for j in J if j['kind'] == k) for k in ('core', 'sft')]
+        J = first + [j for j in J if j['kind'] == 'exp'] + [j for j in J if j not in first and j['kind'] != 'exp']
+    json.dump(J, open(sys.argv[2], 'w'), indent=0)
+    print(len(J), 'jobs')
