@@ -13,6 +13,7 @@ OUT = os.environ['OUT']
 os.makedirs(f'{OUT}/logs', exist_ok=True)
 os.makedirs('/tmp/traces', exist_ok=True)
 t_start = time.time()
+GPU_GB = float(os.environ.get('GPU_GB', 72))
 here = os.path.dirname(os.path.abspath(__file__))
 running = {}
 pending = list(jobs)
@@ -37,7 +38,13 @@ def finish(j, p, f):
 while pending or running:
     now = time.time() - t_start
     while pending and len(running) < par and now < deadline - 60:
-        j = pending.pop(0)
+        # memory-aware: start the first pending job whose estimated GiB fits next to the running ones
+        used = sum(r[0].get('gb', 16) for r in running.values())
+        fit = [j for j in pending if used + j.get('gb', 16) <= GPU_GB or not running]
+        if not fit:
+            break
+        j = fit[0]
+        pending.remove(j)
         env = dict(os.environ, PYTHONUNBUFFERED='1', **j.get('env', {}))
         f = open(f'{OUT}/logs/{j["name"]}.log', 'w')
         p = subprocess.Popen(j['cmd'], stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=False)

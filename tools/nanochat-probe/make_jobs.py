@@ -26,12 +26,27 @@ EXP = [
     ('nc_exp_20', 16, 2, 256, 'SSSL', 1), ('nc_exp_21', 20, 1, 256, 'SSSL', 1),
     ('nc_exp_24', 8, 32, 1024, 'SSSL', 1), ('nc_exp_25', 2, 16, 2048, 'L', 4),
 ]
+# the other twenty nanochat.jsonl configurations (second device call), same names nc_exp_calXX
+def cal_rest(done):
+    import os
+    J = []
+    src = os.environ.get('NANOCHAT_JSONL', 'tools/nanochat-probe/nanochat_cal_configs.json')
+    for c in json.load(open(src)):
+        n = 'nc_exp_cal' + c['name'][-2:]
+        if n not in done:
+            J.append((n, c['depth'], c['B'], c['T'], c['pat'], c['GA'], c['gb']))
+    return J
+
+
 CORE = [('nc_core_d4_T512', 4, 8, 512, 'SSL', 1), ('nc_core_d8_T1024', 8, 8, 1024, 'SSSL', 1),
         ('nc_core_d12_T1024', 12, 4, 1024, 'SSSL', 1), ('nc_core_d12_T2048', 12, 4, 2048, 'L', 1)]
+CORE2 = [('nc_core_d20_T256', 20, 1, 256, 'SSSL', 1), ('nc_core_d2_T512', 2, 4, 512, 'L', 1),
+         ('nc_core_d16_T1024', 16, 2, 1024, 'SSSL', 1)]
 # (name, depth, base T0, sft B, sft T, GA, load_optimizer)
 SFT = [('nc_sft_d4_T512', 4, 512, 8, 512, 1, 1), ('nc_sft_d8_T1024', 8, 1024, 4, 1024, 2, 1),
        ('nc_sft_d12_T512', 12, 512, 8, 512, 1, 1), ('nc_sft_d12_T512_noopt', 12, 512, 8, 512, 1, 0),
        ('nc_sft_d6_T1024', 6, 1024, 4, 1024, 1, 1)]
+SFT2 = [('nc_sft_d16_T1024', 16, 1024, 4, 1024, 1, 1), ('nc_sft_d20_T512_B2_GA2', 20, 512, 2, 512, 2, 1)]
 TRACE = [('nc_trace_d20_default', 20, 'default'), ('nc_trace_d20_expandable', 20, 'expandable'),
          ('nc_trace_d16_default', 16, 'default')]
 
@@ -45,17 +60,32 @@ def jobs(which):
     if 'core' in which:
         for n, d, B, T, pat, GA in CORE:
             J.append({'kind': 'core', 'name': n, 'cmd': ['python3', P + 'run_core.py', n] + bargv(d, B, T, pat, GA, core=2)})
+    if 'cal' in which:
+        done = {e[0] for e in EXP}
+        for n, d, B, T, pat, GA, gb in cal_rest(done):
+            J.append({'kind': 'exp', 'name': n, 'gb': gb,
+                      'cmd': ['python3', P + 'run_base.py', n] + bargv(d, B, T, pat, GA)})
+    if 'core2' in which:
+        for n, d, B, T, pat, GA in CORE2:
+            J.append({'kind': 'core', 'name': n, 'gb': 16, 'cmd': ['python3', P + 'run_core.py', n] + bargv(d, B, T, pat, GA, core=2)})
+    if 'sft2' in which:
+        for n, d, T0, B, T, GA, lo in SFT2:
+            J.append(sft_job(n, d, T0, B, T, GA, lo))
     if 'sft' in which:
         for n, d, T0, B, T, GA, lo in SFT:
-            a = [f'--max-seq-len={T}', f'--device-batch-size={B}', f'--total-batch-size={GA * B * T}',
-                 f'--num-iterations={3 * GA + 1}', '--eval-every=1000', f'--eval-tokens={2 * B * T}',
-                 '--chatcore-every=-1', f'--load-optimizer={lo}']
-            J.append({'kind': 'sft', 'name': n, 'cmd': ['python3', P + 'run_sft.py', n, f'--depth={d}',
-                                                        f'--base-seq-len={T0}', '--'] + a})
+            J.append(sft_job(n, d, T0, B, T, GA, lo))
     if 'exp' in which:
         for n, d, B, T, pat, GA in EXP:
             J.append({'kind': 'exp', 'name': n, 'cmd': ['python3', P + 'run_base.py', n] + bargv(d, B, T, pat, GA)})
     return J
+
+
+def sft_job(n, d, T0, B, T, GA, lo):
+    a = [f'--max-seq-len={T}', f'--device-batch-size={B}', f'--total-batch-size={GA * B * T}',
+         f'--num-iterations={3 * GA + 1}', '--eval-every=1000', f'--eval-tokens={2 * B * T}',
+         '--chatcore-every=-1', f'--load-optimizer={lo}']
+    return {'kind': 'sft', 'name': n, 'gb': 20, 'cmd': ['python3', P + 'run_sft.py', n, f'--depth={d}',
+                                                        f'--base-seq-len={T0}', '--'] + a}
 
 
 if __name__ == '__main__':
@@ -67,5 +97,6 @@ if __name__ == '__main__':
     if 'mixed' in which:  # smoke-test one of each harness early, then the sweep, then the rest
         first = [j for j in J if j['kind'] == 'trace'] + [next(j for j in J if j['kind'] == k) for k in ('core', 'sft')]
         J = first + [j for j in J if j['kind'] == 'exp'] + [j for j in J if j not in first and j['kind'] != 'exp']
+    J.sort(key=lambda j: 0 if j.get('gb', 16) > 40 else 1)  # the one huge run first, next to small ones
     json.dump(J, open(sys.argv[2], 'w'), indent=0)
     print(len(J), 'jobs')

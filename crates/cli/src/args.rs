@@ -43,6 +43,12 @@ pub enum Source {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Args {
+    /// `--program=…` (nanoGPT when absent and no launch line names another).
+    pub program: Option<String>,
+    /// A launch line given as words: `python -m scripts.base_train …`, `torchrun … train.py …`.
+    pub launch: Option<Vec<String>>,
+    /// Another program's own flags, in order, as its argument parser will read them.
+    pub script_args: Vec<String>,
     pub sources: Vec<Source>,
     pub gpu: Option<String>,
     pub vram_gib: Option<f64>,
@@ -82,12 +88,43 @@ const VALUE_OPTIONS: &[&str] = &[
     "link-gbps",
 ];
 
+/// Words that start a launch line: an interpreter, a launcher, or a script vramfit knows.
+fn starts_launch(word: &str) -> bool {
+    matches!(word, "python" | "python3" | "torchrun" | "-m")
+        || estimator::programs::Program::from_script(word).is_some()
+        || word.contains('=') && !word.starts_with('-') && word.starts_with("PYTORCH_")
+}
+
+/// `--program=NAME` or `--program NAME` anywhere in `argv`.
+fn program_of(argv: &[String]) -> Option<String> {
+    argv.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--program=")
+            .map(str::to_string)
+            .or_else(|| (a == "--program").then(|| argv.get(i + 1).cloned().unwrap_or_default()))
+    })
+}
+
 pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
-    let mut args = Args::default();
+    let mut args = Args {
+        program: program_of(argv),
+        ..Args::default()
+    };
+    let nanogpt = args.program.as_deref().is_none_or(|p| p == "nanogpt");
     let mut i = 0;
     while i < argv.len() {
         let arg = &argv[i];
         i += 1;
+        if arg == "--program" {
+            i += 1;
+            continue;
+        }
+        if arg.starts_with("--program=") {
+            continue;
+        }
+        if starts_launch(arg) {
+            args.launch = Some(argv[i - 1..].to_vec());
+            break;
+        }
         match arg.as_str() {
             "-h" | "--help" => args.help = true,
             "--version" => args.version = true,
@@ -99,6 +136,15 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
             arg.as_str(),
             "-h" | "--help" | "--version" | "--json" | "--list-gpus"
         ) {
+            continue;
+        }
+        let vramfit_option = arg
+            .strip_prefix("--")
+            .map(|b| b.split_once('=').map_or(b, |x| x.0))
+            .is_some_and(|name| VALUE_OPTIONS.contains(&name));
+        if !nanogpt && !vramfit_option {
+            // the program's own argument parser reads these (and says what is wrong with them)
+            args.script_args.push(arg.clone());
             continue;
         }
         let Some(body) = arg.strip_prefix("--") else {

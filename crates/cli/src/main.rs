@@ -2,19 +2,22 @@
 
 mod args;
 mod json;
+mod nanochat;
 mod report;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use estimator::configurator::Configurator;
+use estimator::input::command_line;
+use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
-use args::Source;
+use args::{Args, Source};
 use report::Answer;
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("vramfit: {msg}");
     ExitCode::from(2)
 }
@@ -51,8 +54,54 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
 
+    // which program: a launch line names it, else --program (nanoGPT's train.py by default)
+    let launch = match args.launch.as_deref().map(command_line::parse_words) {
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => return fail(e),
+        None => None,
+    };
+    let program = match (&launch, args.program.as_deref()) {
+        (Some(l), _) => l.program,
+        (None, None) => Program::NanoGpt,
+        (None, Some(name)) => match Program::parse(name) {
+            Some(p) => p,
+            None => {
+                return fail(format!(
+                    "--program={name} is not allowed: use one of {}",
+                    Program::NAMES.join(", ")
+                ))
+            }
+        },
+    };
+    match program {
+        Program::NanoGpt => {}
+        Program::Nanochat => return nanochat::main(&args, launch),
+        Program::NanochatSft => {
+            return fail(
+                "--program=nanochat-sft: scripts/chat_sft.py is not modelled yet; \
+                 --program=nanochat models scripts/base_train.py",
+            )
+        }
+    }
+
     let mut conf = Configurator::new();
     let mut sources = args.sources.clone();
+    if let Some(l) = launch {
+        // `python train.py config/x.py --k=v`: the same sources, after the launcher's settings
+        if l.expandable_segments == Some(true) {
+            sources.push(Source::Override("--allocator=expandable_segments".into()));
+        }
+        if l.world_size > 1 {
+            sources.push(Source::Override(format!("--world_size={}", l.world_size)));
+        }
+        for a in l.args {
+            sources.push(if a.starts_with("--") {
+                Source::Override(a)
+            } else {
+                Source::File(a)
+            });
+        }
+    }
     // torchrun's process count, after the config files and overrides
     if args.nproc_per_node.is_some() || args.nnodes.is_some() {
         let world = args.nproc_per_node.unwrap_or(1) * args.nnodes.unwrap_or(1);
@@ -81,74 +130,14 @@ fn main() -> ExitCode {
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
 
     // a pasted out-of-memory message: its numbers, and the card it came from
-    let message = match args.oom_message.as_deref() {
-        Some(path) => match read_message(path) {
-            Ok(text) => Some(estimator::oom::parse(&text)),
-            Err(e) => return fail(format!("cannot read the out-of-memory message {path}: {e}")),
-        },
-        None => None,
+    let message = match read_oom_message(&args) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
     };
-    let message_card = message.as_ref().and_then(|m| m.card());
-    let card = match args.gpu.as_deref() {
-        Some(name) => match gpu::find(name) {
-            Some(g) => g,
-            None => {
-                return fail(format!(
-                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
-                ))
-            }
-        },
-        None => message_card.unwrap_or_else(gpu::default_cli_gpu),
+    let budget = match budget_for(&args, message.as_ref()) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
     };
-    let mut budget = Budget::for_gpu(card);
-    let custom = [
-        args.vram_gib.map(|x| (0, x)),
-        args.context_gib.map(|x| (1, x)),
-        args.other_gib.map(|x| (2, x)),
-    ];
-    if let Some(m) = args.mfu {
-        if !(m > 0.0 && m <= 1.0) {
-            return fail(format!("--mfu={m} is out of range: allowed above 0 to 1"));
-        }
-    }
-    for (which, value) in custom.into_iter().flatten() {
-        let next = match which {
-            0 => budget.clone().with_total_gib(value),
-            1 => budget.clone().with_context_gib(value),
-            _ => budget.clone().with_other_gib(value),
-        };
-        budget = match next {
-            Ok(b) => b,
-            Err(e) => return fail(e),
-        };
-    }
-    // what else the message says held the card
-    if let Some(m) = &message {
-        if args.gpu.is_none() && message_card.is_none() {
-            if let Some(total) = m.total_capacity_bytes {
-                budget.gpu.total_bytes = total;
-                budget.gpu.name = "card from the message";
-                budget.gpu.id = "custom";
-            }
-        }
-        if args.other_gib.is_none() {
-            budget.other_bytes = m.other_processes.iter().map(|p| p.1).sum();
-        }
-        if args.context_gib.is_none() {
-            if let Some(c) = m.context_bytes() {
-                budget.context_bytes = c;
-            }
-        }
-        budget.cap_bytes = m.allowed_bytes;
-    }
-    if let Some(link) = args.link_gbps {
-        budget.gpu.link_gbps = link;
-    }
-    if args.vram_gib.is_some() && args.gpu.is_none() {
-        budget.gpu.name = "custom card";
-        budget.gpu.id = "custom";
-    }
-
     let analysis = match estimator::analyze(&cfg, &budget) {
         Ok(a) => a,
         Err(e) => return fail(e),
@@ -180,6 +169,88 @@ fn main() -> ExitCode {
     // a closed pipe (vramfit | head) is not an error worth a panic
     let _ = std::io::stdout().write_all(text.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// The `--oom-message` given, read and parsed.
+pub(crate) fn read_oom_message(args: &Args) -> Result<Option<estimator::oom::OomMessage>, String> {
+    match args.oom_message.as_deref() {
+        Some(path) => match read_message(path) {
+            Ok(text) => Ok(Some(estimator::oom::parse(&text))),
+            Err(e) => Err(format!("cannot read the out-of-memory message {path}: {e}")),
+        },
+        None => Ok(None),
+    }
+}
+
+/// The card and what else holds it: `--gpu` (or the card an OOM message names, else the default),
+/// `--vram-gib`, `--context-gib`, `--other-gib`, `--link-gbps`, and what the message says.
+pub(crate) fn budget_for(
+    args: &Args,
+    message: Option<&estimator::oom::OomMessage>,
+) -> Result<Budget, String> {
+    // a pasted out-of-memory message: its numbers, and the card it came from
+    let message_card = message.and_then(|m| m.card());
+    let card = match args.gpu.as_deref() {
+        Some(name) => match gpu::find(name) {
+            Some(g) => g,
+            None => {
+                return Err(format!(
+                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
+                ))
+            }
+        },
+        None => message_card.unwrap_or_else(gpu::default_cli_gpu),
+    };
+    let mut budget = Budget::for_gpu(card);
+    let custom = [
+        args.vram_gib.map(|x| (0, x)),
+        args.context_gib.map(|x| (1, x)),
+        args.other_gib.map(|x| (2, x)),
+    ];
+    if let Some(m) = args.mfu {
+        if !(m > 0.0 && m <= 1.0) {
+            return Err(format!("--mfu={m} is out of range: allowed above 0 to 1"));
+        }
+    }
+    for (which, value) in custom.into_iter().flatten() {
+        let next = match which {
+            0 => budget.clone().with_total_gib(value),
+            1 => budget.clone().with_context_gib(value),
+            _ => budget.clone().with_other_gib(value),
+        };
+        budget = match next {
+            Ok(b) => b,
+            Err(e) => return Err(e.to_string()),
+        };
+    }
+    // what else the message says held the card
+    if let Some(m) = message {
+        if args.gpu.is_none() && message_card.is_none() {
+            if let Some(total) = m.total_capacity_bytes {
+                budget.gpu.total_bytes = total;
+                budget.gpu.name = "card from the message";
+                budget.gpu.id = "custom";
+            }
+        }
+        if args.other_gib.is_none() {
+            budget.other_bytes = m.other_processes.iter().map(|p| p.1).sum();
+        }
+        if args.context_gib.is_none() {
+            if let Some(c) = m.context_bytes() {
+                budget.context_bytes = c;
+            }
+        }
+        budget.cap_bytes = m.allowed_bytes;
+    }
+    if let Some(link) = args.link_gbps {
+        budget.gpu.link_gbps = link;
+    }
+    if args.vram_gib.is_some() && args.gpu.is_none() {
+        budget.gpu.name = "custom card";
+        budget.gpu.id = "custom";
+    }
+
+    Ok(budget)
 }
 
 /// An OOM message from a file or stdin (`-`); a long log is read up to its first MiB of text.

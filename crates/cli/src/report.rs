@@ -1,7 +1,9 @@
 //! What the CLI prints: the JSON contract and the plain-text report.
 
+use estimator::engine::run::Run;
 use estimator::fixes::FixReport;
 use estimator::oom::{Diagnosis, OomMessage};
+use estimator::programs::Program;
 use estimator::units::{format_bytes, format_params, gib, gib_signed};
 use estimator::{
     Analysis, Budget, Component, Estimate, Phase, PyValue, Risk, Verdict, FIELDS_JSON_ORDER,
@@ -210,7 +212,8 @@ fn diagnosis_json(a: &Answer) -> Json {
 pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
     let place = format!(
         "{}, {}{}",
-        d.phase.map_or("model load", phase_name),
+        d.phase
+            .map_or("model load", |p| phase_name(Program::NanoGpt, p)),
         d.stage.id().replace('_', " "),
         if d.micro_step > 0 {
             format!(", micro-step {}", d.micro_step)
@@ -243,7 +246,7 @@ pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
     )
 }
 
-fn oom_json(a: &Analysis) -> Json {
+pub fn oom_json(a: &Run) -> Json {
     let Some(o) = a.oom() else { return Json::Null };
     Json::obj([
         ("phase", Json::from(o.phase.map(|p| p.id()))),
@@ -356,7 +359,7 @@ pub fn to_json(a: &Answer) -> Json {
                 ("need_bytes", Json::from(a.verdict.need_bytes)),
             ]),
         ),
-        ("simulated_oom", oom_json(an)),
+        ("simulated_oom", oom_json(&an.run)),
         ("ddp", ddp_json(a)),
         ("oom", message_json(a)),
         ("diagnosis", diagnosis_json(a)),
@@ -381,7 +384,7 @@ pub fn to_json(a: &Answer) -> Json {
 
 const BAR_WIDTH: usize = 60;
 
-fn glyph(c: Component) -> char {
+pub fn glyph(c: Component) -> char {
     match c {
         Component::Params => 'P',
         Component::Optimizer => 'O',
@@ -392,7 +395,7 @@ fn glyph(c: Component) -> char {
     }
 }
 
-fn label(c: Component) -> &'static str {
+pub fn label(c: Component) -> &'static str {
     match c {
         Component::Params => "parameters",
         Component::Optimizer => "optimizer state",
@@ -403,13 +406,99 @@ fn label(c: Component) -> &'static str {
     }
 }
 
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::TrainFirstIter => "the first training iteration",
-        Phase::TrainSteady => "steady training",
-        Phase::Eval => "estimate_loss() at iteration 0",
-        Phase::EvalAfterStep => "a later estimate_loss()",
+fn phase_name(program: Program, p: Phase) -> &'static str {
+    match (program, p) {
+        (_, Phase::TrainFirstIter) => "the first training iteration",
+        (_, Phase::TrainSteady) => "steady training",
+        (Program::NanoGpt, Phase::Eval) => "estimate_loss() at iteration 0",
+        (Program::NanoGpt, Phase::EvalAfterStep) => "a later estimate_loss()",
+        (_, Phase::Eval) => "evaluate_bpb() at step 0",
+        (_, Phase::EvalAfterStep) => "evaluate_bpb() at the last step",
     }
+}
+
+/// The peak, the bar, the legend, the phases, the verdict and where the card runs out: what every
+/// program's report shows of its replayed run.
+pub fn run_text(an: &Run, budget: &Budget, v: &Verdict, program: Program, phases: &str) -> String {
+    let g = &budget.gpu;
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    let phase_name = |p| phase_name(program, p);
+    let (peak_phase, peak_stage, peak_micro) = an.peak_at();
+    let step = if peak_micro > 0 {
+        format!(", micro-step {peak_micro}")
+    } else {
+        String::new()
+    };
+    line(format!(
+        "peak {} in {} ({}{})",
+        format_bytes(an.peak_bytes()),
+        peak_phase.map_or("model load", phase_name),
+        peak_stage.id().replace('_', " "),
+        step
+    ));
+    let comps = an.components();
+    // one stacked bar against the card's total memory, '|' at what the allocator may use
+    let scale = g.total_bytes.max(an.peak_bytes()).max(1) as f64;
+    let mut bar = String::new();
+    for c in Component::ALL {
+        let n = (comps.get(c) as f64 / scale * BAR_WIDTH as f64).round() as usize;
+        bar.extend(std::iter::repeat_n(glyph(c), n));
+    }
+    let mark = ((v.budget_bytes as f64 / scale) * BAR_WIDTH as f64).round() as usize;
+    let mut cells: Vec<char> = bar.chars().collect();
+    cells.resize(BAR_WIDTH.max(cells.len()), '·');
+    if mark < cells.len() {
+        cells[mark] = '|';
+    }
+    line(format!("  [{}]", cells.into_iter().collect::<String>()));
+    for c in Component::ALL {
+        line(format!(
+            "  {} {:<16} {:>10}",
+            glyph(c),
+            label(c),
+            format_bytes(comps.get(c))
+        ));
+    }
+    line(phases.to_string());
+    line(String::new());
+    let word = match v.risk {
+        Risk::Fits => "FITS",
+        Risk::Tight => "TIGHT",
+        Risk::Oom => "OUT OF MEMORY",
+    };
+    line(format!(
+        "{} on {}: the caching allocator reserves {:.2} GiB; it may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
+        word,
+        g.name,
+        gib(v.need_bytes),
+        gib(v.budget_bytes),
+        gib(g.total_bytes),
+        gib(budget.context_bytes),
+        gib(budget.other_bytes)
+    ));
+    line(if v.headroom_bytes >= 0 {
+        format!("  {:.2} GiB to spare", gib_signed(v.headroom_bytes))
+    } else {
+        format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
+    });
+    if let Some(o) = an.oom() {
+        line(format!(
+            "  out of memory in {} ({}{}): {} requested for {}; {} allocated, {} reserved but unallocated, largest free block {}",
+            o.phase.map_or("model load", phase_name),
+            o.stage.id().replace('_', " "),
+            if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
+            format_bytes(o.requested),
+            en().term(o.term),
+            format_bytes(o.allocated),
+            format_bytes(o.reserved - o.allocated),
+            format_bytes(o.largest_free)
+        ));
+    }
+    out
 }
 
 pub fn to_text(a: &Answer) -> String {
@@ -471,86 +560,25 @@ pub fn to_text(a: &Answer) -> String {
         cfg.allocator.as_str()
     ));
     line(String::new());
-    let an = a.analysis;
-    let (peak_phase, peak_stage, peak_micro) = an.peak_at();
-    let step = if peak_micro > 0 {
-        format!(", micro-step {peak_micro}")
-    } else {
-        String::new()
-    };
-    line(format!(
-        "peak {} in {} ({}{})",
-        format_bytes(an.peak_bytes()),
-        peak_phase.map_or("model load", phase_name),
-        peak_stage.id().replace('_', " "),
-        step
-    ));
-    let comps = an.components();
-    // one stacked bar against the card's total memory, '|' at what the allocator may use
-    let scale = g.total_bytes.max(an.peak_bytes()).max(1) as f64;
-    let mut bar = String::new();
-    for c in Component::ALL {
-        let n = (comps.get(c) as f64 / scale * BAR_WIDTH as f64).round() as usize;
-        bar.extend(std::iter::repeat_n(glyph(c), n));
-    }
-    let mark = ((a.verdict.budget_bytes as f64 / scale) * BAR_WIDTH as f64).round() as usize;
-    let mut cells: Vec<char> = bar.chars().collect();
-    cells.resize(BAR_WIDTH.max(cells.len()), '·');
-    if mark < cells.len() {
-        cells[mark] = '|';
-    }
-    line(format!("  [{}]", cells.into_iter().collect::<String>()));
-    for c in Component::ALL {
-        line(format!(
-            "  {} {:<16} {:>10}",
-            glyph(c),
-            label(c),
-            format_bytes(comps.get(c))
-        ));
-    }
-    let phase = |p| format_bytes(an.phase_bytes(p).unwrap_or(0));
-    line(format!(
+    let phase = |p| format_bytes(a.analysis.phase_bytes(p).unwrap_or(0));
+    let phases = format!(
         "  phases: first iteration {} · steady {} · estimate_loss() {} · reserved {}",
         phase(Phase::TrainFirstIter),
         phase(Phase::TrainSteady),
         phase(Phase::Eval),
-        format_bytes(an.free_run.peak_reserved)
+        format_bytes(a.analysis.free_run.peak_reserved)
+    );
+    out.push_str(&run_text(
+        a.analysis,
+        a.budget,
+        &a.verdict,
+        Program::NanoGpt,
+        &phases,
     ));
-    line(String::new());
-    let v = &a.verdict;
-    let word = match v.risk {
-        Risk::Fits => "FITS",
-        Risk::Tight => "TIGHT",
-        Risk::Oom => "OUT OF MEMORY",
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
     };
-    line(format!(
-        "{} on {}: the caching allocator reserves {:.2} GiB; it may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
-        word,
-        g.name,
-        gib(v.need_bytes),
-        gib(v.budget_bytes),
-        gib(g.total_bytes),
-        gib(a.budget.context_bytes),
-        gib(a.budget.other_bytes)
-    ));
-    line(if v.headroom_bytes >= 0 {
-        format!("  {:.2} GiB to spare", gib_signed(v.headroom_bytes))
-    } else {
-        format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
-    });
-    if let Some(o) = an.oom() {
-        line(format!(
-            "  out of memory in {} ({}{}): {} requested for {}; {} allocated, {} reserved but unallocated, largest free block {}",
-            o.phase.map_or("model load", phase_name),
-            o.stage.id().replace('_', " "),
-            if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
-            format_bytes(o.requested),
-            en().term(o.term),
-            format_bytes(o.allocated),
-            format_bytes(o.reserved - o.allocated),
-            format_bytes(o.largest_free)
-        ));
-    }
     if let Some((m, d)) = &a.message {
         line(String::new());
         match (m.recognised, d) {

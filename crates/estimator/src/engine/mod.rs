@@ -4,6 +4,7 @@
 pub mod allocator;
 pub mod allocator_rounding;
 pub mod events;
+pub mod ranking;
 pub mod replay;
 pub mod run;
 pub mod verdict;

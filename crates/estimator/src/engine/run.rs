@@ -100,8 +100,8 @@ fn sim_verdict(
         let tighter = (cap as f64 * (1.0 - TIGHT_FRACTION)) as u128;
         // only replay again where the answer could differ
         let short_of_margin = on_card.peak_reserved > tighter && !fits(seq, allocator, tighter);
-        let only_with_expandable = allocator == Allocator::ExpandableSegments
-            && !fits(seq, Allocator::Default, cap);
+        let only_with_expandable =
+            allocator == Allocator::ExpandableSegments && !fits(seq, Allocator::Default, cap);
         if short_of_margin || only_with_expandable {
             Risk::Tight
         } else {

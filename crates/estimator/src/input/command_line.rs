@@ -21,7 +21,12 @@ pub struct Launch {
 
 /// Reads a launch line; the error names what is missing or wrong.
 pub fn parse(line: &str) -> Result<Launch, ConfigError> {
-    let words = shell_words(line);
+    parse_words(&shell_words(line))
+}
+
+/// [`parse`] for a line already split into words (a command line given to the CLI).
+pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
+    let line = words.join(" ");
     let found = words
         .iter()
         .enumerate()

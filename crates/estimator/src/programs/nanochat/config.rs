@@ -61,7 +61,11 @@ const FLAGS: &[Flag] = &[
     flag("run", Kind::Str, "dummy"),
     flag("device-type", Kind::Str, ""),
     flag("fp8", Kind::Switch, "False"),
-    flag("fp8-recipe", Kind::Choice(&["rowwise", "tensorwise"]), "tensorwise"),
+    flag(
+        "fp8-recipe",
+        Kind::Choice(&["rowwise", "tensorwise"]),
+        "tensorwise",
+    ),
     flag("depth", Kind::Int, "20"),
     flag("aspect-ratio", Kind::Int, "64"),
     flag("head-dim", Kind::Int, "128"),
@@ -91,7 +95,11 @@ const FLAGS: &[Flag] = &[
     // vramfit's: what base_train.py takes from its environment
     flag("vocab-size", Kind::Int, "32768"),
     flag("attention", Kind::Choice(NanochatAttention::NAMES), "sdpa"),
-    flag("allocator", Kind::Choice(Allocator::NAMES), "expandable_segments"),
+    flag(
+        "allocator",
+        Kind::Choice(Allocator::NAMES),
+        "expandable_segments",
+    ),
     flag("nproc-per-node", Kind::Int, "1"),
 ];
 
@@ -288,7 +296,8 @@ impl NanochatConfig {
                 }
             }
             Kind::Choice(choices) => {
-                if !choices.contains(&text) && !(k == "allocator" && text == "expandable_segments:True") {
+                let allocator_alias = k == "allocator" && text == "expandable_segments:True";
+                if !choices.contains(&text) && !allocator_alias {
                     return Err(ConfigError::new(k, text, Problem::NotOneOf { choices }));
                 }
                 match k {
@@ -412,7 +421,10 @@ impl NanochatConfig {
                                 f.name,
                                 "",
                                 Problem::Assertion {
-                                    message: format!("argument --{}: expected one argument", f.name),
+                                    message: format!(
+                                        "argument --{}: expected one argument",
+                                        f.name
+                                    ),
                                 },
                             ))
                         }
@@ -432,14 +444,18 @@ impl NanochatConfig {
                 "fp8",
                 "True",
                 Problem::Assertion {
-                    message: "--fp8 is not modelled yet: Float8Linear's saved fp8 casts and scales \
+                    message:
+                        "--fp8 is not modelled yet: Float8Linear's saved fp8 casts and scales \
                               have not been measured; drop --fp8 for the bf16 run's memory"
-                        .into(),
+                            .into(),
                 },
             ));
         }
         // base_train.py: assert args.num_iterations > 0 or args.target_param_data_ratio > 0 or args.target_flops > 0
-        if self.num_iterations <= 0 && self.target_param_data_ratio <= 0.0 && self.target_flops <= 0.0 {
+        if self.num_iterations <= 0
+            && self.target_param_data_ratio <= 0.0
+            && self.target_flops <= 0.0
+        {
             return Err(ConfigError::new(
                 "num-iterations",
                 self.num_iterations,
@@ -456,15 +472,16 @@ impl NanochatConfig {
                 "total-batch-size",
                 -1,
                 Problem::Assertion {
-                    message: "the automatic --total-batch-size needs --target-param-data-ratio > 0; \
+                    message:
+                        "the automatic --total-batch-size needs --target-param-data-ratio > 0; \
                               give --total-batch-size"
-                        .into(),
+                            .into(),
                 },
             ));
         }
         let world = self.tokens_per_micro_step() * u64::from(self.world_size);
         let total = self.total_batch_tokens();
-        if total % world != 0 {
+        if !total.is_multiple_of(world) {
             return Err(ConfigError::new(
                 "total-batch-size",
                 total,
@@ -630,7 +647,9 @@ mod tests {
             "total-batch-size=1000: total_batch_size (1000) must be a multiple of 65536."
         );
         let e = NanochatConfig::from_args(&["--window-pattern=SXL"]).unwrap_err();
-        assert!(e.to_string().contains("Invalid window_pattern: SXL. Use only S and L."));
+        assert!(e
+            .to_string()
+            .contains("Invalid window_pattern: SXL. Use only S and L."));
         let e = NanochatConfig::from_args(&["--device=4"]).unwrap_err();
         assert!(e.to_string().contains("ambiguous option"), "{e}");
         assert!(NanochatConfig::from_args(&["--depth=x"]).is_err());

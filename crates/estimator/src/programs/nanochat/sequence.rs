@@ -77,11 +77,15 @@ impl<'a> Gen<'a> {
         let (v, t, hd) = (self.d.v, self.d.t, u128::from(self.s.d));
         self.out.mark(None, Stage::ModelLoad, 0);
         // token_bytes = get_token_bytes(device): int32 (V,), before the model
-        self.out.alloc(4 * u128::from(self.cfg.vocab_size), Term::TokenBytes);
+        self.out
+            .alloc(4 * u128::from(self.cfg.vocab_size), Term::TokenBytes);
         let params = self.s.params();
         let mut fp32: Vec<TensorId> = params
             .iter()
-            .map(|p| self.out.alloc(4 * u128::from(p.numel()), Term::StoredParams))
+            .map(|p| {
+                self.out
+                    .alloc(4 * u128::from(p.numel()), Term::StoredParams)
+            })
             .collect();
         // cos, sin: (1, 10·T, 1, D/2) bf16 each
         let rotary = 10 * t * (hd / 2) * 2;
@@ -231,7 +235,11 @@ impl<'a> Gen<'a> {
             rest.extend((0..2).map(|_| a(self, btc)));
             rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
             rest.extend((0..3).map(|_| a(self, btc)));
-            let lse_rows = if self.masked(i) { t.div_ceil(32) * 32 } else { t };
+            let lse_rows = if self.masked(i) {
+                t.div_ceil(32) * 32
+            } else {
+                t
+            };
             rest.push(a(self, 4 * b * h * lse_rows));
             // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
             let proj = vec![a(self, btc), w(self, 2 * c * c)];
@@ -276,7 +284,9 @@ impl<'a> Gen<'a> {
         };
         let params = s.params();
         let mut fresh: Vec<TensorId> = vec![None; params.len()];
-        let lm_ix = params.iter().position(|p| p.elem_bytes == 4 && p.shape == (s.v, s.c));
+        let lm_ix = params
+            .iter()
+            .position(|p| p.elem_bytes == 4 && p.shape == (s.v, s.c));
         // (the first backward matmul: the fwd/bwd peak wherever activations dominate); dx then
         // takes the place of the final norm's output
         let dw16 = self.out.alloc(2 * v * c, Term::LmHeadGrads);
@@ -363,7 +373,10 @@ impl<'a> Gen<'a> {
                 let side = if m >= n { m } else { n };
                 self.out.alloc(4 * u128::from(k * side), Term::MuonState);
             }
-            stacks.push(self.out.alloc(group_bytes((m, n), k), Term::OptimizerStacks));
+            stacks.push(
+                self.out
+                    .alloc(group_bytes((m, n), k), Term::OptimizerStacks),
+            );
             // muon_step_fused: five bf16 iterates of the group and two of its Gram matrices
             let (k, m, n) = (u128::from(k), u128::from(m), u128::from(n));
             let small = m.min(n);

@@ -84,7 +84,6 @@ pub const NANOGPT_CONFIGS: &[(&str, &str)] = &[
     ("config/eval_gpt2_xl.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-xl'\n"),
 ];
 
-
 /// What a pasted command line said besides train.py's settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CommandLine {
@@ -233,7 +232,10 @@ impl Configurator {
                 "command",
                 line.chars().take(80).collect::<String>(),
                 Problem::Unreadable {
-                    detail: format!("this line launches {}, not train.py", launch.program.script()),
+                    detail: format!(
+                        "this line launches {}, not train.py",
+                        launch.program.script()
+                    ),
                 },
             ));
         }

@@ -15,44 +15,7 @@ use crate::physics::{Patches, Phase};
 use crate::speed::iter_seconds;
 use crate::verdict::{verdict, Risk, Verdict};
 
-/// What a fix changes in training, best first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Impact {
-    /// Same model, same effective batch, same tokens, same speed or faster.
-    Nothing,
-    /// Same optimisation, only slower (more micro-steps).
-    Slower,
-    /// Same optimisation, but nanoGPT's code must be patched.
-    CodeChange,
-    /// A smaller effective batch: noisier gradients.
-    GradientNoise,
-    /// Less dropout.
-    Regularization,
-    /// A shorter context.
-    ContextLength,
-    /// A smaller model.
-    ModelCapacity,
-    /// Not a fix: raises memory or changes nothing (shown so nobody reaches for it).
-    NotAFix,
-    /// More GPUs: a purchase, not a change to training (ranked after everything that fits).
-    MoreGpus,
-}
-
-impl Impact {
-    pub fn id(self) -> &'static str {
-        match self {
-            Impact::Nothing => "nothing",
-            Impact::Slower => "slower",
-            Impact::CodeChange => "code_change",
-            Impact::GradientNoise => "gradient_noise",
-            Impact::Regularization => "regularization",
-            Impact::ContextLength => "context_length",
-            Impact::ModelCapacity => "model_capacity",
-            Impact::NotAFix => "not_a_fix",
-            Impact::MoreGpus => "more_gpus",
-        }
-    }
-}
+pub use crate::engine::ranking::Impact;
 
 /// The kinds of fix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,334 @@
+//! `vramfit --program=nanochat …` and `vramfit python -m scripts.base_train …`: nanochat's
+//! base_train.py on the command line, with the same JSON contract as train.py's where the
+//! meaning is the same.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use estimator::input::command_line::Launch;
+use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
+use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
+use estimator::programs::Program;
+use estimator::units::{format_bytes, format_params, gib_signed};
+use estimator::{Budget, Component, Phase};
+
+use crate::args::Args;
+use crate::json::Json;
+use crate::report::{oom_json, run_text};
+use crate::{budget_for, fail, read_oom_message};
+
+/// The config the command line describes: base_train.py's flags in order, then what the
+/// launcher said (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`) and vramfit's
+/// `--nproc_per_node`.
+fn config(args: &Args, launch: Option<Launch>) -> Result<NanochatConfig, String> {
+    let mut flags: Vec<String> = args.script_args.clone();
+    if let Some(l) = launch {
+        flags.extend(l.args);
+        if l.world_size > 1 {
+            flags.push(format!("--nproc-per-node={}", l.world_size));
+        }
+        if l.expandable_segments == Some(false) {
+            flags.push("--allocator=default".into());
+        }
+    }
+    if let Some(n) = args.nproc_per_node {
+        flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
+    }
+    NanochatConfig::from_args(&flags).map_err(|e| e.to_string())
+}
+
+pub fn main(args: &Args, launch: Option<Launch>) -> ExitCode {
+    let cfg = match config(args, launch) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let message = match read_oom_message(args) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
+    let budget = match budget_for(args, message.as_ref()) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let analysis = match analyze(&cfg, &budget) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    let fixes = rank_fixes(&cfg, &budget);
+    let text = if args.json {
+        format!("{}\n", to_json(&analysis, &budget, fixes.as_ref()))
+    } else {
+        to_text(&analysis, &budget, fixes.as_ref())
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    ExitCode::SUCCESS
+}
+
+/// What vramfit says beside the numbers: what they assume.
+fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
+    let mut w = vec![
+        "iteration 0 can be higher on a machine whose Inductor cache is cold: autotuning a new \
+         kernel briefly holds an L2-sized buffer and copies of the kernel's arguments",
+    ];
+    if cfg.attention == estimator::programs::nanochat::NanochatAttention::Fa3 {
+        w.push(
+            "attention=fa3: FA3's saved tensors are derived from its source (no mask, the same \
+             q, k, v, output and log-sum-exp), not measured",
+        );
+    }
+    if cfg.core_metric_every > 0 || cfg.sample_every > 0 {
+        w.push(
+            "the CORE evaluation and sampling (uncompiled, at --core-metric-every / \
+             --sample-every and the last step) are not in these peaks yet",
+        );
+    }
+    w
+}
+
+fn phase(a: &NanochatAnalysis, p: Phase) -> Json {
+    a.phase_bytes(p).into()
+}
+
+fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Json {
+    let cfg = &a.config;
+    let s = &a.shape;
+    let comps = a.components();
+    let (peak_phase, peak_stage, peak_micro) = a.peak_at();
+    let v = &a.verdict;
+    let g = &budget.gpu;
+    let eval = a
+        .phase_bytes(Phase::Eval)
+        .max(a.phase_bytes(Phase::EvalAfterStep));
+    let config = Json::Obj(
+        NanochatConfig::KEYS
+            .iter()
+            .filter_map(|k| {
+                let value = cfg.get(k)?;
+                let json = match value.parse::<i64>() {
+                    Ok(n) if *k != "window-pattern" => Json::from(n as i128),
+                    _ => match estimator::decimal::parse(&value) {
+                        Some(x) if *k != "window-pattern" => Json::from(x),
+                        _ => Json::from(value),
+                    },
+                };
+                Some((k.replace('-', "_"), json))
+            })
+            .collect(),
+    );
+    Json::obj([
+        ("program", Json::from(Program::Nanochat.id())),
+        ("script", Json::from(Program::Nanochat.script())),
+        ("config", config),
+        (
+            "model",
+            Json::obj([
+                ("n_layer", Json::from(s.l)),
+                ("model_dim", Json::from(s.c)),
+                ("n_head", Json::from(s.h)),
+                ("head_dim", Json::from(s.d)),
+                ("vocab_size", Json::from(s.v)),
+                ("value_embedding_layers", Json::from(s.n_ve())),
+                ("sliding_window_layers", Json::from(s.n_masked())),
+            ]),
+        ),
+        (
+            "params",
+            Json::obj([
+                ("total", Json::from(s.total_params())),
+                ("reported", Json::from(s.total_params())),
+                ("scaling", Json::from(s.scaling_params())),
+            ]),
+        ),
+        (
+            "peak_bytes",
+            Json::obj([
+                ("overall", Json::from(a.peak_bytes())),
+                ("train_steady", phase(a, Phase::TrainSteady)),
+                ("train_first_iter", phase(a, Phase::TrainFirstIter)),
+                ("eval", eval.into()),
+                ("eval_first", phase(a, Phase::Eval)),
+                ("eval_after_step", phase(a, Phase::EvalAfterStep)),
+                ("core", Json::Null),
+                ("reserved", Json::from(a.free_run.peak_reserved)),
+            ]),
+        ),
+        ("peak_phase", Json::from(peak_phase.map(|p| p.id()))),
+        ("peak_stage", Json::from(peak_stage.id())),
+        ("peak_micro_step", peak_micro.into()),
+        (
+            "components_bytes",
+            Json::Obj(
+                Component::ALL
+                    .iter()
+                    .map(|c| (c.id().to_string(), Json::from(comps.get(*c))))
+                    .collect(),
+            ),
+        ),
+        (
+            "terms_bytes",
+            Json::Obj(
+                a.peak_terms()
+                    .0
+                    .iter()
+                    .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
+                    .collect(),
+            ),
+        ),
+        ("total_batch_size", cfg.total_batch_tokens().into()),
+        ("grad_accum_steps", cfg.grad_accum_steps().into()),
+        (
+            "effective_batch",
+            (cfg.total_batch_tokens() / u64::from(cfg.max_seq_len)).into(),
+        ),
+        ("tokens_per_iter", cfg.total_batch_tokens().into()),
+        (
+            "gpu",
+            Json::obj([
+                ("id", Json::from(g.id)),
+                ("name", Json::from(g.name)),
+                ("total_bytes", Json::from(g.total_bytes)),
+                ("usable_bytes", Json::from(v.budget_bytes)),
+                ("context_bytes", Json::from(budget.context_bytes)),
+                ("other_bytes", Json::from(budget.other_bytes)),
+                (
+                    "cublas_workspace_bytes",
+                    Json::from(g.cublas_workspace_bytes()),
+                ),
+            ]),
+        ),
+        (
+            "verdict",
+            Json::obj([
+                ("fits", Json::from(v.fits)),
+                ("risk", Json::from(v.risk.id())),
+                ("headroom_bytes", Json::from(v.headroom_bytes)),
+                ("need_bytes", Json::from(v.need_bytes)),
+            ]),
+        ),
+        ("simulated_oom", oom_json(&a.run)),
+        ("ddp", Json::Null),
+        ("fixes", fixes_json(a, fixes)),
+        (
+            "largest_device_batch_size_that_fits",
+            fixes.and_then(|r| r.largest_device_batch_that_fits).into(),
+        ),
+        (
+            "warnings",
+            Json::Arr(warnings(cfg).into_iter().map(Json::from).collect()),
+        ),
+    ])
+}
+
+fn fixes_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Json {
+    let Some(r) = fixes else {
+        return Json::Arr(Vec::new());
+    };
+    Json::Arr(
+        r.fixes
+            .iter()
+            .map(|f| {
+                Json::obj([
+                    ("kind", Json::from(f.kind.id())),
+                    ("impact", Json::from(f.impact.id())),
+                    (
+                        "changes",
+                        Json::Obj(
+                            f.changed_flags(&a.config)
+                                .into_iter()
+                                .map(|(k, v)| (k.replace('-', "_"), Json::from(v)))
+                                .collect(),
+                        ),
+                    ),
+                    ("command", Json::from(f.command_line())),
+                    ("peak_bytes", Json::from(f.peak_bytes)),
+                    ("saving_bytes", Json::from(f.saving_bytes)),
+                    ("fits", Json::from(f.verdict.fits)),
+                    ("risk", Json::from(f.verdict.risk.id())),
+                    (
+                        "total_batch_size",
+                        Json::from(f.config.total_batch_tokens()),
+                    ),
+                    ("tokens_per_iter", Json::from(f.config.total_batch_tokens())),
+                ])
+            })
+            .collect(),
+    )
+}
+
+fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> String {
+    let cfg = &a.config;
+    let s = &a.shape;
+    let mut out = String::new();
+    let mut line = |t: String| {
+        out.push_str(&t);
+        out.push('\n');
+    };
+    line(format!(
+        "model     nanochat base_train.py: depth {} → model_dim {}, {} heads of {}, vocab {}: {} parameters",
+        s.l,
+        s.c,
+        s.h,
+        s.d,
+        s.v,
+        format_params(s.total_params())
+    ));
+    line(format!(
+        "batch     device_batch_size {} × max_seq_len {} × {} micro-steps = total_batch_size {} tokens",
+        cfg.device_batch_size,
+        cfg.max_seq_len,
+        cfg.grad_accum_steps(),
+        cfg.total_batch_tokens()
+    ));
+    line(format!(
+        "settings  window_pattern {}, {} attention, torch.compile, bf16, allocator {}",
+        cfg.window_pattern,
+        cfg.attention.as_str(),
+        cfg.allocator.as_str()
+    ));
+    line(String::new());
+    let p = |ph| format_bytes(a.phase_bytes(ph).unwrap_or(0));
+    let phases = format!(
+        "  phases: first iteration {} · steady {} · evaluate_bpb() {} / {} · reserved {}",
+        p(Phase::TrainFirstIter),
+        p(Phase::TrainSteady),
+        p(Phase::Eval),
+        p(Phase::EvalAfterStep),
+        format_bytes(a.free_run.peak_reserved)
+    );
+    out.push_str(&run_text(
+        &a.run,
+        budget,
+        &a.verdict,
+        Program::Nanochat,
+        &phases,
+    ));
+    let mut line = |t: String| {
+        out.push_str(&t);
+        out.push('\n');
+    };
+    if let Some(r) = fixes {
+        line(String::new());
+        if let Some(b) = r.largest_device_batch_that_fits {
+            line(format!(
+                "largest --device-batch-size that fits this card: {b}"
+            ));
+        }
+        line("fixes, best first:".into());
+        for (i, f) in r.fixes.iter().enumerate() {
+            line(format!(
+                "  {:>2}  {:<44} {:>10} {:>10}  {:<4}  {}",
+                i + 1,
+                f.kind.title(),
+                format_bytes(f.peak_bytes),
+                format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
+                if f.verdict.fits { "yes" } else { "no" },
+                f.impact.id().replace('_', " ")
+            ));
+            line(format!("      {}", f.command_line()));
+        }
+    }
+    for w in warnings(cfg) {
+        line(format!("note: {w}"));
+    }
+    out
+}

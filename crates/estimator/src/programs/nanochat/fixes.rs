@@ -1,0 +1,290 @@
+//! Fixes for a nanochat run with base_train.py's own knobs, each replayed like the run itself and
+//! ranked by the shared order (`engine::ranking`): fits first, then what it costs training.
+//!
+//! The knobs: `--device-batch-size` with `--total-batch-size` kept (more micro-steps, the same
+//! optimisation), expandable segments (base_train.py sets them; a run that started CUDA first
+//! loses them), a shorter `--max-seq-len` with the same tokens per step, a smaller
+//! `--device-batch-size` with a smaller total batch, a smaller `--depth`, and closing what else
+//! holds the card.
+
+use super::config::NanochatConfig;
+use super::{analyze, fits_on_card};
+use crate::config::Allocator;
+use crate::engine::ranking::Impact;
+use crate::engine::verdict::{Risk, Verdict};
+use crate::gpu::Budget;
+
+/// The kinds of nanochat fix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NanochatFixKind {
+    /// Smaller `--device-batch-size`, `--total-batch-size` kept: more micro-steps.
+    DeviceBatchKeepTotal,
+    /// `PYTORCH_ALLOC_CONF=expandable_segments:True` in effect from the start.
+    ExpandableSegments,
+    /// Close what else uses the card.
+    FreeTheCard,
+    /// Smaller `--device-batch-size` and a total batch smaller by as much.
+    DeviceBatchSmallerTotal,
+    /// Shorter `--max-seq-len`, the same tokens per step.
+    ShorterContext,
+    /// Smaller `--depth` (a narrower model too: model_dim follows depth).
+    ShallowerModel,
+}
+
+impl NanochatFixKind {
+    pub fn id(self) -> &'static str {
+        match self {
+            NanochatFixKind::DeviceBatchKeepTotal => "device_batch_keep_total",
+            NanochatFixKind::ExpandableSegments => "expandable_segments",
+            NanochatFixKind::FreeTheCard => "free_the_card",
+            NanochatFixKind::DeviceBatchSmallerTotal => "device_batch_smaller_total",
+            NanochatFixKind::ShorterContext => "shorter_context",
+            NanochatFixKind::ShallowerModel => "shallower_model",
+        }
+    }
+
+    /// A short English title (the CLI's text report; the page takes its language's).
+    pub fn title(self) -> &'static str {
+        match self {
+            NanochatFixKind::DeviceBatchKeepTotal => "smaller --device-batch-size, same total",
+            NanochatFixKind::ExpandableSegments => "expandable segments from the start",
+            NanochatFixKind::FreeTheCard => "close what else uses the card",
+            NanochatFixKind::DeviceBatchSmallerTotal => "smaller device and total batch",
+            NanochatFixKind::ShorterContext => "shorter --max-seq-len, same tokens",
+            NanochatFixKind::ShallowerModel => "smaller --depth",
+        }
+    }
+}
+
+/// One evaluated change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NanochatFix {
+    pub kind: NanochatFixKind,
+    pub impact: Impact,
+    /// The config with the change applied.
+    pub config: NanochatConfig,
+    /// Memory other processes may keep on the card after the change.
+    pub other_bytes: u128,
+    pub peak_bytes: u128,
+    /// Old peak − new peak: negative when memory grows.
+    pub saving_bytes: i128,
+    pub verdict: Verdict,
+}
+
+impl NanochatFix {
+    /// `(flag, value)` of every flag this fix changes, hyphenated as base_train.py spells them.
+    pub fn changed_flags(&self, from: &NanochatConfig) -> Vec<(String, String)> {
+        NanochatConfig::KEYS
+            .iter()
+            .filter(|k| **k != "allocator")
+            .filter_map(|k| {
+                let (a, b) = (from.get(k)?, self.config.get(k)?);
+                (a != b).then(|| (k.to_string(), b))
+            })
+            .collect()
+    }
+
+    /// The whole launch line to paste.
+    pub fn command_line(&self) -> String {
+        launch_line(&self.config)
+    }
+}
+
+/// `python -m scripts.base_train …` (or torchrun's) with every flag that differs from the
+/// script's defaults. No allocator setting: base_train.py sets expandable segments itself at
+/// import, so only a process that started CUDA before it (a notebook, a harness) runs without.
+pub fn launch_line(cfg: &NanochatConfig) -> String {
+    let flags: Vec<String> = cfg
+        .changed_flags()
+        .into_iter()
+        .filter(|f| {
+            !f.starts_with("--allocator=")
+                && !f.starts_with("--nproc-per-node=")
+                && !f.starts_with("--attention=")
+        })
+        .collect();
+    let launcher = if cfg.world_size > 1 {
+        format!(
+            "torchrun --standalone --nproc_per_node={} -m scripts.base_train --",
+            cfg.world_size
+        )
+    } else {
+        "python -m scripts.base_train".to_string()
+    };
+    let mut line = launcher;
+    for f in flags {
+        line.push(' ');
+        line.push_str(&f);
+    }
+    line
+}
+
+/// The ranked fixes of a run on a card.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NanochatFixReport {
+    pub current: Verdict,
+    pub current_peak: u128,
+    /// Ranked, best first.
+    pub fixes: Vec<NanochatFix>,
+    /// The largest `--device-batch-size` that fits with `--total-batch-size` kept.
+    pub largest_device_batch_that_fits: Option<u32>,
+}
+
+/// The last value of `candidates` (ascending) for which `fits` holds, by bisection (fits is
+/// monotone: more of any size never needs less memory).
+fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T> {
+    let (mut lo, mut hi) = (0usize, candidates.len());
+    // invariant: everything below lo fits, everything from hi on does not
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(candidates[mid]) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo.checked_sub(1).map(|i| candidates[i])
+}
+
+/// Device batch sizes below `below` that keep `total` tokens per step: B·T·world must divide it.
+fn batches_keeping_total(cfg: &NanochatConfig, below: u32) -> Vec<u32> {
+    let per = u64::from(cfg.max_seq_len) * u64::from(cfg.world_size);
+    let total = cfg.total_batch_tokens();
+    (1..below)
+        .filter(|&b| total.is_multiple_of(u64::from(b) * per))
+        .collect()
+}
+
+/// Ranks every fix for `cfg` on `budget`'s card (`None` when the config itself is invalid).
+pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixReport> {
+    let base = analyze(cfg, budget).ok()?;
+    let base_peak = base.peak_bytes();
+    let fits = |c: &NanochatConfig| fits_on_card(c, budget);
+    let evaluate = |kind, impact, config: NanochatConfig, other: u128| -> Option<NanochatFix> {
+        let b = Budget {
+            other_bytes: other,
+            ..budget.clone()
+        };
+        let a = analyze(&config, &b).ok()?;
+        Some(NanochatFix {
+            kind,
+            impact,
+            other_bytes: other,
+            peak_bytes: a.peak_bytes(),
+            saving_bytes: base_peak as i128 - a.peak_bytes() as i128,
+            verdict: a.run.verdict,
+            config,
+        })
+    };
+    // the total batch as a number, so that changing the device batch keeps it
+    let pinned = NanochatConfig {
+        total_batch_size: cfg.total_batch_tokens() as i64,
+        ..cfg.clone()
+    };
+    let with_batch = |b: u32| NanochatConfig {
+        device_batch_size: b,
+        ..pinned.clone()
+    };
+    let mut fixes: Vec<NanochatFix> = Vec::new();
+    let other = budget.other_bytes;
+
+    let keeping = batches_keeping_total(cfg, cfg.device_batch_size);
+    if let Some(b) = largest(&keeping, |b| fits(&with_batch(b))).or(keeping.first().copied()) {
+        fixes.extend(evaluate(
+            NanochatFixKind::DeviceBatchKeepTotal,
+            Impact::Slower,
+            with_batch(b),
+            other,
+        ));
+    }
+    if cfg.allocator == Allocator::Default {
+        fixes.extend(evaluate(
+            NanochatFixKind::ExpandableSegments,
+            Impact::Nothing,
+            NanochatConfig {
+                allocator: Allocator::ExpandableSegments,
+                ..cfg.clone()
+            },
+            other,
+        ));
+    }
+    if other > 0 {
+        fixes.extend(evaluate(
+            NanochatFixKind::FreeTheCard,
+            Impact::Nothing,
+            cfg.clone(),
+            0,
+        ));
+    }
+    // a smaller micro-batch with the same number of micro-steps: fewer tokens per step
+    let smaller_total = |b: u32| NanochatConfig {
+        device_batch_size: b,
+        total_batch_size: (u64::from(b)
+            * u64::from(cfg.max_seq_len)
+            * u64::from(cfg.world_size)
+            * cfg.grad_accum_steps()) as i64,
+        ..cfg.clone()
+    };
+    let below: Vec<u32> = (1..cfg.device_batch_size).collect();
+    if let Some(b) = largest(&below, |b| fits(&smaller_total(b))) {
+        if !keeping.contains(&b) || fixes.is_empty() {
+            fixes.extend(evaluate(
+                NanochatFixKind::DeviceBatchSmallerTotal,
+                Impact::GradientNoise,
+                smaller_total(b),
+                other,
+            ));
+        }
+    }
+    // a shorter context in powers of two (nanochat's windows tile by 128), same tokens per step
+    let shorter: Vec<NanochatConfig> = (1..=4)
+        .map(|k| cfg.max_seq_len >> k)
+        .filter(|&t| t >= 128)
+        .map(|t| NanochatConfig {
+            max_seq_len: t,
+            ..pinned.clone()
+        })
+        .filter(|c| c.validate().is_ok())
+        .collect();
+    if let Some(c) = shorter.iter().find(|c| fits(c)) {
+        fixes.extend(evaluate(
+            NanochatFixKind::ShorterContext,
+            Impact::ContextLength,
+            c.clone(),
+            other,
+        ));
+    }
+    // a shallower model: the total batch follows depth where it was automatic
+    let depths: Vec<u32> = (1..cfg.depth).collect();
+    let with_depth = |d: u32| NanochatConfig {
+        depth: d,
+        ..cfg.clone()
+    };
+    if let Some(d) = largest(&depths, |d| {
+        let c = with_depth(d);
+        c.validate().is_ok() && fits(&c)
+    }) {
+        fixes.extend(evaluate(
+            NanochatFixKind::ShallowerModel,
+            Impact::ModelCapacity,
+            with_depth(d),
+            other,
+        ));
+    }
+
+    // fits first (with room, then tight), then what it costs training, then the larger saving
+    let fit_rank = |v: &Verdict| match v.risk {
+        Risk::Fits => 0,
+        Risk::Tight => 1,
+        Risk::Oom => 2,
+    };
+    fixes.sort_by_key(|f| (fit_rank(&f.verdict), f.impact, -f.saving_bytes));
+    let all_batches = batches_keeping_total(cfg, 1 << 16);
+    let largest_device_batch_that_fits = largest(&all_batches, |b| fits(&with_batch(b)));
+    Some(NanochatFixReport {
+        current: base.run.verdict,
+        current_peak: base_peak,
+        fixes,
+        largest_device_batch_that_fits,
+    })
+}
