@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use estimator::fixes::{rank_fixes, FixReport};
+use estimator::programs::{analyze_page, rank_page_fixes, ProgramAnalysis, ProgramFixes};
 use estimator::query::{PageState, QueryIssue};
-use estimator::{analyze, Analysis, Budget, ConfigError, Verdict};
+use estimator::{Budget, ConfigError, Verdict};
 use leptos::prelude::*;
 
 use crate::browser;
@@ -19,13 +19,13 @@ pub struct AppState {
     /// What the URL held that could not be used, shown until dismissed.
     pub notices: RwSignal<Vec<QueryIssue>>,
     /// The run replayed through the allocator simulation: peaks, components, verdict.
-    pub analysis: Memo<Result<Analysis, ConfigError>>,
+    pub analysis: Memo<Result<ProgramAnalysis, ConfigError>>,
     pub budget: Memo<Budget>,
     pub verdict: Memo<Option<Verdict>>,
     /// The inputs once they have stopped changing for [`SETTLE`]: what the fix ranker works on.
     pub settled: RwSignal<PageState>,
     /// The fix ranker's answer for the settled inputs (None until the first bar is painted).
-    pub fixes: Memo<Option<FixReport>>,
+    pub fixes: Memo<Option<ProgramFixes>>,
     /// Set once the page has painted: ranking (tens of ms) must not delay the first bar.
     pub painted: RwSignal<bool>,
     /// Model-FLOPs utilisation for the speed model (editable).
@@ -64,7 +64,7 @@ impl AppState {
         let settled = RwSignal::new(page.clone());
         let page = RwSignal::new(page);
         let budget = Memo::new(move |_| page.with(PageState::budget));
-        let analysis = Memo::new(move |_| page.with(|p| budget.with(|b| analyze(&p.config, b))));
+        let analysis = Memo::new(move |_| page.with(|p| budget.with(|b| analyze_page(p, b))));
         let verdict = Memo::new(move |_| analysis.with(|a| a.as_ref().ok().map(|a| a.verdict)));
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
         let painted = RwSignal::new(false);
@@ -75,7 +75,7 @@ impl AppState {
                 return None;
             }
             let m = mfu.get();
-            settled.with(|p| rank_fixes(&p.config, &p.budget(), m, true))
+            settled.with(|p| rank_page_fixes(p, &p.budget(), m))
         });
         AppState {
             page,

@@ -1,9 +1,8 @@
 //! The page: inputs on one side, the answer on the other.
 
-use estimator::{Allocator, Attention, Dtype};
+use estimator::programs::Program;
 use leptos::prelude::*;
 
-use super::choice_field::ChoiceField;
 use super::config_export::ConfigExport;
 use super::ddp_summary::DdpSummary;
 use super::embed_page::EmbedPage;
@@ -12,41 +11,19 @@ use super::gpu_picker::GpuPicker;
 use super::header::Header;
 use super::link_field::LinkField;
 use super::memory_bar::MemoryBar;
-use super::model_presets::ModelPresets;
+use super::nanochat_inputs::NanochatInputs;
+use super::nanogpt_inputs::NanoGptInputs;
 use super::notices::Notices;
 use super::number_field::NumberField;
 use super::paste_panel::PastePanel;
+use super::program_picker::ProgramPicker;
 use super::run_summary::RunSummary;
 use super::timeline_chart::TimelineChart;
-use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
-use super::vocab_field::VocabField;
 use crate::i18n::use_strings;
 use crate::state::{page_param, AppState};
 
-const LAYERS: &[f64] = &[
-    1., 2., 3., 4., 6., 8., 12., 16., 20., 24., 32., 36., 40., 48., 64., 96.,
-];
-const HEADS: &[f64] = &[
-    1., 2., 3., 4., 6., 8., 12., 16., 20., 25., 32., 40., 48., 64.,
-];
-const WIDTHS: &[f64] = &[
-    64., 128., 192., 256., 384., 512., 576., 640., 768., 1024., 1280., 1536., 1600., 2048., 2560.,
-    3072., 4096., 5120., 6144., 8192.,
-];
-const BATCH: &[f64] = &[
-    1., 2., 3., 4., 6., 8., 12., 16., 24., 32., 48., 64., 96., 128., 192., 256., 384., 512., 1024.,
-];
-const ACCUM: &[f64] = &[
-    1., 2., 4., 5., 8., 10., 16., 20., 32., 40., 64., 80., 128., 256., 512., 1024.,
-];
-const BLOCK: &[f64] = &[
-    64., 128., 256., 512., 768., 1024., 2048., 4096., 8192., 16384., 32768.,
-];
-const DROPOUT: &[f64] = &[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 const WORLD: &[f64] = &[1., 2., 3., 4., 6., 8., 12., 16., 24., 32., 48., 64.];
-const EVAL_ITERS: &[f64] = &[1., 10., 20., 40., 50., 100., 200., 500., 1000.];
-
 /// The page. Re-rendered as a whole when the language changes, so every string inside is a
 /// plain value rather than a reactive one.
 #[component]
@@ -90,64 +67,28 @@ pub fn App() -> impl IntoView {
 fn Page() -> impl IntoView {
     let tr = use_strings();
     let app = crate::state::use_app();
-    let dtypes = Dtype::ALL
-        .iter()
-        .map(|d| (d.as_str(), d.as_str()))
-        .collect::<Vec<_>>();
-    let attentions = vec![
-        (Attention::Flash.as_str(), tr.attention_flash),
-        (Attention::Manual.as_str(), tr.attention_manual),
-    ];
-    let allocators = vec![
-        (Allocator::Default.as_str(), tr.allocator_default),
-        (
-            Allocator::ExpandableSegments.as_str(),
-            tr.allocator_expandable,
-        ),
-    ];
-
+    let program = Memo::new(move |_| app.page.with(|p| p.program));
     view! {
         <div class="page">
             <Header />
             <Notices />
             <main class="layout">
                 <section class="inputs" aria-label=tr.settings_label>
+                    <ProgramPicker />
                     <PastePanel />
-                    <fieldset class="group">
-                        <legend>{tr.section_model}</legend>
-                        <ModelPresets />
-                        <NumberField key="n_layer" steps=LAYERS />
-                        <NumberField key="n_head" steps=HEADS />
-                        <NumberField key="n_embd" steps=WIDTHS />
-                        <VocabField />
-                        <NumberField key="dropout" steps=DROPOUT float=true />
-                        <ToggleField key="bias" />
-                    </fieldset>
-                    <fieldset class="group">
-                        <legend>{tr.section_batch}</legend>
-                        <NumberField key="batch_size" steps=BATCH />
-                        <NumberField key="gradient_accumulation_steps" steps=ACCUM />
-                        <NumberField key="block_size" steps=BLOCK />
-                    </fieldset>
-                    <fieldset class="group">
-                        <legend>{tr.section_precision}</legend>
-                        <ChoiceField key="dtype" options=dtypes />
-                        <ToggleField key="compile" />
-                        <ChoiceField key="attention" options=attentions />
-                        <ChoiceField key="allocator" options=allocators />
-                    </fieldset>
-                    <fieldset class="group">
-                        <legend>{tr.section_eval}</legend>
-                        <NumberField key="eval_iters" steps=EVAL_ITERS />
-                        <p class="field__note">{tr.eval_iters_note}</p>
-                    </fieldset>
+                    {move || match program.get() {
+                        Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
+                        _ => view! { <NanochatInputs /> }.into_any(),
+                    }}
                 </section>
                 <section class="results" aria-label=tr.result_label>
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
-                        <NumberField key="world_size" steps=WORLD />
-                        <Show when=move || app.page.with(|p| p.config.is_ddp())>
+                        <Show when=move || program.get() == Program::NanoGpt>
+                            <NumberField key="world_size" steps=WORLD />
+                        </Show>
+                        <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.config.is_ddp())>
                             <LinkField />
                         </Show>
                     </fieldset>

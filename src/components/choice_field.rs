@@ -1,6 +1,5 @@
 //! A nanoGPT key with a few allowed values (`dtype`, `attention`, `allocator`) as a select.
 
-use estimator::query::query_value;
 use leptos::prelude::*;
 
 use crate::i18n::use_strings;
@@ -15,23 +14,19 @@ pub fn ChoiceField(
 ) -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let current = Memo::new(move |_| {
-        app.page.with(|p| {
-            p.config
-                .get(key)
-                .map(|v| query_value(&v))
-                .unwrap_or_default()
-        })
-    });
+    // the page re-renders its inputs when the program changes: read it once
+    let program = app.page.with_untracked(|p| p.program);
+    let label = crate::components::program_picker::field_label(program, key);
+    let current = Memo::new(move |_| app.page.with(|p| p.value(key).unwrap_or_default()));
     let id = format!("field-{key}");
     let hint_id = format!("hint-{key}");
     view! {
         <div class="field">
             <label class="field__label" for=id.clone()>
-                <code>{key}</code>
+                <code>{label}</code>
             </label>
             <span class="field__hint" id=hint_id.clone()>
-                {tr.hint(key)}
+                {tr.hint_for(program, key)}
             </span>
             <select
                 class="field__select"

@@ -1,6 +1,7 @@
 //! The calculator's settings back out as nanoGPT config lines, a command line and the
 //! environment, each with a copy button (for the settled inputs: nobody copies mid-drag).
 
+use estimator::programs::Program;
 use leptos::prelude::*;
 
 use crate::browser;
@@ -12,8 +13,15 @@ pub fn ConfigExport() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let html = move || {
-        app.settled
-            .with(|p| crate::html::export::panel(tr, &p.config))
+        app.settled.with(|p| match p.program {
+            Program::NanoGpt => crate::html::export::panel(tr, &p.config),
+            _ => crate::html::export::snippet_block(
+                tr,
+                tr.snippet_cli,
+                &estimator::programs::nanochat::fixes::launch_line(&p.nanochat),
+                "export-cli",
+            ),
+        })
     };
     view! {
         <section class="export" aria-labelledby="export-heading">

@@ -15,11 +15,11 @@ pub fn DdpSummary() -> impl IntoView {
         // nothing to show (or to compute) without DDP
         let ranks = app
             .analysis
-            .with(|a| a.as_ref().ok().and_then(|a| a.ranks()))?;
+            .with(|a| a.as_ref().ok().and_then(|a| a.nanogpt()?.ranks()))?;
         let cfg = app.page.with(|p| p.config.clone());
         let params = app
             .analysis
-            .with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported));
+            .with(|a| a.as_ref().map_or(0, |a| a.params_reported()));
         let t = app.budget.with(|b| {
             estimator::speed::iter_time(
                 &cfg,

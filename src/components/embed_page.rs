@@ -1,6 +1,7 @@
 //! `?embed=1`: the compact calculator for an iframe in a blog post — the key settings, the card,
 //! the bar, the verdict, the best fix, and a link to the full page with the same state.
 
+use estimator::programs::{Program, ProgramFixes};
 use estimator::query::PageState;
 use leptos::prelude::*;
 
@@ -16,6 +17,9 @@ use crate::state::use_app;
 const BATCH: &[f64] = &[1., 2., 4., 6., 8., 12., 16., 24., 32., 48., 64., 128., 256.];
 const ACCUM: &[f64] = &[1., 2., 4., 5., 8., 16., 32., 40., 64., 128.];
 const BLOCK: &[f64] = &[128., 256., 512., 1024., 2048., 4096.];
+const DEPTH: &[f64] = &[2., 4., 6., 8., 10., 12., 16., 20., 24., 26., 32.];
+const NC_BATCH: &[f64] = &[1., 2., 4., 8., 16., 32., 64.];
+const SEQ: &[f64] = &[256., 512., 1024., 2048., 4096.];
 
 #[component]
 pub fn EmbedPage() -> impl IntoView {
@@ -24,20 +28,46 @@ pub fn EmbedPage() -> impl IntoView {
     let full_page = move || browser::page_link(&app.page.with(PageState::to_query));
     let top = move || {
         let report = app.fixes.get()?;
-        let (from, freed) = app
-            .settled
-            .with(|p| (p.config.clone(), p.budget().other_bytes));
-        let f = crate::html::fixes::best(&report)?;
-        Some(crate::html::fixes::top_fix(tr, f, &from, freed))
+        app.settled.with(|p| {
+            let freed = p.budget().other_bytes;
+            match &report {
+                ProgramFixes::NanoGpt(r) => {
+                    let f = crate::html::fixes::best(r)?;
+                    Some(crate::html::fixes::top_fix(tr, f, &p.config, freed))
+                }
+                ProgramFixes::Nanochat(r) => {
+                    let f = crate::html::nanochat_fixes::best(r)?;
+                    Some(crate::html::nanochat_fixes::top_fix(
+                        tr,
+                        f,
+                        &p.nanochat,
+                        freed,
+                    ))
+                }
+            }
+        })
     };
+    let program = app.page.with_untracked(|p| p.program);
     view! {
         <div class="page page--embed">
             <div class="embed__inputs">
-                <ModelPresets />
+                {(program == Program::NanoGpt).then(|| view! { <ModelPresets /> })}
                 <GpuPicker compact=true />
-                <NumberField key="batch_size" steps=BATCH />
-                <NumberField key="gradient_accumulation_steps" steps=ACCUM />
-                <NumberField key="block_size" steps=BLOCK />
+                {if program == Program::NanoGpt {
+                    view! {
+                        <NumberField key="batch_size" steps=BATCH />
+                        <NumberField key="gradient_accumulation_steps" steps=ACCUM />
+                        <NumberField key="block_size" steps=BLOCK />
+                    }
+                        .into_any()
+                } else {
+                    view! {
+                        <NumberField key="depth" steps=DEPTH />
+                        <NumberField key="device_batch_size" steps=NC_BATCH />
+                        <NumberField key="max_seq_len" steps=SEQ />
+                    }
+                        .into_any()
+                }}
             </div>
             <VerdictPanel />
             <MemoryBar compact=true />

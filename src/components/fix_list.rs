@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use estimator::programs::ProgramFixes;
 use estimator::query::PageState;
 
 use crate::browser;
@@ -14,10 +15,15 @@ pub fn FixList() -> impl IntoView {
     let tr = use_strings();
     let html = move || {
         let report = app.fixes.get()?;
-        let (from, freed) = app
-            .settled
-            .with(|p| (p.config.clone(), p.budget().other_bytes));
-        Some(crate::html::fixes::panel(tr, &report, &from, freed))
+        app.settled.with(|p| {
+            let freed = p.budget().other_bytes;
+            Some(match &report {
+                ProgramFixes::NanoGpt(r) => crate::html::fixes::panel(tr, r, &p.config, freed),
+                ProgramFixes::Nanochat(r) => {
+                    crate::html::nanochat_fixes::panel(tr, r, &p.nanochat, freed)
+                }
+            })
+        })
     };
     let on_click = move |ev: leptos::ev::MouseEvent| browser::copy_snippet(&ev, tr.copied_short);
     view! {

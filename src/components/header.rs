@@ -1,5 +1,6 @@
 //! The page header: name, one-line purpose, copy-link and theme buttons.
 
+use estimator::programs::Program;
 use leptos::prelude::*;
 
 use super::embed_dialog::EmbedDialog;
@@ -35,7 +36,15 @@ pub fn Header() -> impl IntoView {
         <header class="header">
             <div class="header__text">
                 <h1 class="header__title">{tr.title}</h1>
-                <p class="header__tagline">{tr.tagline}</p>
+                <p class="header__tagline">
+                    {move || {
+                        if app.page.with(|p| p.program == Program::NanoGpt) {
+                            tr.tagline
+                        } else {
+                            tr.nc_tagline
+                        }
+                    }}
+                </p>
             </div>
             <div class="header__actions">
                 <LangPicker />

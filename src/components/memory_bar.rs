@@ -103,7 +103,7 @@ pub fn MemoryBar(
                 let step = fill(tr.micro_step, &[("n", &micro.to_string())]);
                 moment = fill(tr.list_pair, &[("a", &moment), ("b", &step)]);
             }
-            let phase = phase.map_or(tr.model_load, |p| tr.phase(p));
+            let phase = phase.map_or(tr.model_load, |p| tr.phase_for(a.program(), p));
             Some(fill(tr.peak_at, &[("moment", &moment), ("phase", phase)]))
         })
     };

@@ -1,7 +1,6 @@
 //! A nanoGPT number key: a slider over the values people pick, and a text field that takes any
 //! valid value. Invalid text is shown with its error next to the field and not applied.
 
-use estimator::query::query_value;
 use leptos::prelude::*;
 
 use crate::i18n::use_strings;
@@ -40,14 +39,10 @@ pub fn NumberField(
 ) -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let committed = Memo::new(move |_| {
-        app.page.with(|p| {
-            p.config
-                .get(key)
-                .map(|v| query_value(&v))
-                .unwrap_or_default()
-        })
-    });
+    // the page re-renders its inputs when the program changes: read it once
+    let program = app.page.with_untracked(|p| p.program);
+    let label = crate::components::program_picker::field_label(program, key);
+    let committed = Memo::new(move |_| app.page.with(|p| p.value(key).unwrap_or_default()));
     // Some(text) while the field holds text that was not applied (invalid).
     let (draft, set_draft) = signal(None::<String>);
     let (error, set_error) = signal(None::<String>);
@@ -57,11 +52,7 @@ pub fn NumberField(
         let result = next
             .set(key, &raw)
             .map_err(|i| crate::i18n::issue(tr, &i))
-            .and_then(|_| {
-                next.config
-                    .validate()
-                    .map_err(|e| crate::i18n::error(tr, &e))
-            });
+            .and_then(|_| next.validate().map_err(|e| crate::i18n::error(tr, &e)));
         match result {
             Ok(()) => {
                 app.page.set(next);
@@ -86,10 +77,10 @@ pub fn NumberField(
     view! {
         <div class="field" class:field--invalid=move || error.with(Option::is_some)>
             <label class="field__label" for=input_id.clone()>
-                <code>{key}</code>
+                <code>{label}</code>
             </label>
             <span class="field__hint" id=hint_id>
-                {tr.hint(key)}
+                {tr.hint_for(program, key)}
             </span>
             <div class="field__controls">
                 <input

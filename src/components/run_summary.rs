@@ -1,6 +1,7 @@
 //! The run at a glance: parameters as train.py prints them, effective batch, tokens per
 //! iteration, and the peak of each phase.
 
+use estimator::programs::Program;
 use estimator::Phase;
 use leptos::prelude::*;
 
@@ -13,7 +14,39 @@ use crate::state::use_app;
 pub fn RunSummary() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let cfg = Memo::new(move |_| app.page.with(|p| p.config.clone()));
+    // (the batch as the program states it, the tokens per optimizer step)
+    let batch = Memo::new(move |_| {
+        app.page.with(|p| match p.program {
+            Program::NanoGpt => {
+                let c = &p.config;
+                (
+                    format!(
+                        "{} × {} = {}",
+                        c.batch_size,
+                        c.gradient_accumulation_steps,
+                        format::grouped(c.effective_batch()),
+                    ),
+                    c.effective_batch(),
+                    c.tokens_per_iter(),
+                )
+            }
+            _ => {
+                let c = &p.nanochat;
+                let sequences = c.total_batch_tokens() / u64::from(c.max_seq_len);
+                (
+                    format!(
+                        "{} × {} = {}",
+                        c.device_batch_size,
+                        c.grad_accum_steps() * u64::from(c.world_size),
+                        format::grouped(sequences),
+                    ),
+                    sequences,
+                    c.total_batch_tokens(),
+                )
+            }
+        })
+    });
+    let program = Memo::new(move |_| app.page.with(|p| p.program));
     let peak_phase = Memo::new(move |_| {
         app.analysis
             .with(|a| a.as_ref().ok().and_then(|a| a.peak_at().0))
@@ -39,7 +72,7 @@ pub fn RunSummary() -> impl IntoView {
                 data-testid=format!("phase-{}", p.id())
                 data-bytes=move || bytes.get().unwrap_or(0).to_string()
             >
-                <span class="phases__name">{tr.phase(p)}</span>
+                <span class="phases__name">{move || tr.phase_for(program.get(), p)}</span>
                 <span class="phases__value">{move || bytes.get().map(format::gib)}</span>
             </li>
         }
@@ -52,37 +85,25 @@ pub fn RunSummary() -> impl IntoView {
                 <dd
                     data-testid="param-count"
                     data-params=move || {
-                        app.analysis.with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported)).to_string()
+                        app.analysis.with(|a| a.as_ref().map_or(0, |a| a.params_reported())).to_string()
                     }
                 >
                     {move || {
-                        let n = app.analysis.with(|a| a.as_ref().map_or(0, |a| a.estimate.params.reported));
+                        let n = app.analysis.with(|a| a.as_ref().map_or(0, |a| a.params_reported()));
                         fill(tr.params_count, &[("n", &format::params(n))])
                     }}
                 </dd>
             </div>
             <div class="summary__item">
                 <dt>{tr.effective_batch}</dt>
-                <dd
-                    data-testid="effective-batch"
-                    data-value=move || cfg.with(|c| c.effective_batch()).to_string()
-                >
-                    {move || {
-                        cfg.with(|c| {
-                            format!(
-                                "{} × {} = {}",
-                                c.batch_size,
-                                c.gradient_accumulation_steps,
-                                format::grouped(c.effective_batch()),
-                            )
-                        })
-                    }}
+                <dd data-testid="effective-batch" data-value=move || batch.with(|b| b.1).to_string()>
+                    {move || batch.with(|b| b.0.clone())}
                 </dd>
             </div>
             <div class="summary__item">
                 <dt>{tr.tokens_per_iter}</dt>
                 <dd data-testid="tokens-per-iter">
-                    {move || format::grouped(cfg.with(|c| c.tokens_per_iter()))}
+                    {move || format::grouped(batch.with(|b| b.2))}
                 </dd>
             </div>
         </dl>

@@ -17,7 +17,7 @@ pub fn TimelineChart() -> impl IntoView {
         app.analysis.with_untracked(|a| {
             a.as_ref()
                 .ok()
-                .map(|a| crate::html::timeline::chart(tr, a, budget))
+                .map(|a| crate::html::timeline::chart(tr, a, a.program(), budget))
         })
     };
     view! { <div class="timeline" inner_html=html></div> }

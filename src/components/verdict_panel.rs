@@ -1,7 +1,8 @@
 //! Will it run on this card: fits / tight / out of memory, with the headroom or the shortfall,
 //! and where and why an out-of-memory happens.
 
-use estimator::{Analysis, Risk};
+use estimator::programs::ProgramAnalysis;
+use estimator::Risk;
 use leptos::prelude::*;
 
 use crate::format;
@@ -9,12 +10,15 @@ use crate::i18n::{fill, place, use_strings, Strings};
 use crate::state::use_app;
 
 /// "Out of memory in steady training, loss, micro-step 2: 1.54 GiB requested for …".
-fn oom_sentence(tr: &Strings, a: &Analysis) -> Option<String> {
+fn oom_sentence(tr: &Strings, a: &ProgramAnalysis) -> Option<String> {
     let o = a.oom()?;
     Some(fill(
         tr.oom_explained,
         &[
-            ("where", &place(tr, o.phase, o.stage, o.micro_step)),
+            (
+                "where",
+                &place(tr, a.program(), o.phase, o.stage, o.micro_step),
+            ),
             ("requested", &format::bytes(o.requested)),
             ("tensor", tr.term(o.term)),
             ("allocated", &format::bytes(o.allocated)),

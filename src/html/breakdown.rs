@@ -1,23 +1,32 @@
 //! One bar segment explained: what the component is, and each tensor family in it with its
 //! formula for this config and its bytes.
 
-use estimator::explain::formula;
-use estimator::{Analysis, Component, Term};
+use estimator::programs::ProgramAnalysis;
+use estimator::{Component, Term};
 
 use super::{el, escape};
 use crate::format;
 use crate::i18n::Strings;
 
 /// The details panel of `comp` at the analysis's peak.
-pub fn details(tr: &Strings, a: &Analysis, comp: Component) -> String {
-    let est = &a.estimate;
+pub fn details(tr: &Strings, a: &ProgramAnalysis, comp: Component) -> String {
     let rows: String = a
         .peak_terms()
         .0
         .iter()
         .filter(|(term, _)| term.component() == comp)
         .map(|&(term, bytes)| {
-            let f = formula(term, &est.config, est.params.total, bytes);
+            let f = match a {
+                ProgramAnalysis::NanoGpt(a) => estimator::explain::formula(
+                    term,
+                    &a.estimate.config,
+                    a.estimate.params.total,
+                    bytes,
+                ),
+                ProgramAnalysis::Nanochat(a) => {
+                    estimator::programs::nanochat::explain::formula(term, &a.config, bytes)
+                }
+            };
             // the rounding is simulated, not a product of sizes: words, in the page's language
             let (symbolic, numbers) = if term == Term::AllocatorRounding {
                 (tr.formula_rounding.to_string(), String::new())
@@ -79,8 +88,22 @@ mod tests {
             ..TrainConfig::default()
         };
         let a = analyze(&cfg, &Budget::for_gpu(gpu::find("rtx3090").unwrap())).unwrap();
-        let html = details(en(), &a, Component::Activations);
+        let html = details(en(), &ProgramAnalysis::NanoGpt(a), Component::Activations);
         assert!(html.contains("saved block activations"), "{html}");
         assert!(html.contains("12·8·1024·(36·768+16)"), "{html}");
+    }
+
+    #[test]
+    fn explains_nanochat_with_its_own_formulas() {
+        let cfg = estimator::programs::nanochat::NanochatConfig::from_args(&[
+            "--depth=12",
+            "--device-batch-size=8",
+        ])
+        .unwrap();
+        let budget = Budget::for_gpu(gpu::find("rtx4090").unwrap());
+        let a = estimator::programs::nanochat::analyze(&cfg, &budget).unwrap();
+        let html = details(en(), &ProgramAnalysis::Nanochat(a), Component::Activations);
+        assert!(html.contains("L·B·T·(36·C + 8 + 12·H)"), "{html}");
+        assert!(html.contains("12·8·2048·(36·768 + 8 + 12·6)"), "{html}");
     }
 }

@@ -8,6 +8,7 @@
 pub mod breakdown;
 pub mod export;
 pub mod fixes;
+pub mod nanochat_fixes;
 pub mod paste;
 pub mod timeline;
 

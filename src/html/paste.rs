@@ -43,7 +43,16 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
                         tr.paste_diagnosis,
                         &[
                             ("tensor", tr.term(d.term)),
-                            ("where", &place(tr, d.phase, d.stage, d.micro_step)),
+                            (
+                                "where",
+                                &place(
+                                    tr,
+                                    estimator::programs::Program::NanoGpt,
+                                    d.phase,
+                                    d.stage,
+                                    d.micro_step,
+                                ),
+                            ),
                         ],
                     ));
                     if d.reproduced {

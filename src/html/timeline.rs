@@ -3,9 +3,11 @@
 //! with the out-of-memory point when there is one — and the same numbers as a table.
 
 use estimator::decimal::{Fixed, Shortest};
+use estimator::engine::run::Run;
+use estimator::programs::Program;
 use estimator::replay::Replay;
 use estimator::sequence::{Sequence, Stage};
-use estimator::{Analysis, Phase};
+use estimator::Phase;
 
 use super::{el, escape};
 use crate::format;
@@ -67,12 +69,12 @@ fn spans(seq: &Sequence, from: usize, len: usize) -> Vec<Span> {
         .collect()
 }
 
-fn phase_label(tr: &Strings, p: Option<Phase>) -> &'static str {
-    p.map_or(tr.model_load, |p| tr.phase(p))
+fn phase_label(tr: &Strings, program: Program, p: Option<Phase>) -> &'static str {
+    p.map_or(tr.model_load, |p| tr.phase_for(program, p))
 }
 
 /// The chart and its table for an analysis on a card whose allocator may use `budget` bytes.
-pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
+pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let r = &a.on_card;
     // start where estimate_loss() does: model loading is a ramp, not the question
     let from = a
@@ -132,7 +134,7 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
             svg += &format!(
                 "<text class=\"chart__label\" x=\"{}\" y=\"14\">{}</text>",
                 px(x0 + 4.0),
-                escape(phase_label(tr, *p))
+                escape(phase_label(tr, program, *p))
             );
         }
     }
@@ -203,12 +205,12 @@ pub fn chart(tr: &Strings, a: &Analysis, budget: u128) -> String {
     el(
         "figure",
         &[("class", "chart"), ("data-testid", "timeline")],
-        &(title + &svg + &legend + &table(tr, a, &spans)),
+        &(title + &svg + &legend + &table(tr, a, program, &spans)),
     )
 }
 
 /// Peak allocated and reserved per stage, for screen readers and anyone who wants the numbers.
-fn table(tr: &Strings, a: &Analysis, spans: &[Span]) -> String {
+fn table(tr: &Strings, a: &Run, program: Program, spans: &[Span]) -> String {
     let r = &a.on_card;
     let mut rows = String::new();
     for s in spans {
@@ -226,7 +228,7 @@ fn table(tr: &Strings, a: &Analysis, spans: &[Span]) -> String {
         };
         let label = format!(
             "{} · {}{micro}",
-            phase_label(tr, s.phase),
+            phase_label(tr, program, s.phase),
             tr.stage(s.stage)
         );
         rows += &el(
@@ -273,7 +275,7 @@ mod tests {
         let budget = Budget::for_gpu(gpu::find("rtx3060").unwrap());
         let a = analyze(&cfg, &budget).unwrap();
         assert!(!a.verdict.fits);
-        let html = chart(en(), &a, budget.allocator_budget());
+        let html = chart(en(), &a, Program::NanoGpt, budget.allocator_budget());
         assert!(html.contains("class=\"chart__oom\""));
         assert!(html.contains("<polyline class=\"chart__allocated\""));
         assert!(html.contains("estimate_loss()"));
@@ -281,6 +283,6 @@ mod tests {
         // it fits with a 48 GB card: no OOM point
         let big = Budget::for_gpu(gpu::find("a6000").unwrap());
         let a = analyze(&cfg, &big).unwrap();
-        assert!(!chart(en(), &a, big.allocator_budget()).contains("chart__oom"));
+        assert!(!chart(en(), &a, Program::NanoGpt, big.allocator_budget()).contains("chart__oom"));
     }
 }

@@ -16,6 +16,8 @@ use crate::args::Args;
 use crate::json::Json;
 use crate::report::{oom_json, run_text};
 use crate::{budget_for, fail, read_oom_message};
+use vramfit_i18n::en;
+use vramfit_i18n::fix_text::nanochat_fix_text;
 
 /// The config the command line describes: base_train.py's flags in order, then what the
 /// launcher said (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`) and vramfit's
@@ -315,15 +317,17 @@ fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         }
         line("fixes, best first:".into());
         for (i, f) in r.fixes.iter().enumerate() {
+            let (title, why) = nanochat_fix_text(en(), f, cfg, budget.other_bytes);
             line(format!(
-                "  {:>2}  {:<44} {:>10} {:>10}  {:<4}  {}",
+                "  {:>2}  {:<64} {:>10} {:>10}  {:<4}  {}",
                 i + 1,
-                f.kind.title(),
+                title,
                 format_bytes(f.peak_bytes),
                 format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
                 if f.verdict.fits { "yes" } else { "no" },
-                f.impact.id().replace('_', " ")
+                en().impact(f.impact)
             ));
+            line(format!("      {why}"));
             line(format!("      {}", f.command_line()));
         }
     }

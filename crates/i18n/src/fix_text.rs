@@ -43,3 +43,33 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
     }
     (fill(tr.fix_title(f.kind), &pairs), why)
 }
+
+/// A nanochat fix's title and explanation in `tr`'s language, filled in for this change (`freed`:
+/// what other processes held on the card).
+pub fn nanochat_fix_text(
+    tr: &Strings,
+    f: &estimator::programs::nanochat::fixes::NanochatFix,
+    from: &estimator::programs::nanochat::NanochatConfig,
+    freed: u128,
+) -> (String, String) {
+    let c = &f.config;
+    let params = estimator::programs::nanochat::Shape::of(c).total_params();
+    let values: [(&str, String); 11] = [
+        ("batch", c.device_batch_size.to_string()),
+        ("old_batch", from.device_batch_size.to_string()),
+        ("accum", c.grad_accum_steps().to_string()),
+        ("total", c.total_batch_tokens().to_string()),
+        ("old_total", from.total_batch_tokens().to_string()),
+        ("seq", c.max_seq_len.to_string()),
+        ("old_seq", from.max_seq_len.to_string()),
+        ("depth", c.depth.to_string()),
+        ("old_depth", from.depth.to_string()),
+        ("params", format::params(params)),
+        ("freed", format::gib(freed)),
+    ];
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    (
+        fill(tr.nc_fix_title(f.kind), &pairs),
+        fill(tr.nc_fix_why(f.kind), &pairs),
+    )
+}

@@ -6,6 +6,9 @@
 //!
 //! Templates hold `{name}` placeholders filled by [`fill`].
 
+use estimator::programs::nanochat::fixes::NanochatFixKind;
+use estimator::programs::nanochat::NanochatConfig;
+use estimator::programs::Program;
 use estimator::{Component, Term};
 
 #[macro_use]
@@ -21,6 +24,24 @@ strings! {
     name,
     title,
     tagline,
+    /// The program choice at the top of the page.
+    program_label,
+    /// Each program's name, in [`estimator::programs::Program::ALL`] order (chat_sft not shown).
+    program_names[2],
+    nc_tagline,
+    /// Hints under each base_train.py flag, in `NanochatConfig::KEYS` order.
+    nc_hints[18],
+    nc_phase_eval,
+    nc_phase_eval_later,
+    nc_section_attention,
+    /// `{n}`: the largest device batch keeping the total.
+    nc_largest_batch,
+    nc_largest_batch_none,
+    /// nanochat's fixes, in `NanochatFixKind` order; placeholders `{batch}`, `{old_batch}`,
+    /// `{accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
+    /// `{params}`, `{freed}`.
+    nc_fix_titles[6],
+    nc_fix_why[6],
     section_model,
     section_batch,
     section_precision,
@@ -271,6 +292,45 @@ impl Strings {
             .position(|k| *k == key)
             .map_or("", |i| self.hints[i])
     }
+
+    /// The hint under one of `program`'s settings (`key` as the page names it).
+    pub fn hint_for(&self, program: Program, key: &str) -> &'static str {
+        match program {
+            Program::NanoGpt => self.hint(key),
+            _ => {
+                let flag = estimator::programs::nanochat::config::flag_name(key);
+                NanochatConfig::KEYS
+                    .iter()
+                    .position(|k| *k == flag)
+                    .map_or("", |i| self.nc_hints[i])
+            }
+        }
+    }
+
+    /// A phase's name in `program`'s words (nanochat evaluates with `evaluate_bpb()`).
+    pub fn phase_for(&self, program: Program, p: estimator::Phase) -> &'static str {
+        match (program, p) {
+            (Program::NanoGpt, _) => self.phase(p),
+            (_, estimator::Phase::Eval) => self.nc_phase_eval,
+            (_, estimator::Phase::EvalAfterStep) => self.nc_phase_eval_later,
+            _ => self.phase(p),
+        }
+    }
+
+    pub fn program_name(&self, program: Program) -> &'static str {
+        self.program_names
+            .get(program as usize)
+            .copied()
+            .unwrap_or("")
+    }
+
+    pub fn nc_fix_title(&self, k: NanochatFixKind) -> &'static str {
+        self.nc_fix_titles.get(k as usize).copied().unwrap_or("")
+    }
+
+    pub fn nc_fix_why(&self, k: NanochatFixKind) -> &'static str {
+        self.nc_fix_why.get(k as usize).copied().unwrap_or("")
+    }
 }
 
 /// The languages of the page.
@@ -438,11 +498,14 @@ pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
 /// stage is the eval itself, so it is not said twice).
 pub fn place(
     tr: &Strings,
+    program: Program,
     phase: Option<estimator::Phase>,
     stage: estimator::sequence::Stage,
     micro_step: u32,
 ) -> String {
-    let mut place = phase.map_or(tr.model_load, |p| tr.phase(p)).to_string();
+    let mut place = phase
+        .map_or(tr.model_load, |p| tr.phase_for(program, p))
+        .to_string();
     if stage != estimator::sequence::Stage::Eval {
         place = fill(tr.list_pair, &[("a", &place), ("b", tr.stage(stage))]);
     }
@@ -610,16 +673,22 @@ mod tests {
         use estimator::sequence::Stage;
         let steady = Some(estimator::Phase::TrainSteady);
         assert_eq!(
-            place(en(), steady, Stage::Backward, 2),
+            place(en(), Program::NanoGpt, steady, Stage::Backward, 2),
             "steady training, backward, micro-step 2"
         );
         assert_eq!(
-            place(en(), Some(estimator::Phase::Eval), Stage::Eval, 0),
+            place(
+                en(),
+                Program::NanoGpt,
+                Some(estimator::Phase::Eval),
+                Stage::Eval,
+                0
+            ),
             "estimate_loss()"
         );
         let (ja, _) = parse("list_pair = {a}、{b}\n", Some(en()));
         assert_eq!(
-            place(&ja, steady, Stage::Backward, 2),
+            place(&ja, Program::NanoGpt, steady, Stage::Backward, 2),
             "steady training、backward、micro-step 2"
         );
     }

@@ -61,25 +61,63 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     let message = parse(text);
     if message.recognised {
         apply_message(&mut out.state, &message);
-        let diagnosis = diagnose(&message, &out.state.config);
+        // which tensor failed: read off nanoGPT's allocation sequence (nanochat's: not yet)
+        let diagnosis = match out.state.program {
+            crate::programs::Program::NanoGpt => diagnose(&message, &out.state.config),
+            _ => None,
+        };
         out.pasted = Pasted::OomMessage {
             message: Box::new(message),
             diagnosis,
         };
         return out;
     }
-    // a command line names train.py (on one of its lines)
-    if let Some(line) = text
-        .lines()
-        .find(|l| l.contains("train.py") && !l.trim_start().starts_with('#'))
-    {
+    // a command line names a training script (on one of its lines)
+    if let Some(line) = text.lines().find(|l| {
+        !l.trim_start().starts_with('#')
+            && ["train.py", "scripts.base_train", "scripts.chat_sft"]
+                .iter()
+                .any(|s| l.contains(s))
+    }) {
         // backslash continuations: the rest of the paste belongs to the command
         let start = text.find(line).unwrap_or(0);
         let command = &text[start..];
+        match crate::input::command_line::parse(command) {
+            Ok(l) if l.program == crate::programs::Program::Nanochat => {
+                let mut args = l.args.clone();
+                if l.world_size > 1 {
+                    args.push(format!("--nproc-per-node={}", l.world_size));
+                }
+                match crate::programs::nanochat::NanochatConfig::from_args(&args) {
+                    Ok(cfg) => {
+                        out.state.program = crate::programs::Program::Nanochat;
+                        out.state.nanochat = cfg;
+                        out.pasted = Pasted::CommandLine {
+                            world_size: l.world_size,
+                            unknown_files: Vec::new(),
+                        };
+                    }
+                    Err(e) => out.error = Some(e),
+                }
+                return out;
+            }
+            Ok(l) if l.program == crate::programs::Program::NanochatSft => {
+                out.error = Some(crate::error::ConfigError::new(
+                    "command",
+                    "scripts.chat_sft",
+                    crate::error::Problem::Assertion {
+                        message: "scripts/chat_sft.py is not modelled yet; base_train.py is".into(),
+                    },
+                ));
+                return out;
+            }
+            _ => {}
+        }
         let mut conf = Configurator::new();
         match conf.apply_command_line(command) {
             Ok(cl) => match conf.finish() {
                 Ok((cfg, skipped)) => {
+                    out.state.program = crate::programs::Program::NanoGpt;
                     out.state.config = cfg;
                     if cl.expandable_segments {
                         out.state.config.allocator = crate::config::Allocator::ExpandableSegments;
@@ -106,6 +144,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     if lines > conf.skipped.len() {
         match conf.finish() {
             Ok((cfg, skipped)) => {
+                out.state.program = crate::programs::Program::NanoGpt;
                 out.state.config = cfg;
                 out.skipped = skipped;
                 out.pasted = Pasted::ConfigFile;

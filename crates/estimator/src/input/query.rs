@@ -1,17 +1,27 @@
-//! The calculator's state as a URL query (`?batch_size=16&compile=False&gpu=rtx3060`), keyed by
-//! nanoGPT's names. Decoding never fails: a bad or unknown value falls back to the default for
-//! that field and is reported, so a shared link with a typo still opens a working page.
+//! The calculator's state as a URL query (`?batch_size=16&compile=False&gpu=rtx3060`,
+//! `?program=nanochat&depth=20&device_batch_size=8`), keyed by each program's own names: train.py's
+//! config keys, base_train.py's argparse destinations. Decoding never fails: a bad or unknown value
+//! falls back to the default for that field and is reported, so a shared link with a typo still
+//! opens a working page.
 
 use crate::config::{field, TrainConfig, FIELDS_JSON_ORDER};
 use crate::configurator::parse_override_value;
 use crate::error::ConfigError;
 use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
+use crate::programs::nanochat::NanochatConfig;
+use crate::programs::Program;
 use crate::pyliteral::PyValue;
 
 /// Everything the page's inputs hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageState {
+    /// Which training program the page models; the other program's settings are kept as they
+    /// are (switching back finds them again) but leave the URL.
+    pub program: Program,
+    /// train.py's settings.
     pub config: TrainConfig,
+    /// base_train.py's settings.
+    pub nanochat: NanochatConfig,
     /// A preset id, or `custom` (then `vram_gib` is the card's memory).
     pub gpu: String,
     pub vram_gib: f64,
@@ -32,7 +42,9 @@ pub const DEFAULT_CUSTOM_GIB: f64 = 16.0;
 impl Default for PageState {
     fn default() -> Self {
         PageState {
+            program: Program::NanoGpt,
             config: TrainConfig::default(),
+            nanochat: NanochatConfig::default(),
             gpu: DEFAULT_GPU.to_string(),
             vram_gib: DEFAULT_CUSTOM_GIB,
             context_gib: None,
@@ -108,6 +120,22 @@ impl PageState {
         b
     }
 
+    /// A setting of the chosen program as its input shows it (`None`: not one of its keys).
+    pub fn value(&self, key: &str) -> Option<String> {
+        match self.program {
+            Program::NanoGpt => self.config.get(key).map(|v| query_value(&v)),
+            _ => self.nanochat.get(key),
+        }
+    }
+
+    /// The chosen program's checks that involve more than one setting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self.program {
+            Program::NanoGpt => self.config.validate(),
+            _ => self.nanochat.validate(),
+        }
+    }
+
     /// Sets one key from its query text; the state is unchanged on error.
     pub fn set(&mut self, key: &str, raw: &str) -> Result<(), QueryIssue> {
         let issue = |e: ConfigError| QueryIssue {
@@ -138,6 +166,34 @@ impl PageState {
             }
             "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
             "cap_gib" => self.cap_gib = Some(gib_field(key, raw, 0.25, 4096.0).map_err(issue)?),
+            "program" => {
+                // chat_sft.py is not modelled yet: only the programs the page can show
+                self.program = Program::parse(raw.trim())
+                    .filter(|p| *p != Program::NanochatSft)
+                    .ok_or_else(|| {
+                        issue(ConfigError::new(
+                            "program",
+                            raw.trim(),
+                            crate::error::Problem::NotOneOf {
+                                choices: &["nanogpt", "nanochat"],
+                            },
+                        ))
+                    })?;
+            }
+            _ if self.program != Program::NanoGpt => {
+                if !NanochatConfig::KEYS
+                    .contains(&crate::programs::nanochat::config::flag_name(key).as_str())
+                {
+                    return Err(QueryIssue {
+                        key: key.to_string(),
+                        value: raw.to_string(),
+                        problem: IssueKind::UnknownKey,
+                    });
+                }
+                let mut cfg = self.nanochat.clone();
+                cfg.set(key, raw.trim()).map_err(issue)?;
+                self.nanochat = cfg;
+            }
             "link_gbps" => {
                 self.link_gbps = Some(
                     number_field(
@@ -170,13 +226,36 @@ impl PageState {
     pub fn from_query(query: &str) -> (PageState, Vec<QueryIssue>) {
         let mut state = PageState::default();
         let mut issues = Vec::new();
-        for (key, value) in query_pairs(query) {
+        let pairs = query_pairs(query);
+        // the program first: it decides whose names the other keys are
+        let (program, rest): (Vec<_>, Vec<_>) =
+            pairs.into_iter().partition(|(k, _)| k == "program");
+        for (key, value) in program.into_iter().chain(rest) {
             if PAGE_KEYS.contains(&key.as_str()) {
                 continue;
             }
             if let Err(e) = state.set(&key, &value) {
                 issues.push(e);
             }
+        }
+        if state.program != Program::NanoGpt {
+            // base_train.py's asserts across flags: the defaults of the flags involved
+            if let Err(e) = state.nanochat.validate() {
+                let d = NanochatConfig::default();
+                state.nanochat.total_batch_size = d.total_batch_size;
+                state.nanochat.device_batch_size = d.device_batch_size;
+                state.nanochat.max_seq_len = d.max_seq_len;
+                state.nanochat.fp8 = false;
+                issues.push(QueryIssue {
+                    key: e.key.clone(),
+                    value: e.value.clone(),
+                    problem: IssueKind::Invalid(Box::new(e)),
+                });
+                if state.nanochat.validate().is_err() {
+                    state.nanochat = d;
+                }
+            }
+            return (state, issues);
         }
         // relations between fields: a head count that does not divide the width, accumulation
         // steps the processes cannot share
@@ -205,12 +284,24 @@ impl PageState {
     pub fn to_query(&self) -> String {
         let d = PageState::default();
         let mut pairs: Vec<(String, String)> = Vec::new();
-        for key in FIELDS_JSON_ORDER {
-            let (Some(v), Some(dv)) = (self.config.get(key), d.config.get(key)) else {
-                continue;
-            };
-            if v != dv {
-                pairs.push((key.to_string(), query_value(&v)));
+        if self.program == Program::NanoGpt {
+            for key in FIELDS_JSON_ORDER {
+                let (Some(v), Some(dv)) = (self.config.get(key), d.config.get(key)) else {
+                    continue;
+                };
+                if v != dv {
+                    pairs.push((key.to_string(), query_value(&v)));
+                }
+            }
+        } else {
+            pairs.push(("program".into(), self.program.id().into()));
+            for key in NanochatConfig::KEYS {
+                let (Some(v), Some(dv)) = (self.nanochat.get(key), d.nanochat.get(key)) else {
+                    continue;
+                };
+                if v != dv {
+                    pairs.push((key.replace('-', "_"), v));
+                }
             }
         }
         if self.gpu != d.gpu {
@@ -403,6 +494,32 @@ mod tests {
         assert!(s.config.bias);
         assert_eq!(s.config.dtype, Dtype::Float16);
         assert_eq!(s.gpu, "rtx4090");
+    }
+
+    #[test]
+    fn nanochat_state_is_its_argparse_names() {
+        // the program first, whatever its place in the query; flags in either spelling
+        let (p, issues) =
+            PageState::from_query("depth=12&program=nanochat&device-batch-size=8&gpu=rtx4090");
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(p.program, Program::Nanochat);
+        assert_eq!((p.nanochat.depth, p.nanochat.device_batch_size), (12, 8));
+        assert_eq!(
+            p.to_query(),
+            "program=nanochat&depth=12&device_batch_size=8&gpu=rtx4090"
+        );
+        assert_eq!(PageState::from_query(&p.to_query()).0, p);
+        // nanoGPT's keys are not nanochat's: named, ignored
+        let (p, issues) = PageState::from_query("program=nanochat&batch_size=4&window_pattern=SXL");
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert_eq!(p.nanochat.window_pattern, "SSSL");
+        // the script's cross-flag assert: named, the flags involved back to their defaults
+        let (p, issues) = PageState::from_query("program=nanochat&depth=4&total_batch_size=1000");
+        assert_eq!(issues.len(), 1);
+        assert!(p.nanochat.validate().is_ok());
+        // an unknown program: named, nanoGPT
+        let (p, issues) = PageState::from_query("program=llama");
+        assert_eq!((p.program, issues.len()), (Program::NanoGpt, 1));
     }
 
     #[test]

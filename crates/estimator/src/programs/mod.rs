@@ -53,3 +53,86 @@ impl Program {
         }
     }
 }
+
+use crate::engine::run::Run;
+use crate::error::ConfigError;
+use crate::gpu::Budget;
+use crate::input::query::PageState;
+
+/// One program's full answer: the replayed run (what every view shows) and what only that
+/// program has (nanoGPT's closed form and explanations, nanochat's model shape).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProgramAnalysis {
+    NanoGpt(nanogpt::analysis::Analysis),
+    Nanochat(nanochat::NanochatAnalysis),
+}
+
+impl std::ops::Deref for ProgramAnalysis {
+    type Target = Run;
+
+    /// The replayed run: peaks, components, verdict, where it runs out.
+    fn deref(&self) -> &Run {
+        match self {
+            ProgramAnalysis::NanoGpt(a) => &a.run,
+            ProgramAnalysis::Nanochat(a) => &a.run,
+        }
+    }
+}
+
+impl ProgramAnalysis {
+    pub fn program(&self) -> Program {
+        match self {
+            ProgramAnalysis::NanoGpt(_) => Program::NanoGpt,
+            ProgramAnalysis::Nanochat(_) => Program::Nanochat,
+        }
+    }
+
+    /// Parameters as the script prints them.
+    pub fn params_reported(&self) -> u64 {
+        match self {
+            ProgramAnalysis::NanoGpt(a) => a.estimate.params.reported,
+            ProgramAnalysis::Nanochat(a) => a.shape.total_params(),
+        }
+    }
+
+    pub fn nanogpt(&self) -> Option<&nanogpt::analysis::Analysis> {
+        match self {
+            ProgramAnalysis::NanoGpt(a) => Some(a),
+            ProgramAnalysis::Nanochat(_) => None,
+        }
+    }
+
+    pub fn nanochat(&self) -> Option<&nanochat::NanochatAnalysis> {
+        match self {
+            ProgramAnalysis::Nanochat(a) => Some(a),
+            ProgramAnalysis::NanoGpt(_) => None,
+        }
+    }
+}
+
+/// The page's state analysed: the chosen program's config on the chosen card.
+pub fn analyze_page(page: &PageState, budget: &Budget) -> Result<ProgramAnalysis, ConfigError> {
+    match page.program {
+        Program::NanoGpt => {
+            nanogpt::analysis::analyze(&page.config, budget).map(ProgramAnalysis::NanoGpt)
+        }
+        _ => nanochat::analyze(&page.nanochat, budget).map(ProgramAnalysis::Nanochat),
+    }
+}
+
+/// One program's ranked fixes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProgramFixes {
+    NanoGpt(nanogpt::fixes::FixReport),
+    Nanochat(nanochat::fixes::NanochatFixReport),
+}
+
+/// The fixes for the page's state (`exact`: nanoGPT's fixes checked by replay; nanochat's always are).
+pub fn rank_page_fixes(page: &PageState, budget: &Budget, mfu: f64) -> Option<ProgramFixes> {
+    match page.program {
+        Program::NanoGpt => {
+            nanogpt::fixes::rank_fixes(&page.config, budget, mfu, true).map(ProgramFixes::NanoGpt)
+        }
+        _ => nanochat::fixes::rank_fixes(&page.nanochat, budget).map(ProgramFixes::Nanochat),
+    }
+}

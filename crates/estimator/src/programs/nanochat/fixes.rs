@@ -42,18 +42,6 @@ impl NanochatFixKind {
             NanochatFixKind::ShallowerModel => "shallower_model",
         }
     }
-
-    /// A short English title (the CLI's text report; the page takes its language's).
-    pub fn title(self) -> &'static str {
-        match self {
-            NanochatFixKind::DeviceBatchKeepTotal => "smaller --device-batch-size, same total",
-            NanochatFixKind::ExpandableSegments => "expandable segments from the start",
-            NanochatFixKind::FreeTheCard => "close what else uses the card",
-            NanochatFixKind::DeviceBatchSmallerTotal => "smaller device and total batch",
-            NanochatFixKind::ShorterContext => "shorter --max-seq-len, same tokens",
-            NanochatFixKind::ShallowerModel => "smaller --depth",
-        }
-    }
 }
 
 /// One evaluated change.

@@ -8,6 +8,7 @@
 //! unless `attention=fa3`, whose saved tensors are derived, not measured.
 
 pub mod config;
+pub mod explain;
 pub mod fixes;
 pub mod sequence;
 pub mod shape;

@@ -11,7 +11,7 @@ pub struct Formula {
     pub numbers: String,
 }
 
-fn f(symbolic: &str, numbers: String) -> Formula {
+pub(crate) fn f(symbolic: &str, numbers: String) -> Formula {
     Formula {
         symbolic: symbolic.to_string(),
         numbers,
@@ -19,7 +19,7 @@ fn f(symbolic: &str, numbers: String) -> Formula {
 }
 
 /// `k` such that `bytes = k·unit + rest`, as text (`k` when exact, else `≈k`).
-fn multiple(bytes: u128, unit: u128, rest: u128) -> String {
+pub(crate) fn multiple(bytes: u128, unit: u128, rest: u128) -> String {
     if unit == 0 {
         return "0".into();
     }

@@ -1,0 +1,53 @@
+//! Which training script the page models: nanoGPT's train.py or nanochat's base_train.py. Each
+//! keeps its own settings; switching shows the other's inputs, bar, verdict and fixes.
+
+use estimator::programs::Program;
+use leptos::prelude::*;
+
+use crate::i18n::use_strings;
+use crate::state::use_app;
+
+/// The programs the page offers (chat_sft.py is not modelled yet).
+pub const PAGE_PROGRAMS: [Program; 2] = [Program::NanoGpt, Program::Nanochat];
+
+/// How an input names its setting: train.py's config key, or base_train.py's flag as typed.
+pub fn field_label(program: Program, key: &'static str) -> String {
+    match program {
+        Program::NanoGpt => key.to_string(),
+        _ => format!(
+            "--{}",
+            estimator::programs::nanochat::config::flag_name(key)
+        ),
+    }
+}
+
+#[component]
+pub fn ProgramPicker() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    let current = Memo::new(move |_| app.page.with(|p| p.program));
+    let options = PAGE_PROGRAMS
+        .into_iter()
+        .map(|program| {
+            view! {
+                <label class="program__option" class:program__option--on=move || current.get() == program>
+                    <input
+                        type="radio"
+                        name="program"
+                        value=program.id()
+                        data-testid=format!("program-{}", program.id())
+                        prop:checked=move || current.get() == program
+                        on:change=move |_| app.page.update(|p| p.program = program)
+                    />
+                    <span>{tr.program_name(program)}</span>
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <fieldset class="program" data-testid="program">
+            <legend class="program__legend">{tr.program_label}</legend>
+            {options}
+        </fieldset>
+    }
+}
