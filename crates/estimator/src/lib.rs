@@ -1,10 +1,28 @@
 //! # vramfit's estimator
 //!
-//! How much GPU memory karpathy/nanoGPT's `train.py` needs, where it goes, and whether it fits a
-//! card. Pure and deterministic, with no dependencies: the CLI and the web page both call it.
+//! How much GPU memory a training program needs, where it goes, and whether it fits a card —
+//! karpathy/nanoGPT's `train.py` and karpathy/nanochat's `scripts/base_train.py`. Pure and
+//! deterministic, with no dependencies: the CLI and the web page both call it.
 //!
-//! Every term is derived in `shared/reference/memory-physics.md` from nanoGPT's and PyTorch's
-//! source and pinned by a test to a measured run (`shared/data/measured/calibration.jsonl`).
+//! ## The pipeline
+//!
+//! ```text
+//! input (flags, config file, launch line, URL, paste)      input::*, programs::*::config
+//!   → a program's config, validated with its own names and asserts
+//!   → the program's one description of its memory: an allocation sequence
+//!                                                           programs::*::sequence
+//!   → replayed through the caching-allocator simulation     engine::replay, engine::allocator
+//!   → peaks per phase, components at the peak, the verdict on a card   engine::run
+//!   → fixes: the program's knobs, each replayed, ranked in the shared order
+//!                                                           programs::*::fixes, engine::ranking
+//! ```
+//!
+//! [`programs::analyze_page`] runs it for whichever program a page state holds. nanoGPT also has
+//! a closed form (`physics.rs`, held equal to its sequence by `tests/sequence_vs_closed_form.rs`),
+//! fast enough for its fix searches; nanochat's searches replay the sequence itself (a few ms).
+//!
+//! Every term is derived from the programs' and PyTorch's source (`shared/reference/`) and pinned
+//! by a test to measured runs (`shared/data/measured/`).
 //!
 //! ```
 //! use estimator::{estimate, gpu, TrainConfig};
@@ -12,6 +30,11 @@
 //! let est = estimate(&cfg, gpu::find("h100").unwrap()).unwrap();
 //! // measured on an H200: 9.342 GiB (calibration run s_b8)
 //! assert!((est.peak_bytes() as f64 / (1u64 << 30) as f64 - 9.342).abs() < 0.03);
+//!
+//! use estimator::programs::nanochat::{analyze, NanochatConfig};
+//! let cfg = NanochatConfig::from_args(&["--depth=20", "--device-batch-size=1"]).unwrap();
+//! let run = analyze(&cfg, &estimator::Budget::for_gpu(gpu::find("rtx3060").unwrap())).unwrap();
+//! assert!(!run.verdict.fits); // the optimizer step alone needs ~12.8 GiB
 //! ```
 
 pub mod decimal;
