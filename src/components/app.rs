@@ -85,9 +85,13 @@ fn Page() -> impl IntoView {
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
-                        <Show when=move || program.get() == Program::NanoGpt>
-                            <NumberField key="world_size" steps=WORLD />
-                        </Show>
+                        {move || {
+                            if program.get() == Program::NanoGpt {
+                                view! { <NumberField key="world_size" steps=WORLD /> }.into_any()
+                            } else {
+                                view! { <NumberField key="nproc_per_node" steps=WORLD /> }.into_any()
+                            }
+                        }}
                         <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.config.is_ddp())>
                             <LinkField />
                         </Show>

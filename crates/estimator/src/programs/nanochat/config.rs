@@ -479,6 +479,20 @@ impl NanochatConfig {
                 },
             ));
         }
+        // optim.py: AdamW's reduce_scatter splits the (V, C) embeddings and lm_head by rows
+        let v = u64::from(self.vocab_size).div_ceil(64) * 64;
+        if self.world_size > 1 && !v.is_multiple_of(u64::from(self.world_size)) {
+            return Err(ConfigError::new(
+                "nproc-per-node",
+                self.world_size,
+                Problem::Assertion {
+                    message: format!(
+                        "AdamW reduce_scatter requires shape[0] ({v}) divisible by world_size ({})",
+                        self.world_size
+                    ),
+                },
+            ));
+        }
         let world = self.tokens_per_micro_step() * u64::from(self.world_size);
         let total = self.total_batch_tokens();
         if !total.is_multiple_of(world) {

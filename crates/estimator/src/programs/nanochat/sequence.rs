@@ -348,48 +348,94 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// `MuonAdamW.step()` on one GPU (§2.3) and `zero_grad(set_to_none=True)`.
+    /// `MuonAdamW.step()` (optim.py `step`, §2.3) and `zero_grad(set_to_none=True)`, on rank 0.
+    ///
+    /// One GPU: every Muon group's gradients stacked, then per group its parameters stacked and
+    /// the Polar-Express iterates; all stacks live until the copy back. More GPUs (nanochat's own
+    /// sharding, no DDP wrapper): AdamW parameters of ≥ 1024 elements reduce-scatter into a
+    /// 1/N gradient slice and keep 1/N of their state; each Muon group stacks its gradients,
+    /// copies them into a zero-padded ⌈K/N⌉·N stack (kept as the all-gather's output), receives
+    /// its ⌈K/N⌉ chunk, keeps state for that chunk, stacks the parameters it owns and fills an
+    /// ⌈K/N⌉ all-gather input. Rank 0 owns a full chunk: it is the fullest rank.
     fn optimizer_step(&mut self, phase: Phase) {
         let s = self.s;
+        let n_world = u64::from(self.cfg.world_size.max(1));
         self.out.mark(Some(phase), Stage::OptimizerStep, 0);
         let groups = s.muon_groups();
-        let group_bytes = |(m, n): (u64, u64), k: u64| 4 * u128::from(k * m * n);
-        // phase 1: every Muon group's gradients stacked (AdamW groups use the gradient itself)
-        let mut stacks: Vec<TensorId> = groups
-            .iter()
-            .map(|&(shape, k)| self.out.alloc(group_bytes(shape, k), Term::OptimizerStacks))
-            .collect();
-        // phase 2: AdamW first (state like the parameter: bf16 for the embeddings), fused in place
+        let mat = |(m, n): (u64, u64), k: u64| 4 * u128::from(k * m * n);
         let first = !self.state_created;
+        let adamw: Vec<_> = s
+            .params()
+            .into_iter()
+            .filter(|p| p.owner == Owner::AdamW)
+            .collect();
+        let sharded = |p: &super::shape::Param| n_world > 1 && p.numel() >= 1024;
+        // phase 1: the reductions (on one GPU, only the Muon stacks)
+        let mut kept: Vec<TensorId> = Vec::new();
+        for p in adamw.iter().filter(|p| sharded(p)) {
+            kept.push(
+                self.out
+                    .alloc(p.bytes() / u128::from(n_world), Term::OptimizerStacks),
+            );
+        }
+        for &(shape, k) in &groups {
+            let chunk = k.div_ceil(n_world);
+            let stack = self.out.alloc(mat(shape, k), Term::OptimizerStacks);
+            if n_world == 1 {
+                kept.push(stack);
+                continue;
+            }
+            kept.push(
+                self.out
+                    .alloc(mat(shape, chunk * n_world), Term::OptimizerStacks),
+            );
+            self.out.free(stack);
+            kept.push(self.out.alloc(mat(shape, chunk), Term::OptimizerStacks));
+        }
+        // phase 2: AdamW first (state like the parameter: bf16 for the embeddings; 1/N of it
+        // where sharded), fused in place; then each Muon group
         if first {
-            for p in s.params().iter().filter(|p| p.owner == Owner::AdamW) {
-                self.out.alloc(p.bytes(), Term::AdamState);
-                self.out.alloc(p.bytes(), Term::AdamState);
+            for p in &adamw {
+                let bytes = if sharded(p) {
+                    p.bytes() / u128::from(n_world)
+                } else {
+                    p.bytes()
+                };
+                self.out.alloc(bytes, Term::AdamState);
+                self.out.alloc(bytes, Term::AdamState);
             }
         }
         for &((m, n), k) in &groups {
+            let chunk = k.div_ceil(n_world);
+            let owned = chunk.min(k);
             if first {
-                self.out.alloc(group_bytes((m, n), k), Term::MuonState);
+                self.out.alloc(mat((m, n), chunk), Term::MuonState);
                 let side = if m >= n { m } else { n };
-                self.out.alloc(4 * u128::from(k * side), Term::MuonState);
-            }
-            stacks.push(
                 self.out
-                    .alloc(group_bytes((m, n), k), Term::OptimizerStacks),
-            );
-            // muon_step_fused: five bf16 iterates of the group and two of its Gram matrices
-            let (k, m, n) = (u128::from(k), u128::from(m), u128::from(n));
-            let small = m.min(n);
-            let mut iterates: Vec<TensorId> = [2 * k * m * n; 5]
+                    .alloc(4 * u128::from(chunk * side), Term::MuonState);
+            }
+            let stacked_owned = self.out.alloc(mat((m, n), owned), Term::OptimizerStacks);
+            // muon_step_fused: five bf16 iterates of the owned stack and two of its Gram matrices
+            let (ko, mu, nu) = (u128::from(owned), u128::from(m), u128::from(n));
+            let small = mu.min(nu);
+            let mut iterates: Vec<TensorId> = [2 * ko * mu * nu; 5]
                 .into_iter()
-                .chain([2 * k * small * small; 2])
+                .chain([2 * ko * small * small; 2])
                 .map(|bytes| self.out.alloc(bytes, Term::PolarExpress))
                 .collect();
             self.out.free_all(&mut iterates);
+            if n_world == 1 {
+                // the updated stack maps straight onto the parameters in phase 3
+                kept.push(stacked_owned);
+            } else {
+                // the all-gather's input, held by the pending collective until phase 3
+                kept.push(self.out.alloc(mat((m, n), chunk), Term::OptimizerStacks));
+                self.out.free(stacked_owned);
+            }
         }
         self.state_created = true;
-        // phase 3: copied back into the parameters; the stacks go when step() returns
-        self.out.free_all(&mut stacks);
+        // phase 3: gathers finish, copies back; everything step() made goes when it returns
+        self.out.free_all(&mut kept);
         self.out.mark(Some(phase), Stage::ZeroGrad, 0);
         let mut grads = std::mem::take(&mut self.grads);
         self.out.free_all(&mut grads);
