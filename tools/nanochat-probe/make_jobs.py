@@ -46,6 +46,9 @@ CORE2 = [('nc_core_d20_T256', 20, 1, 256, 'SSSL', 1), ('nc_core_d2_T512', 2, 4, 
 SFT = [('nc_sft_d4_T512', 4, 512, 8, 512, 1, 1), ('nc_sft_d8_T1024', 8, 1024, 4, 1024, 2, 1),
        ('nc_sft_d12_T512', 12, 512, 8, 512, 1, 1), ('nc_sft_d12_T512_noopt', 12, 512, 8, 512, 1, 0),
        ('nc_sft_d6_T1024', 6, 1024, 4, 1024, 1, 1)]
+CORE3 = [('nc_core_small_d20_T256', 20, 1, 256, 'SSSL', 1), ('nc_core_small_d12_T512', 12, 2, 512, 'SSSL', 1),
+         ('nc_core_small_d4_T256', 4, 2, 256, 'L', 1)]
+SMALL_SHAPES = '1x8,1x16,1x32,1x64,2x64,4x64,1x128,4x128,2x256'
 SFT2 = [('nc_sft_d16_T1024', 16, 1024, 4, 1024, 1, 1), ('nc_sft_d20_T512_B2_GA2', 20, 512, 2, 512, 2, 1)]
 TRACE = [('nc_trace_d20_default', 20, 'default'), ('nc_trace_d20_expandable', 20, 'expandable'),
          ('nc_trace_d16_default', 16, 'default')]
@@ -68,6 +71,10 @@ def jobs(which):
     if 'core2' in which:
         for n, d, B, T, pat, GA in CORE2:
             J.append({'kind': 'core', 'name': n, 'gb': 16, 'cmd': ['python3', P + 'run_core.py', n] + bargv(d, B, T, pat, GA, core=2)})
+    if 'core3' in which:  # small task batches, where the bf16 lm_head weight copy can dominate
+        for n, d, B, T, pat, GA in CORE3:
+            J.append({'kind': 'core', 'name': n, 'gb': 16, 'env': {'CORE_SHAPES': SMALL_SHAPES},
+                      'cmd': ['python3', P + 'run_core.py', n] + bargv(d, B, T, pat, GA, core=2)})
     if 'sft2' in which:
         for n, d, T0, B, T, GA, lo in SFT2:
             J.append(sft_job(n, d, T0, B, T, GA, lo))

@@ -18,7 +18,11 @@ usage:
   1xT, 2xT, 4xT, 4x(T/2), 1x2T, 2x2T, 4x2T, 5x(T/4)
 Output: one `RESULT {json}` line: the run_base.py record plus `core_calls`: list (one per evaluate_core call) of
 lists of {n, s, kind, alloc_before, peak, alloc_after, extra_peak=peak-alloc_before}.
-Data in data/measured/nanochat-core.jsonl: PyTorch 2.11.0+cu130, H100 80GB HBM3, ALLOC=expandable.
+Data in data/measured/nanochat-core.jsonl: PyTorch 2.11.0+cu130, NVIDIA H100 80GB HBM3, ALLOC=expandable,
+nanochat 92d63d4; via `bash tools/nanochat-probe/device_call.sh core|core2|core3 ...` (make_jobs.py lists the configs).
+Result (all 332 entries within 1 KiB), N = n*s, C = model_dim, V = 32768:
+  extra_peak = max(2*V*C + 2*N*V, 12*N*V) + 8*N*C + 10*N
+(lm_head moment: bf16 weight copy + bf16 logits; softcap moment: three fp32 (N,V) tensors; cross_entropy lower).
 """
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

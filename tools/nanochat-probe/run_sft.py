@@ -18,7 +18,8 @@ Note: chat_sft's loader sets last_step once num_iterations batches were fetched 
 usage:
   NANOCHAT=<dir> python3 run_sft.py NAME --depth=D --base-seq-len=T0 -- <chat_sft flags>
   (internally: python3 run_sft.py --mkckpt TAG <base_train flags>)
-Data in data/measured/nanochat-sft.jsonl: PyTorch 2.11.0+cu130, H100 80GB HBM3, ALLOC=expandable.
+Data in data/measured/nanochat-sft.jsonl: PyTorch 2.11.0+cu130, NVIDIA H100 80GB HBM3, ALLOC=expandable,
+nanochat 92d63d4; via `bash tools/nanochat-probe/device_call.sh sft|sft2 ...` (make_jobs.py lists the configs).
 """
 import json, os, random, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

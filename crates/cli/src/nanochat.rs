@@ -10,11 +10,11 @@ use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::programs::Program;
 use estimator::units::{format_bytes, format_params, gib_signed};
-use estimator::{Budget, Component, Phase};
+use estimator::{Budget, Phase};
 
 use crate::args::Args;
 use crate::json::Json;
-use crate::report::{oom_json, run_text};
+use crate::report::{components_json, gpu_json, oom_json, run_text, terms_json, verdict_json};
 use crate::{budget_for, fail, read_oom_message};
 use vramfit_i18n::en;
 use vramfit_i18n::fix_text::nanochat_fix_text;
@@ -101,10 +101,7 @@ fn phase(a: &NanochatAnalysis, p: Phase) -> Json {
 fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Json {
     let cfg = &a.config;
     let s = &a.shape;
-    let comps = a.components();
     let (peak_phase, peak_stage, peak_micro) = a.peak_at();
-    let v = &a.verdict;
-    let g = &budget.gpu;
     let eval = a
         .phase_bytes(Phase::Eval)
         .max(a.phase_bytes(Phase::EvalAfterStep));
@@ -164,25 +161,8 @@ fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         ("peak_phase", Json::from(peak_phase.map(|p| p.id()))),
         ("peak_stage", Json::from(peak_stage.id())),
         ("peak_micro_step", peak_micro.into()),
-        (
-            "components_bytes",
-            Json::Obj(
-                Component::ALL
-                    .iter()
-                    .map(|c| (c.id().to_string(), Json::from(comps.get(*c))))
-                    .collect(),
-            ),
-        ),
-        (
-            "terms_bytes",
-            Json::Obj(
-                a.peak_terms()
-                    .0
-                    .iter()
-                    .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
-                    .collect(),
-            ),
-        ),
+        ("components_bytes", components_json(&a.run)),
+        ("terms_bytes", terms_json(&a.run)),
         ("total_batch_size", cfg.total_batch_tokens().into()),
         ("grad_accum_steps", cfg.grad_accum_steps().into()),
         (
@@ -190,30 +170,8 @@ fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
             (cfg.total_batch_tokens() / u64::from(cfg.max_seq_len)).into(),
         ),
         ("tokens_per_iter", cfg.total_batch_tokens().into()),
-        (
-            "gpu",
-            Json::obj([
-                ("id", Json::from(g.id)),
-                ("name", Json::from(g.name)),
-                ("total_bytes", Json::from(g.total_bytes)),
-                ("usable_bytes", Json::from(v.budget_bytes)),
-                ("context_bytes", Json::from(budget.context_bytes)),
-                ("other_bytes", Json::from(budget.other_bytes)),
-                (
-                    "cublas_workspace_bytes",
-                    Json::from(g.cublas_workspace_bytes()),
-                ),
-            ]),
-        ),
-        (
-            "verdict",
-            Json::obj([
-                ("fits", Json::from(v.fits)),
-                ("risk", Json::from(v.risk.id())),
-                ("headroom_bytes", Json::from(v.headroom_bytes)),
-                ("need_bytes", Json::from(v.need_bytes)),
-            ]),
-        ),
+        ("gpu", gpu_json(budget, &a.verdict)),
+        ("verdict", verdict_json(&a.verdict)),
         ("simulated_oom", oom_json(&a.run)),
         ("ddp", Json::Null),
         ("fixes", fixes_json(a, fixes)),

@@ -264,11 +264,58 @@ pub fn oom_json(a: &Run) -> Json {
     ])
 }
 
+/// Bytes of each bar segment at the peak (they sum to `peak_bytes.overall`).
+pub fn components_json(run: &Run) -> Json {
+    let comps = run.components();
+    Json::Obj(
+        Component::ALL
+            .iter()
+            .map(|c| (c.id().to_string(), Json::from(comps.get(*c))))
+            .collect(),
+    )
+}
+
+/// The tensors alive at the peak, by term.
+pub fn terms_json(run: &Run) -> Json {
+    Json::Obj(
+        run.peak_terms()
+            .0
+            .iter()
+            .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
+            .collect(),
+    )
+}
+
+/// The card and what the allocator may use of it.
+pub fn gpu_json(budget: &Budget, v: &Verdict) -> Json {
+    let g = &budget.gpu;
+    Json::obj([
+        ("id", Json::from(g.id)),
+        ("name", Json::from(g.name)),
+        ("total_bytes", Json::from(g.total_bytes)),
+        ("usable_bytes", Json::from(v.budget_bytes)),
+        ("context_bytes", Json::from(budget.context_bytes)),
+        ("other_bytes", Json::from(budget.other_bytes)),
+        (
+            "cublas_workspace_bytes",
+            Json::from(g.cublas_workspace_bytes()),
+        ),
+    ])
+}
+
+pub fn verdict_json(v: &Verdict) -> Json {
+    Json::obj([
+        ("fits", Json::from(v.fits)),
+        ("risk", Json::from(v.risk.id())),
+        ("headroom_bytes", Json::from(v.headroom_bytes)),
+        ("need_bytes", Json::from(v.need_bytes)),
+    ])
+}
+
 pub fn to_json(a: &Answer) -> Json {
     let est = a.est;
     let cfg = &est.config;
     let an = a.analysis;
-    let comps = an.components();
     let (peak_phase, peak_stage, peak_micro) = an.peak_at();
     let config = Json::Obj(
         FIELDS_JSON_ORDER
@@ -276,14 +323,6 @@ pub fn to_json(a: &Answer) -> Json {
             .filter_map(|k| cfg.get(k).map(|v| (k.to_string(), py_json(v))))
             .collect(),
     );
-    let terms = Json::Obj(
-        an.peak_terms()
-            .0
-            .iter()
-            .map(|(t, b)| (t.id().to_string(), Json::from(*b)))
-            .collect(),
-    );
-    let g = &a.budget.gpu;
     Json::obj([
         ("config", config),
         (
@@ -307,16 +346,8 @@ pub fn to_json(a: &Answer) -> Json {
         ("peak_phase", Json::from(peak_phase.map(|p| p.id()))),
         ("peak_stage", Json::from(peak_stage.id())),
         ("peak_micro_step", peak_micro.into()),
-        (
-            "components_bytes",
-            Json::Obj(
-                Component::ALL
-                    .iter()
-                    .map(|c| (c.id().to_string(), Json::from(comps.get(*c))))
-                    .collect(),
-            ),
-        ),
-        ("terms_bytes", terms),
+        ("components_bytes", components_json(an)),
+        ("terms_bytes", terms_json(an)),
         (
             "moments",
             Json::Arr(
@@ -335,30 +366,8 @@ pub fn to_json(a: &Answer) -> Json {
         ),
         ("effective_batch", cfg.effective_batch().into()),
         ("tokens_per_iter", cfg.tokens_per_iter().into()),
-        (
-            "gpu",
-            Json::obj([
-                ("id", Json::from(g.id)),
-                ("name", Json::from(g.name)),
-                ("total_bytes", Json::from(g.total_bytes)),
-                ("usable_bytes", Json::from(a.verdict.budget_bytes)),
-                ("context_bytes", Json::from(a.budget.context_bytes)),
-                ("other_bytes", Json::from(a.budget.other_bytes)),
-                (
-                    "cublas_workspace_bytes",
-                    Json::from(est.cublas_workspace_bytes),
-                ),
-            ]),
-        ),
-        (
-            "verdict",
-            Json::obj([
-                ("fits", Json::from(a.verdict.fits)),
-                ("risk", Json::from(a.verdict.risk.id())),
-                ("headroom_bytes", Json::from(a.verdict.headroom_bytes)),
-                ("need_bytes", Json::from(a.verdict.need_bytes)),
-            ]),
-        ),
+        ("gpu", gpu_json(a.budget, &a.verdict)),
+        ("verdict", verdict_json(&a.verdict)),
         ("simulated_oom", oom_json(&an.run)),
         ("ddp", ddp_json(a)),
         ("oom", message_json(a)),

@@ -5,6 +5,9 @@
 //! (the probe started CUDA before the script set expandable segments). `data/measured/
 //! nanochat-expandable.jsonl` (this project's, see tools/nanochat-probe/README.md): runs with
 //! expandable segments, as base_train.py sets them.
+//!
+//! Each test prints its table of runs when it fails: `cargo test -p estimator --test
+//! nanochat_calibration -- --nocapture` with a failing target shows every run's error.
 
 #![allow(clippy::unwrap_used)]
 
@@ -85,6 +88,37 @@ fn score(runs: &[Value]) -> (Vec<(&'static str, f64, f64)>, String) {
     (out, table)
 }
 
+/// This project's runs with expandable segments (tools/nanochat-probe/README.md: H100,
+/// PyTorch 2.11.0+cu130, nanochat 92d63d4).
+fn expandable_runs() -> Vec<Value> {
+    runs(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/measured/nanochat-expandable.jsonl"),
+    )
+}
+
+/// base_train.py's own allocator: every phase within median 0.5 %, worst 3 % (iteration 0: the
+/// autotuning test below).
+#[test]
+fn expandable_segments_runs_within_targets() {
+    let runs = expandable_runs();
+    assert!(runs.len() >= 46);
+    let (scores, table) = score(&runs);
+    for (key, med, max) in scores {
+        let worst_target = if key == "peak_allocated_train_iter0" {
+            1.0
+        } else {
+            0.03
+        };
+        assert!(
+            med <= 0.005 && max <= worst_target,
+            "{key}: median {:.3}% worst {:.3}%\n{table}",
+            med * 100.0,
+            max * 100.0
+        );
+    }
+}
+
 fn shared_runs() -> Vec<Value> {
     runs(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -120,7 +154,9 @@ fn default_allocator_runs_within_targets() {
 fn iteration_zero_is_off_only_by_autotuning() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let mut outliers = 0;
-    for run in shared_runs() {
+    let all: Vec<Value> = shared_runs().into_iter().chain(expandable_runs()).collect();
+    let total = all.len();
+    for run in all {
         let cfg = config(&run);
         let a = analyze(&cfg, &budget).unwrap();
         let m = run["measured_bytes"]["peak_allocated_train_iter0"]
@@ -139,9 +175,10 @@ fn iteration_zero_is_off_only_by_autotuning() {
             run["name"]
         );
     }
-    // two of the 30 runs (nc_cal_27, nc_cal_28) were measured on a cold cache
+    // the cold-cache runs are few (5 of 76: nc_cal_27, nc_cal_28, …); a model error would show
+    // in many
     assert!(
-        outliers <= 2,
-        "{outliers} runs more than 3 % off in iteration 0"
+        outliers * 10 <= total,
+        "{outliers} of {total} runs more than 3 % off in iteration 0"
     );
 }

@@ -8,18 +8,18 @@
 //! holds the two to each other, so the closed form and this sequence cannot drift apart.
 
 use crate::config::{Attention, TrainConfig};
+use crate::engine::events::Builder;
 pub use crate::engine::events::{Action, Event, Mark, Sequence, Stage};
 use crate::gpu::Gpu;
 use crate::physics::{Patches, Phase};
 use crate::terms::Term;
 
 /// A tensor id (`None`: no tensor, e.g. a zero-byte one).
-type T = Option<u32>;
+type T = crate::engine::events::TensorId;
 
 /// Builds a sequence; every helper below appends the events of one piece of nanoGPT.
 struct Gen<'a> {
-    seq: Sequence,
-    next: u32,
+    out: Builder,
     cfg: &'a TrainConfig,
     b: u128,
     t: u128,
@@ -65,8 +65,7 @@ struct ParamSlots {
 impl<'a> Gen<'a> {
     fn new(cfg: &'a TrainConfig, workspace: u128, patches: Patches) -> Self {
         Gen {
-            seq: Sequence::default(),
-            next: 0,
+            out: Builder::default(),
             cfg,
             b: u128::from(cfg.batch_size),
             t: u128::from(cfg.block_size),
@@ -85,39 +84,15 @@ impl<'a> Gen<'a> {
     }
 
     fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
-        let at = self.seq.events.len();
-        self.seq.marks.push(Mark {
-            at,
-            phase,
-            stage,
-            micro_step,
-        });
+        self.out.mark(phase, stage, micro_step);
     }
 
     fn a(&mut self, bytes: u128, term: Term) -> T {
-        if bytes == 0 {
-            return None;
-        }
-        let id = self.next;
-        self.next += 1;
-        self.seq.events.push(Event {
-            action: Action::Alloc,
-            tensor: id,
-            bytes,
-            term,
-        });
-        Some(id)
+        self.out.alloc(bytes, term)
     }
 
     fn f(&mut self, t: T) {
-        if let Some(id) = t {
-            self.seq.events.push(Event {
-                action: Action::Free,
-                tensor: id,
-                bytes: 0,
-                term: Term::Params,
-            });
-        }
+        self.out.free(t);
     }
 
     fn free_all(&mut self, ts: &[T]) {
@@ -1056,5 +1031,5 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     if cfg.max_iters >= cfg.eval_interval {
         g.estimate_loss(Phase::EvalAfterStep);
     }
-    g.seq
+    g.out.finish()
 }

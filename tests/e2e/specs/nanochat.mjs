@@ -1,0 +1,113 @@
+// nanochat's base_train.py on the page: its numbers equal the CLI's, the program choice and its
+// own flags drive the bar and the URL, a pasted launch line switches program, and its fixes come
+// with a command line to paste.
+
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { open, close, hooks, cli, waitForTotalChange } from '../lib/page.mjs';
+
+/** nanochat configs the page and the CLI must agree on, byte for byte. */
+const CASES = [
+  { query: '?program=nanochat', args: ['--program=nanochat', '--gpu=rtx3060'] },
+  {
+    query: '?program=nanochat&depth=12&device_batch_size=8&gpu=rtx4090',
+    args: ['--program=nanochat', '--depth=12', '--device-batch-size=8', '--gpu=rtx4090'],
+  },
+  {
+    // the shared runs' setting: default allocator, explicit total, short context
+    query: '?program=nanochat&depth=8&device_batch_size=8&max_seq_len=1024&window_pattern=SSSL&total_batch_size=16384&allocator=default&gpu=a6000',
+    args: ['--program=nanochat', '--depth=8', '--device-batch-size=8', '--max-seq-len=1024',
+      '--window-pattern=SSSL', '--total-batch-size=16384', '--allocator=default', '--gpu=a6000'],
+  },
+  {
+    query: '?program=nanochat&depth=26&device_batch_size=16&nproc_per_node=8&gpu=h100',
+    args: ['--program=nanochat', '--depth=26', '--device-batch-size=16', '--nproc-per-node=8', '--gpu=h100'],
+  },
+];
+
+export const tests = {
+  async 'nanochat page numbers equal the CLI for the same config'(ctx) {
+    for (const c of CASES) {
+      const page = await open(ctx, c.query);
+      const h = await hooks(page);
+      const j = cli(ctx, c.args);
+      assert.equal(h.total, j.peak_bytes.overall, `total ${c.query}`);
+      for (const [k, v] of Object.entries(j.components_bytes)) assert.equal(h.segments[k], v, `${k} ${c.query}`);
+      assert.equal(h.params, j.params.reported, `params ${c.query}`);
+      assert.equal(h.effectiveBatch, j.effective_batch, `batch ${c.query}`);
+      assert.equal(h.fits, j.verdict.fits, `fits ${c.query}`);
+      assert.equal(h.risk, j.verdict.risk, `risk ${c.query}`);
+      await close(page);
+    }
+  },
+
+  async 'choosing nanochat shows its flags; its slider drives the bar and the URL'(ctx) {
+    const page = await open(ctx, '?gpu=rtx4090');
+    const before = await hooks(page);
+    await page.click('[data-testid="program-nanochat"]');
+    await waitForTotalChange(page, before.total);
+    await page.waitForFunction(() => location.search.includes('program=nanochat'));
+    assert.equal(await page.locator('input[name=batch_size]').count(), 0, "train.py's keys are gone");
+    const label = await page.locator('label[for="field-device_batch_size"]').innerText();
+    assert.equal(label.trim(), '--device-batch-size');
+    const d20 = await hooks(page);
+    assert.equal(d20.total, cli(ctx, ['--program=nanochat', '--gpu=rtx4090']).peak_bytes.overall);
+    const slider = page.locator('input[type=range][name=device_batch_size]');
+    await slider.focus();
+    await page.keyboard.press('ArrowLeft');
+    await waitForTotalChange(page, d20.total);
+    assert.equal(await page.inputValue('input[type=text][name=device_batch_size]'), '16');
+    await page.waitForFunction(() => location.search.includes('device_batch_size=16'));
+    const after = await hooks(page);
+    const j = cli(ctx, ['--program=nanochat', '--device-batch-size=16', '--gpu=rtx4090']);
+    assert.equal(after.total, j.peak_bytes.overall);
+    // the script's own assert, named next to the field, and the page keeps its last answer
+    await page.locator('input[type=text][name=total_batch_size]').fill('1000');
+    await page.waitForSelector('#error-total_batch_size:not(:empty)');
+    assert.match(await page.innerText('#error-total_batch_size'), /must be a multiple of/);
+    assert.equal((await hooks(page)).total, after.total);
+    // back to train.py: its settings are where they were
+    await page.click('[data-testid="program-nanogpt"]');
+    await page.waitForSelector('input[name=batch_size]');
+    assert.equal((await hooks(page)).total, before.total);
+    await close(page);
+  },
+
+  async 'a pasted base_train launch line switches program and reads its flags'(ctx) {
+    const page = await open(ctx, '?gpu=rtx3090');
+    const before = await hooks(page);
+    await page.fill('textarea[name=paste]',
+      'torchrun --standalone --nproc_per_node=1 -m scripts.base_train -- --depth=12 --device-batch-size=16');
+    await page.click('[data-testid="paste-read"]');
+    await waitForTotalChange(page, before.total);
+    await page.waitForFunction(() => location.search.includes('program=nanochat'));
+    const h = await hooks(page);
+    const j = cli(ctx, ['--program=nanochat', '--depth=12', '--device-batch-size=16', '--gpu=rtx3090']);
+    assert.equal(h.total, j.peak_bytes.overall);
+    await close(page);
+  },
+
+  async 'depth 20 on a 12 GB card: out of memory, a smaller depth to paste'(ctx) {
+    const page = await open(ctx, '?program=nanochat&device_batch_size=1&gpu=rtx3060');
+    const h = await hooks(page);
+    assert.equal(h.fits, false);
+    await page.waitForSelector('[data-testid="top-fix"]');
+    const fix = await page.getAttribute('[data-testid="top-fix"]', 'data-fix');
+    assert.equal(fix, 'shallower_model');
+    const command = await page.innerText('[data-testid="top-fix"] [data-testid="snippet-cli"]');
+    const j = cli(ctx, ['--program=nanochat', '--device-batch-size=1', '--gpu=rtx3060']);
+    assert.equal(command.trim(), j.fixes[0].command);
+    await page.screenshot({ path: path.join(ctx.shots, 'nanochat-oom.png'), fullPage: true });
+    await close(page);
+  },
+
+  async 'nanochat on a phone: the answer and its inputs fit 390 px'(ctx) {
+    const page = await open(ctx, '?program=nanochat&depth=12&device_batch_size=8&gpu=rtx4070', {
+      viewport: { width: 390, height: 844 },
+    });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `page wider than the screen by ${overflow}px`);
+    await page.screenshot({ path: path.join(ctx.shots, 'nanochat-phone.png'), fullPage: true });
+    await close(page);
+  },
+};
