@@ -85,11 +85,15 @@ fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
              are outside PyTorch's allocator and not counted",
         );
     }
-    if cfg.core_metric_every > 0 || cfg.sample_every > 0 {
+    if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
         w.push(
-            "the CORE evaluation and sampling (uncompiled, at --core-metric-every / \
-             --sample-every and the last step) are not in these peaks yet",
+            "the CORE evaluation is not in these peaks: its examples' sizes come from the eval \
+             bundle; give --core-max-tokens (choices × tokens of its largest example), or see \
+             largest_core_example_that_fits",
         );
+    }
+    if cfg.sample_every > 0 {
+        w.push("sampling (16 tokens from 7 prompts with a KV cache) is not in these peaks");
     }
     w
 }
@@ -154,7 +158,7 @@ fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
                 ("eval", eval.into()),
                 ("eval_first", phase(a, Phase::Eval)),
                 ("eval_after_step", phase(a, Phase::EvalAfterStep)),
-                ("core", Json::Null),
+                ("core", phase(a, Phase::Core)),
                 ("reserved", Json::from(a.free_run.peak_reserved)),
             ]),
         ),
@@ -178,6 +182,10 @@ fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         (
             "largest_device_batch_size_that_fits",
             fixes.and_then(|r| r.largest_device_batch_that_fits).into(),
+        ),
+        (
+            "largest_core_example_that_fits",
+            fixes.and_then(|r| r.largest_core_example_that_fits).into(),
         ),
         (
             "warnings",
@@ -261,7 +269,9 @@ fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         p(Phase::Eval),
         p(Phase::EvalAfterStep),
         format_bytes(a.free_run.peak_reserved)
-    );
+    ) + &a
+        .phase_bytes(Phase::Core)
+        .map_or(String::new(), |b| format!(" · CORE {}", format_bytes(b)));
     out.push_str(&run_text(
         &a.run,
         budget,
@@ -278,6 +288,11 @@ fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         if let Some(b) = r.largest_device_batch_that_fits {
             line(format!(
                 "largest --device-batch-size that fits this card: {b}"
+            ));
+        }
+        if let Some(n) = r.largest_core_example_that_fits {
+            line(format!(
+                "the CORE evaluation fits examples up to {n} tokens (choices × length)"
             ));
         }
         line("fixes, best first:".into());

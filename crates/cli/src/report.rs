@@ -423,6 +423,7 @@ fn phase_name(program: Program, p: Phase) -> &'static str {
         (Program::NanoGpt, Phase::EvalAfterStep) => "a later estimate_loss()",
         (_, Phase::Eval) => "evaluate_bpb() at step 0",
         (_, Phase::EvalAfterStep) => "evaluate_bpb() at the last step",
+        (_, Phase::Core) => "the CORE evaluation",
     }
 }
 

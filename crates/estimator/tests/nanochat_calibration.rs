@@ -182,3 +182,47 @@ fn iteration_zero_is_off_only_by_autotuning() {
         "{outliers} of {total} runs more than 3 % off in iteration 0"
     );
 }
+
+/// The CORE evaluation: for every measured example shape (data/measured/nanochat-core.jsonl,
+/// synthetic task batches of n choices × s tokens through core_eval.py's `forward_model` on the
+/// uncompiled model), what the replay adds over the memory before CORE equals what the GPU added,
+/// within 1 MiB.
+#[test]
+fn core_evaluation_per_example_shape() {
+    let budget = Budget::for_gpu(gpu::find("h100").unwrap());
+    let runs = runs(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/measured/nanochat-core.jsonl"),
+    );
+    let mut checked = 0;
+    for run in &runs {
+        let base = config(run);
+        let last_call = run["core_calls"].as_array().unwrap().last().unwrap();
+        for e in last_call.as_array().unwrap() {
+            let tokens = e["n"].as_u64().unwrap() * e["s"].as_u64().unwrap();
+            let cfg = NanochatConfig {
+                core_max_tokens: tokens,
+                ..base.clone()
+            };
+            let a = analyze(&cfg, &budget).unwrap();
+            let start = a
+                .sequence
+                .marks
+                .iter()
+                .find(|m| m.phase == Some(Phase::Core))
+                .unwrap()
+                .at;
+            let before = a.free_run.samples[start - 1].allocated;
+            let extra = a.phase_bytes(Phase::Core).unwrap() - before;
+            let measured = e["extra_peak"].as_f64().unwrap();
+            assert!(
+                (extra as f64 - measured).abs() <= 1048576.0,
+                "{} {}×{}: {extra} vs {measured}",
+                run["name"],
+                e["n"],
+                e["s"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 160, "{checked} shapes");
+}

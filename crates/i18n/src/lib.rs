@@ -30,9 +30,10 @@ strings! {
     program_names[2],
     nc_tagline,
     /// Hints under each base_train.py flag, in `NanochatConfig::KEYS` order.
-    nc_hints[18],
+    nc_hints[19],
     nc_phase_eval,
     nc_phase_eval_later,
+    nc_phase_core,
     nc_section_attention,
     /// `{n}`: the largest device batch keeping the total.
     nc_largest_batch,
@@ -40,8 +41,8 @@ strings! {
     /// nanochat's fixes, in `NanochatFixKind` order; placeholders `{batch}`, `{old_batch}`,
     /// `{accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
     /// `{params}`, `{freed}`.
-    nc_fix_titles[6],
-    nc_fix_why[6],
+    nc_fix_titles[8],
+    nc_fix_why[8],
     section_model,
     section_batch,
     section_precision,
@@ -129,7 +130,7 @@ strings! {
     /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
     effective_not_kept,
     /// What a fix changes in training, in [`estimator::fixes::Impact`] order.
-    impacts[9],
+    impacts[10],
     col_peak,
     col_saving,
     col_fits,
@@ -283,6 +284,7 @@ impl Strings {
             estimator::Phase::TrainSteady => self.phase_steady,
             estimator::Phase::Eval => self.phase_eval,
             estimator::Phase::EvalAfterStep => self.phase_eval_later,
+            estimator::Phase::Core => self.nc_phase_core,
         }
     }
 

@@ -15,6 +15,8 @@ pub enum Phase {
     Eval,
     /// Later `estimate_loss()` calls: AdamW state and the training loop's last logits are alive.
     EvalAfterStep,
+    /// nanochat's CORE evaluation: the uncompiled model on few-shot task examples.
+    Core,
 }
 
 impl Phase {
@@ -24,6 +26,7 @@ impl Phase {
             Phase::TrainSteady => "train_steady",
             Phase::Eval => "eval",
             Phase::EvalAfterStep => "eval_after_step",
+            Phase::Core => "core",
         }
     }
 }

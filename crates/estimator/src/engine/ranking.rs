@@ -11,6 +11,8 @@ pub enum Impact {
     Slower,
     /// Same optimisation, but nanoGPT's code must be patched.
     CodeChange,
+    /// Training unchanged; an evaluation runs less often or not at all.
+    Evaluation,
     /// A smaller effective batch: noisier gradients.
     GradientNoise,
     /// Less dropout.
@@ -31,6 +33,7 @@ impl Impact {
             Impact::Nothing => "nothing",
             Impact::Slower => "slower",
             Impact::CodeChange => "code_change",
+            Impact::Evaluation => "evaluation",
             Impact::GradientNoise => "gradient_noise",
             Impact::Regularization => "regularization",
             Impact::ContextLength => "context_length",

@@ -101,10 +101,17 @@ const FLAGS: &[Flag] = &[
         "expandable_segments",
     ),
     flag("nproc-per-node", Kind::Int, "1"),
+    flag("core-max-tokens", Kind::Int, "0"),
 ];
 
 /// The vramfit settings among [`FLAGS`] (not base_train.py's own).
-pub const VRAMFIT_FLAGS: &[&str] = &["vocab-size", "attention", "allocator", "nproc-per-node"];
+pub const VRAMFIT_FLAGS: &[&str] = &[
+    "vocab-size",
+    "attention",
+    "allocator",
+    "nproc-per-node",
+    "core-max-tokens",
+];
 
 /// The settings of one base_train.py run that vramfit models (the others are read and checked,
 /// then ignored: learning rates, logging, checkpoints).
@@ -135,6 +142,9 @@ pub struct NanochatConfig {
     pub allocator: Allocator,
     /// Processes `torchrun --nproc_per_node` starts (× nodes): the script's `ddp_world_size`.
     pub world_size: u32,
+    /// Tokens (choices × length) of the largest example the CORE evaluation forwards at once; 0
+    /// when unknown. It comes from the eval bundle's data, which vramfit does not have.
+    pub core_max_tokens: u64,
 }
 
 impl Default for NanochatConfig {
@@ -160,6 +170,7 @@ impl Default for NanochatConfig {
             attention: NanochatAttention::Sdpa,
             allocator: Allocator::ExpandableSegments,
             world_size: 1,
+            core_max_tokens: 0,
         };
         for f in FLAGS {
             // the defaults are valid by construction (a test sets every one)
@@ -379,6 +390,7 @@ impl NanochatConfig {
                 "sample-every" => self.sample_every = switch_int(k, text)?,
                 "vocab-size" => self.vocab_size = u32_in(k, text, 2, 1 << 22)?,
                 "nproc-per-node" => self.world_size = u32_in(k, text, 1, 4096)?,
+                "core-max-tokens" => self.core_max_tokens = int_in(k, text, 0, 1 << 24)? as u64,
                 // learning rates, logging, checkpoints: type-checked like argparse, no memory effect
                 _ => {
                     switch_int(k, text)?;
@@ -543,6 +555,11 @@ impl NanochatConfig {
         (self.total_batch_tokens() / world.max(1)).max(1)
     }
 
+    /// Whether the CORE evaluation runs and its largest example is known.
+    pub fn models_core(&self) -> bool {
+        self.core_metric_every > 0 && self.core_max_tokens > 0
+    }
+
     /// Batches one `evaluate_bpb` call runs: eval_tokens // (B·T·world).
     pub fn eval_steps(&self) -> u64 {
         let world = self.tokens_per_micro_step() * u64::from(self.world_size);
@@ -573,6 +590,7 @@ impl NanochatConfig {
             "attention" => self.attention.as_str().to_string(),
             "allocator" => self.allocator.as_str().to_string(),
             "nproc-per-node" => self.world_size.to_string(),
+            "core-max-tokens" => self.core_max_tokens.to_string(),
             _ => return None,
         })
     }
@@ -597,6 +615,7 @@ impl NanochatConfig {
         "attention",
         "allocator",
         "nproc-per-node",
+        "core-max-tokens",
     ];
 
     /// The flags that differ from base_train.py's defaults, as a command line would give them.

@@ -29,6 +29,11 @@ pub enum NanochatFixKind {
     ShorterContext,
     /// Smaller `--depth` (a narrower model too: model_dim follows depth).
     ShallowerModel,
+    /// `--core-metric-every=-1`: no CORE evaluation, whose uncompiled forward on long few-shot
+    /// examples can hold the peak.
+    CoreOff,
+    /// No CORE evaluation and a smaller `--device-batch-size` with the total kept.
+    CoreOffWithDeviceBatch,
 }
 
 impl NanochatFixKind {
@@ -40,6 +45,8 @@ impl NanochatFixKind {
             NanochatFixKind::DeviceBatchSmallerTotal => "device_batch_smaller_total",
             NanochatFixKind::ShorterContext => "shorter_context",
             NanochatFixKind::ShallowerModel => "shallower_model",
+            NanochatFixKind::CoreOff => "core_off",
+            NanochatFixKind::CoreOffWithDeviceBatch => "core_off_with_device_batch",
         }
     }
 }
@@ -86,9 +93,10 @@ pub fn launch_line(cfg: &NanochatConfig) -> String {
         .changed_flags()
         .into_iter()
         .filter(|f| {
-            !f.starts_with("--allocator=")
-                && !f.starts_with("--nproc-per-node=")
-                && !f.starts_with("--attention=")
+            // vramfit's own settings are not base_train.py's flags
+            !super::config::VRAMFIT_FLAGS
+                .iter()
+                .any(|v| f.starts_with(&format!("--{v}=")))
         })
         .collect();
     let launcher = if cfg.world_size > 1 {
@@ -116,6 +124,9 @@ pub struct NanochatFixReport {
     pub fixes: Vec<NanochatFix>,
     /// The largest `--device-batch-size` that fits with `--total-batch-size` kept.
     pub largest_device_batch_that_fits: Option<u32>,
+    /// When CORE runs: the longest CORE example (choices × tokens) this card can evaluate after
+    /// training (`None`: not even one token, or CORE off).
+    pub largest_core_example_that_fits: Option<u64>,
 }
 
 /// The last value of `candidates` (ascending) for which `fits` holds, by bisection (fits is
@@ -260,6 +271,36 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
         ));
     }
 
+    if cfg.models_core() {
+        let no_core = NanochatConfig {
+            core_metric_every: -1,
+            ..cfg.clone()
+        };
+        let alone = fits(&no_core);
+        fixes.extend(evaluate(
+            NanochatFixKind::CoreOff,
+            Impact::Evaluation,
+            no_core.clone(),
+            other,
+        ));
+        // where training does not fit either: both changes
+        let with_batch = |b: u32| NanochatConfig {
+            device_batch_size: b,
+            total_batch_size: pinned.total_batch_size,
+            ..no_core.clone()
+        };
+        if !alone {
+            if let Some(b) = largest(&keeping, |b| fits(&with_batch(b))) {
+                fixes.extend(evaluate(
+                    NanochatFixKind::CoreOffWithDeviceBatch,
+                    Impact::Evaluation,
+                    with_batch(b),
+                    other,
+                ));
+            }
+        }
+    }
+
     // fits first (with room, then tight), then what it costs training, then the larger saving
     let fit_rank = |v: &Verdict| match v.risk {
         Risk::Fits => 0,
@@ -269,10 +310,33 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
     fixes.sort_by_key(|f| (fit_rank(&f.verdict), f.impact, -f.saving_bytes));
     let all_batches = batches_keeping_total(cfg, 1 << 16);
     let largest_device_batch_that_fits = largest(&all_batches, |b| fits(&with_batch(b)));
+    // CORE's example sizes come from its data: say how long an example this card can take
+    let core_fits = |n: u64| {
+        fits(&NanochatConfig {
+            core_max_tokens: n,
+            ..cfg.clone()
+        })
+    };
+    let largest_core_example_that_fits = if cfg.core_metric_every > 0 && core_fits(1) {
+        // bisection over 1..2^24 tokens: the largest that fits
+        let (mut ok, mut bad) = (1u64, 1u64 << 24);
+        while bad - ok > 1 {
+            let mid = ok + (bad - ok) / 2;
+            if core_fits(mid) {
+                ok = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        Some(ok)
+    } else {
+        None
+    };
     Some(NanochatFixReport {
         current: base.run.verdict,
         current_peak: base_peak,
         fixes,
         largest_device_batch_that_fits,
+        largest_core_example_that_fits,
     })
 }

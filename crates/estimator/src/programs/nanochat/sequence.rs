@@ -441,6 +441,36 @@ impl<'a> Gen<'a> {
         self.out.free_all(&mut grads);
     }
 
+    /// One CORE example through the uncompiled model under `no_grad` (core_eval.py
+    /// `forward_model`), `n` tokens (choices × length; sequences are never truncated). Measured
+    /// (data/measured/nanochat-core.jsonl, 332 shapes, to 512 B): the lm_head matmul holds the bf16
+    /// weight copy and bf16 logits; the softcap then holds three fp32 (N, V) tensors (`.float()`,
+    /// `/15`, `tanh`) after the bf16 logits are gone; 8·N·C bytes of activations and the ids stay
+    /// alive throughout.
+    fn core(&mut self, n: u128) {
+        let Dims { c, v, .. } = self.d;
+        self.out.mark(Some(Phase::Core), Stage::Eval, 0);
+        let ids = self.out.alloc(10 * n, Term::TokenIds);
+        let acts = self.out.alloc(8 * n * c, Term::ForwardLocals);
+        let w = self.out.alloc(2 * v * c, Term::WeightCopies);
+        let bf16 = self.out.alloc(2 * n * v, Term::Logits);
+        self.out.free(w);
+        let f32 = self.out.alloc(4 * n * v, Term::Logits);
+        self.out.free(bf16);
+        let scaled = self.out.alloc(4 * n * v, Term::Logits);
+        let tanh = self.out.alloc(4 * n * v, Term::Logits);
+        self.out.free(scaled);
+        let capped = self.out.alloc(4 * n * v, Term::Logits);
+        self.out.free(tanh);
+        self.out.free(f32);
+        // cross_entropy's fp32 log-softmax beside the capped logits: 8·N·V, below the softcap
+        let logp = self.out.alloc(4 * n * v, Term::Logits);
+        self.out.free(logp);
+        self.out.free(capped);
+        self.out.free(acts);
+        self.out.free(ids);
+    }
+
     fn iteration(&mut self, phase: Phase) {
         let micro = self.cfg.grad_accum_steps().min(2) as u32;
         for m in 1..=micro {
@@ -524,6 +554,11 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
     }
     if evaluates {
         g.evaluate(Phase::EvalAfterStep);
+    }
+    // the last step: CORE after the evaluation (also every --core-metric-every steps, on the same
+    // memory: after an optimizer step, without gradients)
+    if cfg.models_core() {
+        g.core(u128::from(cfg.core_max_tokens));
     }
     g.out.finish()
 }
