@@ -72,9 +72,9 @@ fn Page() -> impl IntoView {
         <div class="page">
             <Header />
             <Notices />
+            <ProgramPicker />
             <main class="layout">
                 <section class="inputs" aria-label=tr.settings_label>
-                    <ProgramPicker />
                     <PastePanel />
                     {move || match program.get() {
                         Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),

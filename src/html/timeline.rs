@@ -200,7 +200,11 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let title = el(
         "h3",
         &[("class", "chart__title"), ("id", "chart-title")],
-        &escape(tr.chart_title),
+        &escape(if program == Program::NanoGpt {
+            tr.chart_title
+        } else {
+            tr.nc_chart_title
+        }),
     );
     el(
         "figure",

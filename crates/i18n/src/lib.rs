@@ -34,6 +34,7 @@ strings! {
     nc_phase_eval,
     nc_phase_eval_later,
     nc_phase_core,
+    nc_chart_title,
     nc_section_attention,
     /// `{n}`: the largest device batch keeping the total.
     nc_largest_batch,
@@ -568,6 +569,18 @@ mod tests {
         );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         Box::leak(text.into_boxed_str())
+    }
+
+    #[test]
+    fn nanochat_hints_follow_its_keys() {
+        let en = en();
+        let hint = |k| en.hint_for(Program::Nanochat, k);
+        assert!(hint("window_pattern").contains("window"));
+        assert!(hint("device_batch_size").contains("sequences"));
+        assert!(hint("total_batch_size").contains("optimizer step"));
+        assert!(hint("eval_tokens").contains("evaluation"));
+        assert!(hint("core_max_tokens").contains("CORE"));
+        assert!(hint("nproc_per_node").contains("torchrun"));
     }
 
     #[test]
