@@ -78,6 +78,7 @@ fn Page() -> impl IntoView {
                     <PastePanel />
                     {move || match program.get() {
                         Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
+                        // rebuilt when the program changes: each script shows its own settings
                         _ => view! { <NanochatInputs /> }.into_any(),
                     }}
                 </section>

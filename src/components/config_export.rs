@@ -18,7 +18,7 @@ pub fn ConfigExport() -> impl IntoView {
             _ => crate::html::export::snippet_block(
                 tr,
                 tr.snippet_cli,
-                &estimator::programs::nanochat::fixes::launch_line(&p.nanochat),
+                &estimator::programs::nanochat::fixes::launch_line(p.nanochat_config()),
                 "export-cli",
             ),
         })

@@ -40,7 +40,7 @@ pub fn EmbedPage() -> impl IntoView {
                     Some(crate::html::nanochat_fixes::top_fix(
                         tr,
                         f,
-                        &p.nanochat,
+                        p.nanochat_config(),
                         freed,
                     ))
                 }

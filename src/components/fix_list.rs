@@ -20,7 +20,7 @@ pub fn FixList() -> impl IntoView {
             Some(match &report {
                 ProgramFixes::NanoGpt(r) => crate::html::fixes::panel(tr, r, &p.config, freed),
                 ProgramFixes::Nanochat(r) => {
-                    crate::html::nanochat_fixes::panel(tr, r, &p.nanochat, freed)
+                    crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
                 }
             })
         })

@@ -4,6 +4,7 @@
 
 use estimator::config::Allocator;
 use estimator::programs::nanochat::NanochatAttention;
+use estimator::programs::Program;
 use leptos::prelude::*;
 
 use super::choice_field::ChoiceField;
@@ -30,6 +31,10 @@ const PATTERNS: &[(&str, &str)] = &[("L", "L"), ("SL", "SL"), ("SSL", "SSL"), ("
 pub fn NanochatInputs() -> impl IntoView {
     let tr = use_strings();
     let app = use_app();
+    // chat_sft.py: the same model and batch settings, plus whether the optimizer state is loaded
+    let sft = app
+        .page
+        .with_untracked(|p| p.program == Program::NanochatSft);
     let attentions = vec![
         (NanochatAttention::Sdpa.as_str(), "SDPA"),
         (NanochatAttention::Fa3.as_str(), "FA3"),
@@ -44,7 +49,7 @@ pub fn NanochatInputs() -> impl IntoView {
     // what -1 resolves to, and the micro-steps it makes
     let resolved = move || {
         app.page.with(|p| {
-            let c = &p.nanochat;
+            let c = p.nanochat_config();
             format!(
                 "{} × {} × {} = {}",
                 c.device_batch_size,
@@ -77,6 +82,7 @@ pub fn NanochatInputs() -> impl IntoView {
         <fieldset class="group">
             <legend>{tr.section_eval}</legend>
             <NumberField key="eval_tokens" steps=EVAL_TOKENS />
+            {sft.then(|| view! { <ChoiceField key="load_optimizer" options=vec![("1", "1"), ("0", "0")] /> })}
         </fieldset>
     }
 }

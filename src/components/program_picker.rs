@@ -1,23 +1,27 @@
 //! Which training script the page models: nanoGPT's train.py or nanochat's base_train.py. Each
 //! keeps its own settings; switching shows the other's inputs, bar, verdict and fixes.
 
+use estimator::programs::nanochat::config::Script;
+use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::Program;
 use leptos::prelude::*;
 
 use crate::i18n::use_strings;
 use crate::state::use_app;
 
-/// The programs the page offers (chat_sft.py is not modelled yet).
-pub const PAGE_PROGRAMS: [Program; 2] = [Program::NanoGpt, Program::Nanochat];
-
-/// How an input names its setting: train.py's config key, or base_train.py's flag as typed.
+/// How an input names its setting: train.py's config key, a nanochat script's flag as typed, or
+/// (for what chat_sft.py reads from its checkpoint) the setting's plain name.
 pub fn field_label(program: Program, key: &'static str) -> String {
-    match program {
-        Program::NanoGpt => key.to_string(),
-        _ => format!(
-            "--{}",
-            estimator::programs::nanochat::config::flag_name(key)
-        ),
+    let flag = estimator::programs::nanochat::config::flag_name(key);
+    let script = match program {
+        Program::NanoGpt => return key.to_string(),
+        Program::Nanochat => NanochatConfig::default(),
+        Program::NanochatSft => NanochatConfig::for_script(Script::Sft),
+    };
+    if script.is_script_flag(&flag) {
+        format!("--{flag}")
+    } else {
+        key.to_string()
     }
 }
 
@@ -26,7 +30,7 @@ pub fn ProgramPicker() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let current = Memo::new(move |_| app.page.with(|p| p.program));
-    let options = PAGE_PROGRAMS
+    let options = Program::ALL
         .into_iter()
         .map(|program| {
             view! {

@@ -31,7 +31,7 @@ pub fn RunSummary() -> impl IntoView {
                 )
             }
             _ => {
-                let c = &p.nanochat;
+                let c = p.nanochat_config();
                 let sequences = c.total_batch_tokens() / u64::from(c.max_seq_len);
                 (
                     format!(

@@ -75,13 +75,7 @@ fn main() -> ExitCode {
     };
     match program {
         Program::NanoGpt => {}
-        Program::Nanochat => return nanochat::main(&args, launch),
-        Program::NanochatSft => {
-            return fail(
-                "--program=nanochat-sft: scripts/chat_sft.py is not modelled yet; \
-                 --program=nanochat models scripts/base_train.py",
-            )
-        }
+        Program::Nanochat | Program::NanochatSft => return nanochat::main(&args, program, launch),
     }
 
     let mut conf = Configurator::new();

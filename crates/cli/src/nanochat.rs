@@ -6,6 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use estimator::input::command_line::Launch;
+use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::programs::Program;
@@ -22,7 +23,7 @@ use vramfit_i18n::fix_text::nanochat_fix_text;
 /// The config the command line describes: base_train.py's flags in order, then what the
 /// launcher said (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`) and vramfit's
 /// `--nproc_per_node`.
-fn config(args: &Args, launch: Option<Launch>) -> Result<NanochatConfig, String> {
+fn config(args: &Args, program: Program, launch: Option<Launch>) -> Result<NanochatConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
         flags.extend(l.args);
@@ -36,11 +37,15 @@ fn config(args: &Args, launch: Option<Launch>) -> Result<NanochatConfig, String>
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
     }
-    NanochatConfig::from_args(&flags).map_err(|e| e.to_string())
+    match program {
+        Program::NanochatSft => NanochatConfig::from_sft_args(&flags),
+        _ => NanochatConfig::from_args(&flags),
+    }
+    .map_err(|e| e.to_string())
 }
 
-pub fn main(args: &Args, launch: Option<Launch>) -> ExitCode {
-    let cfg = match config(args, launch) {
+pub fn main(args: &Args, program: Program, launch: Option<Launch>) -> ExitCode {
+    let cfg = match config(args, program, launch) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
@@ -72,6 +77,13 @@ fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
         "iteration 0 can be higher on a machine whose Inductor cache is cold: autotuning a new \
          kernel briefly holds an L2-sized buffer and copies of the kernel's arguments",
     ];
+    if cfg.script == Script::Sft {
+        w.push(
+            "chat_sft.py inherits max_seq_len, device_batch_size and total_batch_size from the \
+             base checkpoint; vramfit assumes base_train.py's defaults (2048, 32, the automatic \
+             total for --depth) unless given; the ChatCORE evaluation is not in these peaks",
+        );
+    }
     if cfg.attention == estimator::programs::nanochat::NanochatAttention::Fa3 {
         w.push(
             "attention=fa3: FA3's saved tensors are derived from its source (no mask, the same \
@@ -104,13 +116,17 @@ fn phase(a: &NanochatAnalysis, p: Phase) -> Json {
 
 fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Json {
     let cfg = &a.config;
+    let program = match cfg.script {
+        Script::Base => Program::Nanochat,
+        Script::Sft => Program::NanochatSft,
+    };
     let s = &a.shape;
     let (peak_phase, peak_stage, peak_micro) = a.peak_at();
     let eval = a
         .phase_bytes(Phase::Eval)
         .max(a.phase_bytes(Phase::EvalAfterStep));
     let config = Json::Obj(
-        NanochatConfig::KEYS
+        cfg.keys()
             .iter()
             .filter_map(|k| {
                 let value = cfg.get(k)?;
@@ -126,8 +142,8 @@ fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
             .collect(),
     );
     Json::obj([
-        ("program", Json::from(Program::Nanochat.id())),
-        ("script", Json::from(Program::Nanochat.script())),
+        ("program", Json::from(program.id())),
+        ("script", Json::from(program.script())),
         ("config", config),
         (
             "model",
@@ -239,7 +255,11 @@ fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixRepo
         out.push('\n');
     };
     line(format!(
-        "model     nanochat base_train.py: depth {} → model_dim {}, {} heads of {}, vocab {}: {} parameters",
+        "model     nanochat {}: depth {} → model_dim {}, {} heads of {}, vocab {}: {} parameters",
+        match cfg.script {
+            Script::Base => "base_train.py",
+            Script::Sft => "chat_sft.py",
+        },
         s.l,
         s.c,
         s.h,

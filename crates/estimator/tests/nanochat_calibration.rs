@@ -226,3 +226,52 @@ fn core_evaluation_per_example_shape() {
     }
     assert!(checked >= 160, "{checked} shapes");
 }
+
+/// chat_sft.py (data/measured/nanochat-sft.jsonl: the real script on real base checkpoints,
+/// H100, expandable segments): the run's flags plus the checkpoint's depth, every phase within
+/// median 0.5 % and worst 3 % — with the base run's optimizer state loaded (iteration 0 = steady)
+/// and without (`--load-optimizer=0`).
+#[test]
+fn chat_sft_runs_within_targets() {
+    let budget = Budget::for_gpu(gpu::find("h100").unwrap());
+    let runs = runs(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/measured/nanochat-sft.jsonl"),
+    );
+    let phases: [(&str, &[Phase]); 3] = [
+        ("peak_allocated_eval", &[Phase::Eval, Phase::EvalAfterStep]),
+        ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),
+        ("peak_allocated_train_steady", &[Phase::TrainSteady]),
+    ];
+    let mut errs: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut table = String::new();
+    for run in &runs {
+        let mut args: Vec<String> = run["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        args.push(format!("--depth={}", run["base_checkpoint"]["depth"]));
+        let cfg = NanochatConfig::from_sft_args(&args).unwrap();
+        let a = analyze(&cfg, &budget).unwrap();
+        table += run["name"].as_str().unwrap();
+        for (i, (key, ps)) in phases.iter().enumerate() {
+            let m = run["measured_bytes"][key].as_f64().unwrap();
+            let p = ps.iter().filter_map(|&p| a.phase_bytes(p)).max().unwrap() as f64;
+            errs[i].push((p - m).abs() / m);
+            table += &format!("  {key}: {:+.3}%", (p - m) / m * 100.0);
+        }
+        table += "\n";
+    }
+    eprintln!("{table}");
+    for (i, (key, _)) in phases.iter().enumerate() {
+        let (med, max) = (
+            median(errs[i].clone()),
+            errs[i].iter().cloned().fold(0.0, f64::max),
+        );
+        assert!(
+            med <= 0.005 && max <= 0.03,
+            "{key}: median {med} max {max}\n{table}"
+        );
+    }
+}

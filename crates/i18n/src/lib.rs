@@ -27,10 +27,11 @@ strings! {
     /// The program choice at the top of the page.
     program_label,
     /// Each program's name, in [`estimator::programs::Program::ALL`] order (chat_sft not shown).
-    program_names[2],
+    program_names[3],
     nc_tagline,
     /// Hints under each base_train.py flag, in `NanochatConfig::KEYS` order.
     nc_hints[19],
+    nc_hint_load_optimizer,
     nc_phase_eval,
     nc_phase_eval_later,
     nc_phase_core,
@@ -302,6 +303,9 @@ impl Strings {
             Program::NanoGpt => self.hint(key),
             _ => {
                 let flag = estimator::programs::nanochat::config::flag_name(key);
+                if flag == "load-optimizer" {
+                    return self.nc_hint_load_optimizer;
+                }
                 NanochatConfig::KEYS
                     .iter()
                     .position(|k| *k == flag)

@@ -23,6 +23,11 @@ const CASES = [
     query: '?program=nanochat&depth=26&device_batch_size=16&nproc_per_node=8&gpu=h100',
     args: ['--program=nanochat', '--depth=26', '--device-batch-size=16', '--nproc-per-node=8', '--gpu=h100'],
   },
+  {
+    // chat_sft.py on a d12 checkpoint, the base run's optimizer state loaded
+    query: '?program=nanochat-sft&depth=12&device_batch_size=8&max_seq_len=1024&gpu=rtx3090',
+    args: ['--program=nanochat-sft', '--depth=12', '--device-batch-size=8', '--max-seq-len=1024', '--gpu=rtx3090'],
+  },
 ];
 
 export const tests = {
@@ -83,6 +88,20 @@ export const tests = {
     await page.waitForFunction(() => location.search.includes('program=nanochat'));
     const h = await hooks(page);
     const j = cli(ctx, ['--program=nanochat', '--depth=12', '--device-batch-size=16', '--gpu=rtx3090']);
+    assert.equal(h.total, j.peak_bytes.overall);
+    await close(page);
+  },
+
+  async 'a pasted chat_sft launch line picks chat_sft.py'(ctx) {
+    const page = await open(ctx, '?gpu=rtx3090');
+    const before = await hooks(page);
+    await page.fill('textarea[name=paste]', 'python -m scripts.chat_sft --device-batch-size=4 --load-optimizer=0');
+    await page.click('[data-testid="paste-read"]');
+    await waitForTotalChange(page, before.total);
+    await page.waitForFunction(() => location.search.includes('program=nanochat-sft'));
+    assert.equal(await page.inputValue('select[name=load_optimizer]'), '0');
+    const h = await hooks(page);
+    const j = cli(ctx, ['--program=nanochat-sft', '--device-batch-size=4', '--load-optimizer=0', '--gpu=rtx3090']);
     assert.equal(h.total, j.peak_bytes.overall);
     await close(page);
   },

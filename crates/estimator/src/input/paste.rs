@@ -83,15 +83,25 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         let start = text.find(line).unwrap_or(0);
         let command = &text[start..];
         match crate::input::command_line::parse(command) {
-            Ok(l) if l.program == crate::programs::Program::Nanochat => {
+            Ok(l) if l.program != crate::programs::Program::NanoGpt => {
                 let mut args = l.args.clone();
                 if l.world_size > 1 {
                     args.push(format!("--nproc-per-node={}", l.world_size));
                 }
-                match crate::programs::nanochat::NanochatConfig::from_args(&args) {
+                let sft = l.program == crate::programs::Program::NanochatSft;
+                let parsed = if sft {
+                    crate::programs::nanochat::NanochatConfig::from_sft_args(&args)
+                } else {
+                    crate::programs::nanochat::NanochatConfig::from_args(&args)
+                };
+                match parsed {
                     Ok(cfg) => {
-                        out.state.program = crate::programs::Program::Nanochat;
-                        out.state.nanochat = cfg;
+                        out.state.program = l.program;
+                        if sft {
+                            out.state.nanochat_sft = cfg;
+                        } else {
+                            out.state.nanochat = cfg;
+                        }
                         out.pasted = Pasted::CommandLine {
                             world_size: l.world_size,
                             unknown_files: Vec::new(),
@@ -99,16 +109,6 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                     }
                     Err(e) => out.error = Some(e),
                 }
-                return out;
-            }
-            Ok(l) if l.program == crate::programs::Program::NanochatSft => {
-                out.error = Some(crate::error::ConfigError::new(
-                    "command",
-                    "scripts.chat_sft",
-                    crate::error::Problem::Assertion {
-                        message: "scripts/chat_sft.py is not modelled yet; base_train.py is".into(),
-                    },
-                ));
                 return out;
             }
             _ => {}

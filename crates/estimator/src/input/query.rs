@@ -8,6 +8,7 @@ use crate::config::{field, TrainConfig, FIELDS_JSON_ORDER};
 use crate::configurator::parse_override_value;
 use crate::error::ConfigError;
 use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
+use crate::programs::nanochat::config::Script;
 use crate::programs::nanochat::NanochatConfig;
 use crate::programs::Program;
 use crate::pyliteral::PyValue;
@@ -22,6 +23,8 @@ pub struct PageState {
     pub config: TrainConfig,
     /// base_train.py's settings.
     pub nanochat: NanochatConfig,
+    /// chat_sft.py's settings.
+    pub nanochat_sft: NanochatConfig,
     /// A preset id, or `custom` (then `vram_gib` is the card's memory).
     pub gpu: String,
     pub vram_gib: f64,
@@ -45,6 +48,7 @@ impl Default for PageState {
             program: Program::NanoGpt,
             config: TrainConfig::default(),
             nanochat: NanochatConfig::default(),
+            nanochat_sft: NanochatConfig::for_script(Script::Sft),
             gpu: DEFAULT_GPU.to_string(),
             vram_gib: DEFAULT_CUSTOM_GIB,
             context_gib: None,
@@ -124,7 +128,7 @@ impl PageState {
     pub fn value(&self, key: &str) -> Option<String> {
         match self.program {
             Program::NanoGpt => self.config.get(key).map(|v| query_value(&v)),
-            _ => self.nanochat.get(key),
+            _ => self.nanochat_config().get(key),
         }
     }
 
@@ -132,7 +136,22 @@ impl PageState {
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self.program {
             Program::NanoGpt => self.config.validate(),
-            _ => self.nanochat.validate(),
+            _ => self.nanochat_config().validate(),
+        }
+    }
+
+    /// The nanochat script's settings the page shows (base_train.py's unless chat_sft.py is chosen).
+    pub fn nanochat_config(&self) -> &NanochatConfig {
+        match self.program {
+            Program::NanochatSft => &self.nanochat_sft,
+            _ => &self.nanochat,
+        }
+    }
+
+    fn nanochat_config_mut(&mut self) -> &mut NanochatConfig {
+        match self.program {
+            Program::NanochatSft => &mut self.nanochat_sft,
+            _ => &mut self.nanochat,
         }
     }
 
@@ -167,21 +186,20 @@ impl PageState {
             "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
             "cap_gib" => self.cap_gib = Some(gib_field(key, raw, 0.25, 4096.0).map_err(issue)?),
             "program" => {
-                // chat_sft.py is not modelled yet: only the programs the page can show
-                self.program = Program::parse(raw.trim())
-                    .filter(|p| *p != Program::NanochatSft)
-                    .ok_or_else(|| {
-                        issue(ConfigError::new(
-                            "program",
-                            raw.trim(),
-                            crate::error::Problem::NotOneOf {
-                                choices: &["nanogpt", "nanochat"],
-                            },
-                        ))
-                    })?;
+                self.program = Program::parse(raw.trim()).ok_or_else(|| {
+                    issue(ConfigError::new(
+                        "program",
+                        raw.trim(),
+                        crate::error::Problem::NotOneOf {
+                            choices: Program::NAMES,
+                        },
+                    ))
+                })?;
             }
             _ if self.program != Program::NanoGpt => {
-                if !NanochatConfig::KEYS
+                if !self
+                    .nanochat_config()
+                    .keys()
                     .contains(&crate::programs::nanochat::config::flag_name(key).as_str())
                 {
                     return Err(QueryIssue {
@@ -190,9 +208,9 @@ impl PageState {
                         problem: IssueKind::UnknownKey,
                     });
                 }
-                let mut cfg = self.nanochat.clone();
+                let mut cfg = self.nanochat_config().clone();
                 cfg.set(key, raw.trim()).map_err(issue)?;
-                self.nanochat = cfg;
+                *self.nanochat_config_mut() = cfg;
             }
             "link_gbps" => {
                 self.link_gbps = Some(
@@ -240,19 +258,20 @@ impl PageState {
         }
         if state.program != Program::NanoGpt {
             // base_train.py's asserts across flags: the defaults of the flags involved
-            if let Err(e) = state.nanochat.validate() {
-                let d = NanochatConfig::default();
-                state.nanochat.total_batch_size = d.total_batch_size;
-                state.nanochat.device_batch_size = d.device_batch_size;
-                state.nanochat.max_seq_len = d.max_seq_len;
-                state.nanochat.fp8 = false;
+            let cfg = state.nanochat_config_mut();
+            if let Err(e) = cfg.validate() {
+                let d = NanochatConfig::for_script(cfg.script);
+                cfg.total_batch_size = d.total_batch_size;
+                cfg.device_batch_size = d.device_batch_size;
+                cfg.max_seq_len = d.max_seq_len;
+                cfg.fp8 = false;
                 issues.push(QueryIssue {
                     key: e.key.clone(),
                     value: e.value.clone(),
                     problem: IssueKind::Invalid(Box::new(e)),
                 });
-                if state.nanochat.validate().is_err() {
-                    state.nanochat = d;
+                if cfg.validate().is_err() {
+                    *cfg = d;
                 }
             }
             return (state, issues);
@@ -295,8 +314,12 @@ impl PageState {
             }
         } else {
             pairs.push(("program".into(), self.program.id().into()));
-            for key in NanochatConfig::KEYS {
-                let (Some(v), Some(dv)) = (self.nanochat.get(key), d.nanochat.get(key)) else {
+            let (cfg, dc) = (
+                self.nanochat_config(),
+                NanochatConfig::for_script(self.nanochat_config().script),
+            );
+            for key in cfg.keys() {
+                let (Some(v), Some(dv)) = (cfg.get(key), dc.get(key)) else {
                     continue;
                 };
                 if v != dv {

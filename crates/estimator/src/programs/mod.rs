@@ -83,7 +83,10 @@ impl ProgramAnalysis {
     pub fn program(&self) -> Program {
         match self {
             ProgramAnalysis::NanoGpt(_) => Program::NanoGpt,
-            ProgramAnalysis::Nanochat(_) => Program::Nanochat,
+            ProgramAnalysis::Nanochat(a) => match a.config.script {
+                nanochat::config::Script::Base => Program::Nanochat,
+                nanochat::config::Script::Sft => Program::NanochatSft,
+            },
         }
     }
 
@@ -116,7 +119,7 @@ pub fn analyze_page(page: &PageState, budget: &Budget) -> Result<ProgramAnalysis
         Program::NanoGpt => {
             nanogpt::analysis::analyze(&page.config, budget).map(ProgramAnalysis::NanoGpt)
         }
-        _ => nanochat::analyze(&page.nanochat, budget).map(ProgramAnalysis::Nanochat),
+        _ => nanochat::analyze(page.nanochat_config(), budget).map(ProgramAnalysis::Nanochat),
     }
 }
 
@@ -133,6 +136,8 @@ pub fn rank_page_fixes(page: &PageState, budget: &Budget, mfu: f64) -> Option<Pr
         Program::NanoGpt => {
             nanogpt::fixes::rank_fixes(&page.config, budget, mfu, true).map(ProgramFixes::NanoGpt)
         }
-        _ => nanochat::fixes::rank_fixes(&page.nanochat, budget).map(ProgramFixes::Nanochat),
+        _ => {
+            nanochat::fixes::rank_fixes(page.nanochat_config(), budget).map(ProgramFixes::Nanochat)
+        }
     }
 }

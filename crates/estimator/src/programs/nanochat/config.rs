@@ -41,19 +41,42 @@ enum Kind {
     Choice(&'static [&'static str]),
 }
 
-/// One flag: its argparse spelling (with hyphens), its type and its default as text.
+/// One flag: its argparse spelling (with hyphens), its type, its default as text, and whether
+/// it is the script's own (else vramfit's: what the script takes from elsewhere).
 struct Flag {
     name: &'static str,
     kind: Kind,
     default: &'static str,
+    own: bool,
 }
 
+/// One of the script's own flags.
 const fn flag(name: &'static str, kind: Kind, default: &'static str) -> Flag {
     Flag {
         name,
         kind,
         default,
+        own: true,
     }
+}
+
+/// A vramfit setting beside the script's flags.
+const fn setting(name: &'static str, kind: Kind, default: &'static str) -> Flag {
+    Flag {
+        name,
+        kind,
+        default,
+        own: false,
+    }
+}
+
+/// Which of nanochat's training scripts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Script {
+    /// `scripts/base_train.py`: pretraining from scratch.
+    Base,
+    /// `scripts/chat_sft.py`: supervised fine-tuning of a base checkpoint.
+    Sft,
 }
 
 /// base_train.py's flags in its own order (argparse's `add_argument` calls), then vramfit's.
@@ -93,30 +116,73 @@ const FLAGS: &[Flag] = &[
     flag("save-every", Kind::Int, "-1"),
     flag("model-tag", Kind::Str, ""),
     // vramfit's: what base_train.py takes from its environment
-    flag("vocab-size", Kind::Int, "32768"),
-    flag("attention", Kind::Choice(NanochatAttention::NAMES), "sdpa"),
-    flag(
+    setting("vocab-size", Kind::Int, "32768"),
+    setting("attention", Kind::Choice(NanochatAttention::NAMES), "sdpa"),
+    setting(
         "allocator",
         Kind::Choice(Allocator::NAMES),
         "expandable_segments",
     ),
-    flag("nproc-per-node", Kind::Int, "1"),
-    flag("core-max-tokens", Kind::Int, "0"),
+    setting("nproc-per-node", Kind::Int, "1"),
+    setting("core-max-tokens", Kind::Int, "0"),
 ];
 
-/// The vramfit settings among [`FLAGS`] (not base_train.py's own).
-pub const VRAMFIT_FLAGS: &[&str] = &[
-    "vocab-size",
-    "attention",
-    "allocator",
-    "nproc-per-node",
-    "core-max-tokens",
+/// chat_sft.py's flags in its own order, then vramfit's: the base checkpoint's model (its depth,
+/// width and windows come from the checkpoint's metadata) and the environment. Where chat_sft.py
+/// inherits from the checkpoint (`None`), vramfit takes base_train.py's defaults: max_seq_len
+/// 2048, device_batch_size 32, and the automatic total batch of the base run's depth (−1).
+const SFT_FLAGS: &[Flag] = &[
+    flag("run", Kind::Str, "dummy"),
+    flag("device-type", Kind::Str, ""),
+    flag("model-tag", Kind::Str, ""),
+    flag("model-step", Kind::Int, "-1"),
+    flag("load-optimizer", Kind::Int, "1"),
+    flag("num-iterations", Kind::Int, "-1"),
+    flag("max-seq-len", Kind::Int, "2048"),
+    flag("device-batch-size", Kind::Int, "32"),
+    flag("total-batch-size", Kind::Int, "-1"),
+    flag("embedding-lr", Kind::Float, "0.3"),
+    flag("unembedding-lr", Kind::Float, "0.004"),
+    flag("matrix-lr", Kind::Float, "0.02"),
+    flag("init-lr-frac", Kind::Float, "0.8"),
+    flag("warmup-ratio", Kind::Float, "0.0"),
+    flag("warmdown-ratio", Kind::Float, "0.5"),
+    flag("final-lr-frac", Kind::Float, "0.0"),
+    flag("eval-every", Kind::Int, "200"),
+    flag("eval-tokens", Kind::Int, "20971520"),
+    flag("chatcore-every", Kind::Int, "200"),
+    flag("chatcore-max-cat", Kind::Int, "-1"),
+    flag("chatcore-max-sample", Kind::Int, "24"),
+    flag("mmlu-epochs", Kind::Int, "3"),
+    flag("gsm8k-epochs", Kind::Int, "4"),
+    // vramfit's: the base checkpoint's model and the environment
+    setting("depth", Kind::Int, "20"),
+    setting("aspect-ratio", Kind::Int, "64"),
+    setting("head-dim", Kind::Int, "128"),
+    setting("window-pattern", Kind::Str, "SSSL"),
+    setting("vocab-size", Kind::Int, "32768"),
+    setting("attention", Kind::Choice(NanochatAttention::NAMES), "sdpa"),
+    setting(
+        "allocator",
+        Kind::Choice(Allocator::NAMES),
+        "expandable_segments",
+    ),
+    setting("nproc-per-node", Kind::Int, "1"),
 ];
+
+fn flags(script: Script) -> &'static [Flag] {
+    match script {
+        Script::Base => FLAGS,
+        Script::Sft => SFT_FLAGS,
+    }
+}
 
 /// The settings of one base_train.py run that vramfit models (the others are read and checked,
 /// then ignored: learning rates, logging, checkpoints).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NanochatConfig {
+    /// base_train.py or chat_sft.py: whose flags these are.
+    pub script: Script,
     pub depth: u32,
     pub aspect_ratio: u32,
     pub head_dim: u32,
@@ -145,11 +211,23 @@ pub struct NanochatConfig {
     /// Tokens (choices × length) of the largest example the CORE evaluation forwards at once; 0
     /// when unknown. It comes from the eval bundle's data, which vramfit does not have.
     pub core_max_tokens: u64,
+    /// chat_sft.py `--load-optimizer`: the base run's optimizer state is loaded before step 0.
+    pub load_optimizer: bool,
+    /// chat_sft.py `--chatcore-every`.
+    pub chatcore_every: i64,
 }
 
 impl Default for NanochatConfig {
     fn default() -> Self {
+        NanochatConfig::for_script(Script::Base)
+    }
+}
+
+impl NanochatConfig {
+    /// A script's defaults.
+    pub fn for_script(script: Script) -> Self {
         let mut cfg = NanochatConfig {
+            script,
             depth: 0,
             aspect_ratio: 0,
             head_dim: 0,
@@ -171,8 +249,16 @@ impl Default for NanochatConfig {
             allocator: Allocator::ExpandableSegments,
             world_size: 1,
             core_max_tokens: 0,
+            load_optimizer: false,
+            chatcore_every: -1,
         };
-        for f in FLAGS {
+        // base_train.py's model flags first: chat_sft.py's checkpoint model has their defaults
+        if script == Script::Sft {
+            cfg.target_param_data_ratio = 12.0;
+            cfg.core_metric_every = -1;
+            cfg.sample_every = -1;
+        }
+        for f in flags(script) {
             // the defaults are valid by construction (a test sets every one)
             let _ = cfg.set(f.name, f.default);
         }
@@ -186,12 +272,13 @@ pub fn flag_name(key: &str) -> String {
 }
 
 /// The flag `key` names: exact, else a unique prefix (argparse's `allow_abbrev`).
-fn find_flag(key: &str) -> Result<&'static Flag, ConfigError> {
+fn find_flag(script: Script, key: &str) -> Result<&'static Flag, ConfigError> {
     let name = flag_name(key);
-    if let Some(f) = FLAGS.iter().find(|f| f.name == name) {
+    let table = flags(script);
+    if let Some(f) = table.iter().find(|f| f.name == name) {
         return Ok(f);
     }
-    let matches: Vec<&Flag> = FLAGS
+    let matches: Vec<&Flag> = table
         .iter()
         .filter(|f| !name.is_empty() && f.name.starts_with(&name))
         .collect();
@@ -284,7 +371,7 @@ fn float(key: &str, text: &str) -> Result<f64, ConfigError> {
 impl NanochatConfig {
     /// Sets one flag from its text, as argparse converts it (`key` either spelling).
     pub fn set(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
-        let f = find_flag(key)?;
+        let f = find_flag(self.script, key)?;
         let k = f.name;
         match f.kind {
             Kind::Switch => {
@@ -391,6 +478,8 @@ impl NanochatConfig {
                 "vocab-size" => self.vocab_size = u32_in(k, text, 2, 1 << 22)?,
                 "nproc-per-node" => self.world_size = u32_in(k, text, 1, 4096)?,
                 "core-max-tokens" => self.core_max_tokens = int_in(k, text, 0, 1 << 24)? as u64,
+                "load-optimizer" => self.load_optimizer = int_in(k, text, 0, 1)? == 1,
+                "chatcore-every" => self.chatcore_every = switch_int(k, text)?,
                 // learning rates, logging, checkpoints: type-checked like argparse, no memory effect
                 _ => {
                     switch_int(k, text)?;
@@ -408,6 +497,26 @@ impl NanochatConfig {
         Ok(cfg)
     }
 
+    /// chat_sft.py's command-line flags in order (and vramfit's, for the base checkpoint's model).
+    pub fn from_sft_args<S: AsRef<str>>(args: &[S]) -> Result<NanochatConfig, ConfigError> {
+        let mut cfg = NanochatConfig::for_script(Script::Sft);
+        cfg.apply_args(args)?;
+        Ok(cfg)
+    }
+
+    /// Whether `flag` (hyphenated) is the script's own, not one of vramfit's settings.
+    pub fn is_script_flag(&self, flag: &str) -> bool {
+        flags(self.script).iter().any(|f| f.name == flag && f.own)
+    }
+
+    /// The memory-relevant settings of this script, hyphenated, in its order.
+    pub fn keys(&self) -> &'static [&'static str] {
+        match self.script {
+            Script::Base => Self::KEYS,
+            Script::Sft => Self::SFT_KEYS,
+        }
+    }
+
     /// [`NanochatConfig::from_args`] onto this config.
     pub fn apply_args<S: AsRef<str>>(&mut self, args: &[S]) -> Result<(), ConfigError> {
         let mut i = 0;
@@ -420,7 +529,7 @@ impl NanochatConfig {
                 Some((k, v)) => (k, Some(v)),
                 None => (body, None),
             };
-            let f = find_flag(key)?;
+            let f = find_flag(self.script, key)?;
             let value = match (value, f.kind) {
                 (Some(v), _) => v.to_string(),
                 (None, Kind::Switch) => String::new(),
@@ -591,6 +700,8 @@ impl NanochatConfig {
             "allocator" => self.allocator.as_str().to_string(),
             "nproc-per-node" => self.world_size.to_string(),
             "core-max-tokens" => self.core_max_tokens.to_string(),
+            "load-optimizer" => u8::from(self.load_optimizer).to_string(),
+            "chatcore-every" => self.chatcore_every.to_string(),
             _ => return None,
         })
     }
@@ -618,10 +729,30 @@ impl NanochatConfig {
         "core-max-tokens",
     ];
 
-    /// The flags that differ from base_train.py's defaults, as a command line would give them.
+    /// chat_sft.py's memory-relevant settings (the checkpoint's model first), hyphenated.
+    pub const SFT_KEYS: &'static [&'static str] = &[
+        "depth",
+        "aspect-ratio",
+        "head-dim",
+        "window-pattern",
+        "max-seq-len",
+        "device-batch-size",
+        "total-batch-size",
+        "load-optimizer",
+        "num-iterations",
+        "eval-every",
+        "eval-tokens",
+        "chatcore-every",
+        "vocab-size",
+        "attention",
+        "allocator",
+        "nproc-per-node",
+    ];
+
+    /// The settings that differ from the script's defaults, as a command line would give them.
     pub fn changed_flags(&self) -> Vec<String> {
-        let default = NanochatConfig::default();
-        Self::KEYS
+        let default = NanochatConfig::for_script(self.script);
+        self.keys()
             .iter()
             .filter(|k| self.get(k) != default.get(k))
             .map(|k| format!("--{k}={}", self.get(k).unwrap_or_default()))

@@ -7,7 +7,7 @@
 //! `--device-batch-size` with a smaller total batch, a smaller `--depth`, and closing what else
 //! holds the card.
 
-use super::config::NanochatConfig;
+use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
 use crate::engine::ranking::Impact;
@@ -69,7 +69,7 @@ pub struct NanochatFix {
 impl NanochatFix {
     /// `(flag, value)` of every flag this fix changes, hyphenated as base_train.py spells them.
     pub fn changed_flags(&self, from: &NanochatConfig) -> Vec<(String, String)> {
-        NanochatConfig::KEYS
+        from.keys()
             .iter()
             .filter(|k| **k != "allocator")
             .filter_map(|k| {
@@ -93,19 +93,22 @@ pub fn launch_line(cfg: &NanochatConfig) -> String {
         .changed_flags()
         .into_iter()
         .filter(|f| {
-            // vramfit's own settings are not base_train.py's flags
-            !super::config::VRAMFIT_FLAGS
-                .iter()
-                .any(|v| f.starts_with(&format!("--{v}=")))
+            // vramfit's own settings are not the script's flags
+            let name = f.trim_start_matches("--").split('=').next().unwrap_or("");
+            cfg.is_script_flag(name)
         })
         .collect();
+    let module = match cfg.script {
+        Script::Base => "scripts.base_train",
+        Script::Sft => "scripts.chat_sft",
+    };
     let launcher = if cfg.world_size > 1 {
         format!(
-            "torchrun --standalone --nproc_per_node={} -m scripts.base_train --",
+            "torchrun --standalone --nproc_per_node={} -m {module} --",
             cfg.world_size
         )
     } else {
-        "python -m scripts.base_train".to_string()
+        format!("python -m {module}")
     };
     let mut line = launcher;
     for f in flags {
@@ -253,8 +256,13 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
             other,
         ));
     }
-    // a shallower model: the total batch follows depth where it was automatic
-    let depths: Vec<u32> = (1..cfg.depth).collect();
+    // a shallower model: the total batch follows depth where it was automatic (base_train.py
+    // only: chat_sft.py fine-tunes the checkpoint it is given)
+    let depths: Vec<u32> = if cfg.script == Script::Base {
+        (1..cfg.depth).collect()
+    } else {
+        Vec::new()
+    };
     let with_depth = |d: u32| NanochatConfig {
         depth: d,
         ..cfg.clone()

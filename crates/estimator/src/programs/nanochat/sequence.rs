@@ -12,7 +12,7 @@
 //! produces every gradient in the parameter's dtype (§3), MuonAdamW stacks each Muon group's
 //! gradients and parameters (§2.3).
 
-use super::config::{NanochatAttention, NanochatConfig};
+use super::config::{NanochatAttention, NanochatConfig, Script};
 use super::shape::{Owner, Shape};
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
 use crate::terms::Term;
@@ -348,6 +348,41 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// AdamW's `exp_avg` and `exp_avg_sq` of every AdamW parameter, like the parameter (bf16
+    /// for the embeddings), 1/N of it on each rank for parameters of ≥ 1024 elements.
+    fn adamw_state(&mut self) {
+        let n_world = u128::from(self.cfg.world_size.max(1));
+        for p in self.s.params().iter().filter(|p| p.owner == Owner::AdamW) {
+            let bytes = if n_world > 1 && p.numel() >= 1024 {
+                p.bytes() / n_world
+            } else {
+                p.bytes()
+            };
+            self.out.alloc(bytes, Term::AdamState);
+            self.out.alloc(bytes, Term::AdamState);
+        }
+    }
+
+    /// One Muon group's `momentum_buffer` (⌈K/N⌉ matrices) and `second_momentum_buffer`.
+    fn muon_state(&mut self, (m, n): (u64, u64), k: u64) {
+        let chunk = k.div_ceil(u64::from(self.cfg.world_size.max(1)));
+        self.out
+            .alloc(4 * u128::from(chunk * m * n), Term::MuonState);
+        let side = if m >= n { m } else { n };
+        self.out
+            .alloc(4 * u128::from(chunk * side), Term::MuonState);
+    }
+
+    /// chat_sft.py `--load-optimizer=1`: the base run's optimizer state, loaded onto the GPU
+    /// before step 0 (`load_state_dict` keeps the loaded tensors: same device and dtype).
+    fn load_optimizer_state(&mut self) {
+        self.adamw_state();
+        for (shape, k) in self.s.muon_groups() {
+            self.muon_state(shape, k);
+        }
+        self.state_created = true;
+    }
+
     /// `MuonAdamW.step()` (optim.py `step`, §2.3) and `zero_grad(set_to_none=True)`, on rank 0.
     ///
     /// One GPU: every Muon group's gradients stacked, then per group its parameters stacked and
@@ -544,6 +579,9 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
         state_created: false,
     };
     g.build();
+    if cfg.script == Script::Sft && cfg.load_optimizer {
+        g.load_optimizer_state();
+    }
     let evaluates = cfg.eval_every > 0;
     if evaluates {
         g.evaluate(Phase::Eval);
@@ -552,7 +590,8 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
     for _ in 0..STEADY_ITERATIONS {
         g.iteration(Phase::TrainSteady);
     }
-    if evaluates {
+    // base_train.py evaluates at the last step when --eval-every > 0; chat_sft.py always does
+    if evaluates || cfg.script == Script::Sft {
         g.evaluate(Phase::EvalAfterStep);
     }
     // the last step: CORE after the evaluation (also every --core-metric-every steps, on the same
