@@ -72,29 +72,37 @@ async function overflowing(page) {
 
 export const tests = {
   async 'every language: translated main view, <html lang>, title, 360 px without overflow'(ctx) {
+    // train.py with two GPUs (the DDP panel and the link field), nanochat's base_train.py out of
+    // memory (its best fix and launch line), chat_sft.py
+    const views = [
+      { query: 'batch_size=16&compile=False&world_size=2', tagline: 'tagline', shot: '' },
+      { query: 'program=nanochat&device_batch_size=1&gpu=rtx3060', tagline: 'nc_tagline', shot: '-nanochat' },
+      { query: 'program=nanochat-sft&depth=12&device_batch_size=8', tagline: 'nc_tagline', shot: '-sft' },
+    ];
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);
-      // two GPUs, so the DDP panel and the link field are checked too
-      const page = await open(ctx, `?lang=${tag}&batch_size=16&compile=False&world_size=2`, { viewport: { width: 360, height: 800 } });
-      assert.equal(await page.getAttribute('html', 'lang'), tag);
-      assert.equal(await page.title(), tr.page_title, `${tag}: title`);
-      assert.equal(await page.textContent('.header__tagline'), tr.tagline, `${tag}: tagline`);
-      // the fixes are ranked once typing pauses; wait for them so their text is checked too
-      await page.waitForSelector('[data-testid="fix"]');
-      // textContent, not innerText: panels below the fold are not rendered (content-visibility)
-      // but their words count
-      const body = await page.evaluate(() => document.body.textContent);
-      for (const english of await englishProse(ctx, tag)) {
-        assert.ok(!body.includes(english), `${tag}: English left in the page: "${english}"`);
+      for (const view of views) {
+        const page = await open(ctx, `?lang=${tag}&${view.query}`, { viewport: { width: 360, height: 800 } });
+        assert.equal(await page.getAttribute('html', 'lang'), tag);
+        assert.equal(await page.title(), tr.page_title, `${tag}: title`);
+        assert.equal(await page.textContent('.header__tagline'), tr[view.tagline], `${tag}: tagline`);
+        // the fixes are ranked once typing pauses; wait for them so their text is checked too
+        await page.waitForSelector('[data-testid="fix"]');
+        // textContent, not innerText: panels below the fold are not rendered (content-visibility)
+        // but their words count
+        const body = await page.evaluate(() => document.body.textContent);
+        for (const english of await englishProse(ctx, tag)) {
+          assert.ok(!body.includes(english), `${tag} ${view.query}: English left in the page: "${english}"`);
+        }
+        // lay out what content-visibility skips below the fold, so every panel is measured
+        // (through the CSSOM: the page's CSP allows no inline style sheets)
+        await page.evaluate(() => {
+          for (const el of document.querySelectorAll('*')) el.style.contentVisibility = 'visible';
+        });
+        assert.deepEqual(await overflowing(page), [], `${tag} ${view.query}: overflow at 360 px`);
+        await page.screenshot({ path: path.join(ctx.shots, `lang-${tag}${view.shot}-360.png`), fullPage: true });
+        await close(page);
       }
-      // lay out what content-visibility skips below the fold, so every panel is measured
-      // (through the CSSOM: the page's CSP allows no inline style sheets)
-      await page.evaluate(() => {
-        for (const el of document.querySelectorAll('*')) el.style.contentVisibility = 'visible';
-      });
-      assert.deepEqual(await overflowing(page), [], `${tag}: overflow at 360 px`);
-      await page.screenshot({ path: path.join(ctx.shots, `lang-${tag}-360.png`), fullPage: true });
-      await close(page);
     }
   },
 
