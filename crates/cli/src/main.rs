@@ -18,8 +18,22 @@ use report::Answer;
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("vramfit: {msg}");
+    eprintln!("vramfit: {}", one_line(&msg.to_string()));
     ExitCode::from(2)
+}
+
+/// A message as one line: control characters a user typed (`--n_layer=$'a\nb'`) are shown
+/// escaped, never as a line break or a carriage return that would tear the message apart.
+fn one_line(msg: &str) -> String {
+    msg.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 /// Config files larger than this are not nanoGPT configs.

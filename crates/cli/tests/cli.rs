@@ -344,3 +344,13 @@ fn ddp_per_gpu_memory_and_time() {
     let out = run(&["--nproc_per_node=65"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn control_characters_in_a_value_stay_on_one_line() {
+    let out = run(&["--n_layer=a\nb\rc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(!err.contains('\r'), "{err:?}");
+    assert!(err.contains("a\\nb\\rc"), "{err:?}");
+}
