@@ -1,6 +1,7 @@
 //! `vramfit`: the estimator on the command line.
 
 mod args;
+mod build_nanogpt;
 mod json;
 mod nanochat;
 mod report;
@@ -90,6 +91,7 @@ fn main() -> ExitCode {
     match program {
         Program::NanoGpt => {}
         Program::Nanochat | Program::NanochatSft => return nanochat::main(&args, program, launch),
+        Program::BuildNanoGpt => return build_nanogpt::main(&args, launch),
     }
 
     let mut conf = Configurator::new();

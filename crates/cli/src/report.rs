@@ -421,6 +421,8 @@ fn phase_name(program: Program, p: Phase) -> &'static str {
         (_, Phase::TrainSteady) => "steady training",
         (Program::NanoGpt, Phase::Eval) => "estimate_loss() at iteration 0",
         (Program::NanoGpt, Phase::EvalAfterStep) => "a later estimate_loss()",
+        (Program::BuildNanoGpt, Phase::Eval) => "validation at step 0",
+        (Program::BuildNanoGpt, Phase::EvalAfterStep) => "a later validation",
         (_, Phase::Eval) => "evaluate_bpb() at step 0",
         (_, Phase::EvalAfterStep) => "evaluate_bpb() at the last step",
         (_, Phase::Core) => "the CORE evaluation",

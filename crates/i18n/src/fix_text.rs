@@ -73,3 +73,32 @@ pub fn nanochat_fix_text(
         fill(tr.nc_fix_why(f.kind), &pairs),
     )
 }
+
+/// A build-nanogpt fix's title and explanation in `tr`'s language, filled in for this change
+/// (`freed`: what other processes held on the card).
+pub fn bng_fix_text(
+    tr: &Strings,
+    f: &estimator::programs::build_nanogpt::fixes::BngFix,
+    from: &estimator::programs::build_nanogpt::BngConfig,
+    freed: u128,
+) -> (String, String) {
+    let c = &f.config;
+    let params = estimator::params::ParamCounts::of(&c.model()).total;
+    let values: [(&str, String); 10] = [
+        ("b", c.b.to_string()),
+        ("old_b", from.b.to_string()),
+        ("accum", c.grad_accum_steps().to_string()),
+        ("total", format::grouped(c.total_batch_size)),
+        ("t", c.t.to_string()),
+        ("old_t", from.t.to_string()),
+        ("layers", c.n_layer.to_string()),
+        ("old_layers", from.n_layer.to_string()),
+        ("params", format::params(params)),
+        ("freed", format::gib(freed)),
+    ];
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    (
+        fill(tr.bng_fix_title(f.kind), &pairs),
+        fill(tr.bng_fix_why(f.kind), &pairs),
+    )
+}

@@ -6,6 +6,7 @@
 //!
 //! Templates hold `{name}` placeholders filled by [`fill`].
 
+use estimator::programs::build_nanogpt::fixes::BngFixKind;
 use estimator::programs::nanochat::fixes::NanochatFixKind;
 use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::Program;
@@ -27,7 +28,7 @@ strings! {
     /// The program choice at the top of the page.
     program_label,
     /// Each program's name, in [`estimator::programs::Program::ALL`] order (chat_sft not shown).
-    program_names[3],
+    program_names[4],
     nc_tagline,
     /// Hints under each base_train.py flag, in `NanochatConfig::KEYS` order.
     nc_hints[19],
@@ -44,6 +45,19 @@ strings! {
     /// `{accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
     /// `{params}`, `{freed}`.
     nc_fix_titles[8],
+    bng_tagline,
+    /// Hints under each train_gpt2.py constant, in `build_nanogpt::config::KEYS` order.
+    bng_hints[11],
+    bng_phase_eval,
+    bng_phase_eval_later,
+    bng_chart_title,
+    /// `{n}`: the largest B keeping the total batch.
+    bng_largest_b,
+    bng_largest_b_none,
+    /// build-nanogpt's fixes, in `BngFixKind` order; placeholders `{b}`, `{old_b}`, `{accum}`,
+    /// `{total}`, `{t}`, `{old_t}`, `{layers}`, `{old_layers}`, `{params}`, `{freed}`.
+    bng_fix_titles[6],
+    bng_fix_why[6],
     nc_fix_why[8],
     section_model,
     section_batch,
@@ -301,6 +315,10 @@ impl Strings {
     pub fn hint_for(&self, program: Program, key: &str) -> &'static str {
         match program {
             Program::NanoGpt => self.hint(key),
+            Program::BuildNanoGpt => estimator::programs::build_nanogpt::config::KEYS
+                .iter()
+                .position(|k| *k == key)
+                .map_or("", |i| self.bng_hints[i]),
             _ => {
                 let flag = estimator::programs::nanochat::config::flag_name(key);
                 if flag == "load-optimizer" {
@@ -318,6 +336,8 @@ impl Strings {
     pub fn phase_for(&self, program: Program, p: estimator::Phase) -> &'static str {
         match (program, p) {
             (Program::NanoGpt, _) => self.phase(p),
+            (Program::BuildNanoGpt, estimator::Phase::Eval) => self.bng_phase_eval,
+            (Program::BuildNanoGpt, estimator::Phase::EvalAfterStep) => self.bng_phase_eval_later,
             (_, estimator::Phase::Eval) => self.nc_phase_eval,
             (_, estimator::Phase::EvalAfterStep) => self.nc_phase_eval_later,
             _ => self.phase(p),
@@ -329,6 +349,14 @@ impl Strings {
             .get(program as usize)
             .copied()
             .unwrap_or("")
+    }
+
+    pub fn bng_fix_title(&self, k: BngFixKind) -> &'static str {
+        self.bng_fix_titles.get(k as usize).copied().unwrap_or("")
+    }
+
+    pub fn bng_fix_why(&self, k: BngFixKind) -> &'static str {
+        self.bng_fix_why.get(k as usize).copied().unwrap_or("")
     }
 
     pub fn nc_fix_title(&self, k: NanochatFixKind) -> &'static str {

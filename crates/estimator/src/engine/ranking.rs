@@ -43,3 +43,19 @@ impl Impact {
         }
     }
 }
+
+/// The last of `candidates` (ascending) for which `fits` holds, by bisection: every size a fix
+/// search varies only adds memory, so `fits` is monotone over them.
+pub fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T> {
+    // everything below `lo` fits, everything from `hi` on does not
+    let (mut lo, mut hi) = (0usize, candidates.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(candidates[mid]) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo.checked_sub(1).map(|i| candidates[i])
+}

@@ -2,6 +2,7 @@
 //! asserts, its shape, the one description of its memory (an allocation sequence) and its fixes.
 //! What they share — replay, verdict, GPUs, units — is `crate::engine`.
 
+pub mod build_nanogpt;
 pub mod nanochat;
 pub mod nanogpt;
 
@@ -14,18 +15,27 @@ pub enum Program {
     Nanochat,
     /// karpathy/nanochat's `scripts/chat_sft.py`.
     NanochatSft,
+    /// karpathy/build-nanogpt's `train_gpt2.py`.
+    BuildNanoGpt,
 }
 
 impl Program {
-    pub const ALL: [Program; 3] = [Program::NanoGpt, Program::Nanochat, Program::NanochatSft];
+    pub const ALL: [Program; 4] = [
+        Program::NanoGpt,
+        Program::Nanochat,
+        Program::NanochatSft,
+        Program::BuildNanoGpt,
+    ];
     /// The ids `--program=` and `?program=` take.
-    pub const NAMES: &'static [&'static str] = &["nanogpt", "nanochat", "nanochat-sft"];
+    pub const NAMES: &'static [&'static str] =
+        &["nanogpt", "nanochat", "nanochat-sft", "build-nanogpt"];
 
     pub fn id(self) -> &'static str {
         match self {
             Program::NanoGpt => "nanogpt",
             Program::Nanochat => "nanochat",
             Program::NanochatSft => "nanochat-sft",
+            Program::BuildNanoGpt => "build-nanogpt",
         }
     }
 
@@ -39,6 +49,7 @@ impl Program {
             Program::NanoGpt => "train.py",
             Program::Nanochat => "scripts/base_train.py",
             Program::NanochatSft => "scripts/chat_sft.py",
+            Program::BuildNanoGpt => "train_gpt2.py",
         }
     }
 
@@ -48,6 +59,7 @@ impl Program {
         match name {
             "base_train.py" | "scripts.base_train" => Some(Program::Nanochat),
             "chat_sft.py" | "scripts.chat_sft" => Some(Program::NanochatSft),
+            "train_gpt2.py" => Some(Program::BuildNanoGpt),
             "train.py" => Some(Program::NanoGpt),
             _ => None,
         }

@@ -10,7 +10,7 @@
 use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
-use crate::engine::ranking::Impact;
+use crate::engine::ranking::{largest, Impact};
 use crate::engine::verdict::{Risk, Verdict};
 use crate::gpu::Budget;
 
@@ -130,22 +130,6 @@ pub struct NanochatFixReport {
     /// When CORE runs: the longest CORE example (choices × tokens) this card can evaluate after
     /// training (`None`: not even one token, or CORE off).
     pub largest_core_example_that_fits: Option<u64>,
-}
-
-/// The last value of `candidates` (ascending) for which `fits` holds, by bisection (fits is
-/// monotone: more of any size never needs less memory).
-fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T> {
-    let (mut lo, mut hi) = (0usize, candidates.len());
-    // invariant: everything below lo fits, everything from hi on does not
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if fits(candidates[mid]) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo.checked_sub(1).map(|i| candidates[i])
 }
 
 /// Device batch sizes below `below` that keep `total` tokens per step: B·T·world must divide it.

@@ -17,12 +17,15 @@ use crate::terms::Term;
 /// A tensor id (`None`: no tensor, e.g. a zero-byte one).
 type T = crate::engine::events::TensorId;
 
-/// Builds a sequence; every helper below appends the events of one piece of nanoGPT.
-struct Gen<'a> {
-    out: Builder,
+/// Builds a sequence; every helper below appends the events of one piece of nanoGPT. The GPT-2
+/// model and its training step are also build-nanogpt's (`programs/build_nanogpt`), whose loop
+/// differs: it sets [`Gen::prefetch`] and [`Gen::wpe_rows`].
+pub(crate) struct Gen<'a> {
+    pub(crate) out: Builder,
     cfg: &'a TrainConfig,
     b: u128,
-    t: u128,
+    /// Tokens per sequence of the forwards (train.py: block_size).
+    pub(crate) t: u128,
     c: u128,
     h: u128,
     v: u128,
@@ -33,7 +36,13 @@ struct Gen<'a> {
     manual: bool,
     compiled: bool,
     patches: Patches,
-    workspace: u128,
+    pub(crate) workspace: u128,
+    /// train.py fetches the next batch between forward and backward (its `X, Y` are rebound
+    /// then, so autograd alone keeps the old ones); build-nanogpt loads each batch at the start of
+    /// its micro-step, and its `x, y` live until then.
+    pub(crate) prefetch: bool,
+    /// Rows of `wpe` (its gradient's size): the model's block_size, whatever length is fed.
+    pub(crate) wpe_rows: u128,
 }
 
 /// The tensors one block keeps for its backward.
@@ -63,7 +72,7 @@ struct ParamSlots {
 }
 
 impl<'a> Gen<'a> {
-    fn new(cfg: &'a TrainConfig, workspace: u128, patches: Patches) -> Self {
+    pub(crate) fn new(cfg: &'a TrainConfig, workspace: u128, patches: Patches) -> Self {
         Gen {
             out: Builder::default(),
             cfg,
@@ -80,22 +89,24 @@ impl<'a> Gen<'a> {
             compiled: cfg.compile,
             patches,
             workspace,
+            prefetch: true,
+            wpe_rows: u128::from(cfg.block_size),
         }
     }
 
-    fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
+    pub(crate) fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
         self.out.mark(phase, stage, micro_step);
     }
 
-    fn a(&mut self, bytes: u128, term: Term) -> T {
+    pub(crate) fn a(&mut self, bytes: u128, term: Term) -> T {
         self.out.alloc(bytes, term)
     }
 
-    fn f(&mut self, t: T) {
+    pub(crate) fn f(&mut self, t: T) {
         self.out.free(t);
     }
 
-    fn free_all(&mut self, ts: &[T]) {
+    pub(crate) fn free_all(&mut self, ts: &[T]) {
         for t in ts {
             self.f(*t);
         }
@@ -160,7 +171,7 @@ impl<'a> Gen<'a> {
 
     /// `model.to(device)`: every parameter (and the manual path's causal-mask buffer) in
     /// `nn.Module._apply` order: children depth-first, a module's parameters, then its buffers.
-    fn model_load(&mut self) {
+    pub(crate) fn model_load(&mut self) {
         self.mark(None, Stage::ModelLoad, 0);
         for t in crate::params::model_tensors(self.cfg) {
             let term = match t {
@@ -171,7 +182,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn batch(&mut self) -> (T, T) {
+    pub(crate) fn batch(&mut self) -> (T, T) {
         let bt = self.bt();
         (
             self.a(8 * bt, Term::TokenIds),
@@ -356,7 +367,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The whole forward of `model(X, Y)`; returns the new logits and the saved state.
-    fn forward(&mut self, eval: bool, cache: &mut Vec<T>) -> Forward {
+    pub(crate) fn forward(&mut self, eval: bool, cache: &mut Vec<T>) -> Forward {
         let (btc, tc, t) = (self.btc(), self.t * self.c, self.t);
         let local = Term::ForwardLocals;
         let pos = self.a(8 * t, if eval { local } else { Term::FinalActivations });
@@ -497,7 +508,7 @@ impl<'a> Gen<'a> {
 
     /// The compiled forward: the same saved tensors per block (36·BTC), LayerNorm outputs cast in
     /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics.
-    fn forward_compiled(&mut self, eval: bool) -> Forward {
+    pub(crate) fn forward_compiled(&mut self, eval: bool) -> Forward {
         let (btc, bt, c, s, tc) = (self.btc(), self.bt(), self.c, self.s, self.t * self.c);
         let act = if eval {
             Term::BlockTransient
@@ -715,7 +726,7 @@ impl<'a> Gen<'a> {
     }
 
     /// One training micro-step: forward, loss, backward.
-    fn micro_step(
+    pub(crate) fn micro_step(
         &mut self,
         phase: Phase,
         index: u32,
@@ -740,8 +751,12 @@ impl<'a> Gen<'a> {
         *prev_logits = fwd.logits;
         let scaled = self.a(4, Term::LossGrads);
         self.f(fwd.loss);
-        // get_batch for the next micro-step, between forward and backward
-        let next = self.batch();
+        // get_batch for the next micro-step, between forward and backward (train.py only)
+        let next = if self.prefetch {
+            self.batch()
+        } else {
+            (None, None)
+        };
         self.mark(Some(phase), Stage::Backward, index);
         let seed = self.a(4, Term::LossGrads);
         let lbtv = self.loss_btv();
@@ -770,6 +785,14 @@ impl<'a> Gen<'a> {
             for sv in fwd.blocks.drain(..).rev() {
                 self.block_backward(sv, true, &mut fresh);
             }
+            // the tied weight's gradient is lm_head's, in fp32, plus the embedding's: the graph
+            // upcasts lm_head's bf16 one at the end, beside the embedding's dense buffer
+            // (measured: build-nanogpt's compiled B1 T512, 4·V·C at the end of every backward)
+            fwd.tied_grad = if self.half {
+                self.a(4 * vc, Term::TiedWeightGrad)
+            } else {
+                None
+            };
             self.embedding_backward(&mut fwd, g, true, &mut fresh, xy);
             // the compiled graph returns: its leftovers die, fresh grads land in .grad
             self.free_all(&[tangent, dw_lm, fwd.tw]);
@@ -781,7 +804,9 @@ impl<'a> Gen<'a> {
         } else {
             // nll_loss's gradient is fp32 in every dtype
             let nll_grad = self.a(4 * lbtv, Term::LossGrads);
-            self.free_all(&[fwd.cp32, xy.1, fwd.tw]);
+            // train.py's Y was rebound by the prefetch: nll_loss's backward releases it
+            let y = if self.prefetch { xy.1.take() } else { None };
+            self.free_all(&[fwd.cp32, y, fwd.tw]);
             let lsm_grad = if self.half {
                 let tc = self.a(s * lbtv, Term::LossGrads);
                 self.f(nll_grad);
@@ -840,7 +865,9 @@ impl<'a> Gen<'a> {
             self.embedding_backward(&mut fwd, g, keep, grads, xy);
         }
         self.free_all(&[seed, scaled]);
-        *xy = next;
+        if self.prefetch {
+            *xy = next;
+        }
     }
 
     /// wpe's and wte's backward, and the tied weight's two gradients summed (§1.5).
@@ -855,7 +882,7 @@ impl<'a> Gen<'a> {
         let (bt, tc, vc, c) = (self.bt(), self.t * self.c, self.v * self.c, self.c);
         self.f(fwd.emb_mask);
         let sum = self.a(4 * tc, Term::BlockTransient);
-        let wpe = self.a(4 * tc, Term::FreshGrads);
+        let wpe = self.a(4 * self.wpe_rows * c, Term::FreshGrads);
         self.free_all(&[sum, fwd.pos]);
         let sort = [
             self.a(8 * bt, Term::BlockTransient),
@@ -866,8 +893,11 @@ impl<'a> Gen<'a> {
         let partial = self.a(4 * c * (bt.min(self.v)), Term::BlockTransient);
         self.f(partial);
         self.free_all(&sort);
-        self.free_all(&[g, xy.0]);
-        xy.0 = None;
+        self.f(g);
+        // train.py's X was rebound by the prefetch: the embedding's backward releases it
+        if self.prefetch {
+            self.f(xy.0.take());
+        }
         // the tied weight: lm_head's grad (waiting in the engine) + the embedding's
         let lm = fwd.tied_grad;
         if keep {
@@ -880,7 +910,7 @@ impl<'a> Gen<'a> {
     }
 
     /// clip_grad_norm_ and the fused AdamW step (creating its state in iteration 0).
-    fn optimizer_step(&mut self, phase: Phase, adam: &mut Vec<T>) {
+    pub(crate) fn optimizer_step(&mut self, phase: Phase, adam: &mut Vec<T>) {
         self.mark(Some(phase), Stage::OptimizerStep, 0);
         let slots = self.params();
         let n = slots.sizes.len() - 1; // the tied weight is one tensor
@@ -953,8 +983,8 @@ impl<'a> Gen<'a> {
 }
 
 /// What a forward leaves for its loss and backward.
-struct Forward {
-    logits: T,
+pub(crate) struct Forward {
+    pub(crate) logits: T,
     /// Inputs of checkpointed blocks (their activations are recomputed in the backward).
     checkpointed: Vec<T>,
     pos: T,
