@@ -3,6 +3,7 @@
 use estimator::programs::Program;
 use leptos::prelude::*;
 
+use super::bng_inputs::BngInputs;
 use super::config_export::ConfigExport;
 use super::ddp_summary::DdpSummary;
 use super::embed_page::EmbedPage;
@@ -78,6 +79,7 @@ fn Page() -> impl IntoView {
                     <PastePanel />
                     {move || match program.get() {
                         Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
+                        Program::BuildNanoGpt => view! { <BngInputs /> }.into_any(),
                         // rebuilt when the program changes: each script shows its own settings
                         _ => view! { <NanochatInputs /> }.into_any(),
                     }}

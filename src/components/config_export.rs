@@ -15,6 +15,12 @@ pub fn ConfigExport() -> impl IntoView {
     let html = move || {
         app.settled.with(|p| match p.program {
             Program::NanoGpt => crate::html::export::panel(tr, &p.config),
+            Program::BuildNanoGpt => crate::html::export::snippet_block(
+                tr,
+                tr.snippet_config,
+                &crate::html::bng_fixes::constants(&p.bng),
+                "export-config",
+            ),
             _ => crate::html::export::snippet_block(
                 tr,
                 tr.snippet_cli,

@@ -35,6 +35,10 @@ pub fn EmbedPage() -> impl IntoView {
                     let f = crate::html::fixes::best(r)?;
                     Some(crate::html::fixes::top_fix(tr, f, &p.config, freed))
                 }
+                ProgramFixes::BuildNanoGpt(r) => {
+                    let f = crate::html::bng_fixes::best(r)?;
+                    Some(crate::html::bng_fixes::top_fix(tr, f, &p.bng, freed))
+                }
                 ProgramFixes::Nanochat(r) => {
                     let f = crate::html::nanochat_fixes::best(r)?;
                     Some(crate::html::nanochat_fixes::top_fix(
@@ -58,6 +62,12 @@ pub fn EmbedPage() -> impl IntoView {
                         <NumberField key="batch_size" steps=BATCH />
                         <NumberField key="gradient_accumulation_steps" steps=ACCUM />
                         <NumberField key="block_size" steps=BLOCK />
+                    }
+                        .into_any()
+                } else if program == Program::BuildNanoGpt {
+                    view! {
+                        <NumberField key="B" steps=NC_BATCH />
+                        <NumberField key="T" steps=SEQ />
                     }
                         .into_any()
                 } else {

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use estimator::programs::ProgramFixes;
+use estimator::programs::{Program, ProgramFixes};
 use estimator::query::PageState;
 
 use crate::browser;
@@ -22,6 +22,9 @@ pub fn FixList() -> impl IntoView {
                 ProgramFixes::Nanochat(r) => {
                     crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
                 }
+                ProgramFixes::BuildNanoGpt(r) => {
+                    crate::html::bng_fixes::panel(tr, r, &p.bng, freed)
+                }
             })
         })
     };
@@ -36,25 +39,28 @@ pub fn FixList() -> impl IntoView {
                 on:click=on_click
                 inner_html=html
             ></div>
+            // the speed model (the time column) is train.py's
+            <Show when=move || app.page.with(|p| p.program == Program::NanoGpt)>
             <label class="fixes__mfu">
-                <span>{tr.mfu_label}</span>
-                <input
-                    type="number"
-                    name="mfu"
-                    min="0.05"
-                    max="1"
-                    step="0.05"
-                    prop:value=move || estimator::decimal::shortest(app.mfu.get())
-                    on:change:target=move |ev| {
-                        if let Some(m) = estimator::decimal::parse(&ev.target().value()) {
-                            if m > 0.0 && m <= 1.0 {
-                                app.mfu.set(m);
+                    <span>{tr.mfu_label}</span>
+                    <input
+                        type="number"
+                        name="mfu"
+                        min="0.05"
+                        max="1"
+                        step="0.05"
+                        prop:value=move || estimator::decimal::shortest(app.mfu.get())
+                        on:change:target=move |ev| {
+                            if let Some(m) = estimator::decimal::parse(&ev.target().value()) {
+                                if m > 0.0 && m <= 1.0 {
+                                    app.mfu.set(m);
+                                }
                             }
                         }
-                    }
-                />
-                <span class="field__hint">{tr.mfu_hint}</span>
-            </label>
+                    />
+                    <span class="field__hint">{tr.mfu_hint}</span>
+                </label>
+            </Show>
         </section>
     }
 }

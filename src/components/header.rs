@@ -37,12 +37,10 @@ pub fn Header() -> impl IntoView {
             <div class="header__text">
                 <h1 class="header__title">{tr.title}</h1>
                 <p class="header__tagline">
-                    {move || {
-                        if app.page.with(|p| p.program == Program::NanoGpt) {
-                            tr.tagline
-                        } else {
-                            tr.nc_tagline
-                        }
+                    {move || match app.page.with(|p| p.program) {
+                        Program::NanoGpt => tr.tagline,
+                        Program::BuildNanoGpt => tr.bng_tagline,
+                        _ => tr.nc_tagline,
                     }}
                 </p>
             </div>

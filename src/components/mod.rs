@@ -1,6 +1,7 @@
 //! One component per file.
 
 pub mod app;
+pub mod bng_inputs;
 pub mod choice_field;
 pub mod config_export;
 pub mod ddp_summary;

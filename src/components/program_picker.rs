@@ -14,7 +14,7 @@ use crate::state::use_app;
 pub fn field_label(program: Program, key: &'static str) -> String {
     let flag = estimator::programs::nanochat::config::flag_name(key);
     let script = match program {
-        Program::NanoGpt => return key.to_string(),
+        Program::NanoGpt | Program::BuildNanoGpt => return key.to_string(),
         Program::Nanochat => NanochatConfig::default(),
         Program::NanochatSft => NanochatConfig::for_script(Script::Sft),
     };

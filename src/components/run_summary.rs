@@ -30,6 +30,20 @@ pub fn RunSummary() -> impl IntoView {
                     c.tokens_per_iter(),
                 )
             }
+            Program::BuildNanoGpt => {
+                let c = &p.bng;
+                let sequences = c.total_batch_size / u64::from(c.t);
+                (
+                    format!(
+                        "{} × {} = {}",
+                        c.b,
+                        c.grad_accum_steps() * u64::from(c.world_size),
+                        format::grouped(sequences),
+                    ),
+                    sequences,
+                    c.total_batch_size,
+                )
+            }
             _ => {
                 let c = p.nanochat_config();
                 let sequences = c.total_batch_tokens() / u64::from(c.max_seq_len);

@@ -26,6 +26,14 @@ pub fn details(tr: &Strings, a: &ProgramAnalysis, comp: Component) -> String {
                 ProgramAnalysis::Nanochat(a) => {
                     estimator::programs::nanochat::explain::formula(term, &a.config, bytes)
                 }
+                // GPT-2's tensors as nanoGPT's formulas name them, at the length T it is fed
+                ProgramAnalysis::BuildNanoGpt(a) => {
+                    let model = estimator::TrainConfig {
+                        block_size: a.config.t,
+                        ..a.config.model()
+                    };
+                    estimator::explain::formula(term, &model, a.params(), bytes)
+                }
             };
             // the rounding is simulated, not a product of sizes: words, in the page's language
             let (symbolic, numbers) = if term == Term::AllocatorRounding {

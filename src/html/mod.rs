@@ -5,6 +5,7 @@
 //! the wasm within the page budget, and makes them testable natively (`cargo test`), without a
 //! browser. Inputs stay Leptos components. Everything user-visible goes through [`escape`].
 
+pub mod bng_fixes;
 pub mod breakdown;
 pub mod export;
 pub mod fixes;

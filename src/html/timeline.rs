@@ -200,10 +200,10 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let title = el(
         "h3",
         &[("class", "chart__title"), ("id", "chart-title")],
-        &escape(if program == Program::NanoGpt {
-            tr.chart_title
-        } else {
-            tr.nc_chart_title
+        &escape(match program {
+            Program::NanoGpt => tr.chart_title,
+            Program::BuildNanoGpt => tr.bng_chart_title,
+            _ => tr.nc_chart_title,
         }),
     );
     el(

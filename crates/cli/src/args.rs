@@ -209,11 +209,13 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                 "oom-message" => args.oom_message = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),
-                "mfu" => args.mfu = Some(value.trim().parse::<f64>().map_err(|_| {
-                    ArgError(format!(
+                "mfu" => {
+                    args.mfu = Some(value.trim().parse::<f64>().map_err(|_| {
+                        ArgError(format!(
                         "--{name}={value} is not a fraction: model-FLOPs utilisation, above 0 to 1"
                     ))
-                })?),
+                    })?)
+                }
                 _ => args.other_gib = Some(number()?),
             }
             continue;

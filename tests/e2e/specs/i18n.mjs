@@ -78,6 +78,7 @@ export const tests = {
       { query: 'batch_size=16&compile=False&world_size=2', tagline: 'tagline', shot: '' },
       { query: 'program=nanochat&device_batch_size=1&gpu=rtx3060', tagline: 'nc_tagline', shot: '-nanochat' },
       { query: 'program=nanochat-sft&depth=12&device_batch_size=8', tagline: 'nc_tagline', shot: '-sft' },
+      { query: 'program=build-nanogpt&gpu=rtx4090', tagline: 'bng_tagline', shot: '-bng' },
     ];
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);

@@ -75,14 +75,32 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     // a command line names a training script (on one of its lines)
     if let Some(line) = text.lines().find(|l| {
         !l.trim_start().starts_with('#')
-            && ["train.py", "scripts.base_train", "scripts.chat_sft"]
-                .iter()
-                .any(|s| l.contains(s))
+            && [
+                "train.py",
+                "train_gpt2.py",
+                "scripts.base_train",
+                "scripts.chat_sft",
+            ]
+            .iter()
+            .any(|s| l.contains(s))
     }) {
         // backslash continuations: the rest of the paste belongs to the command
         let start = text.find(line).unwrap_or(0);
         let command = &text[start..];
         match crate::input::command_line::parse(command) {
+            Ok(l) if l.program == crate::programs::Program::BuildNanoGpt => {
+                // train_gpt2.py takes no arguments: the line says which script and how many GPUs
+                out.state.program = l.program;
+                out.state.bng.world_size = l.world_size;
+                if l.expandable_segments == Some(true) {
+                    out.state.bng.allocator = crate::config::Allocator::ExpandableSegments;
+                }
+                out.pasted = Pasted::CommandLine {
+                    world_size: l.world_size,
+                    unknown_files: Vec::new(),
+                };
+                return out;
+            }
             Ok(l) if l.program != crate::programs::Program::NanoGpt => {
                 let mut args = l.args.clone();
                 if l.world_size > 1 {
@@ -130,6 +148,26 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                 }
                 Err(e) => out.error = Some(e),
             },
+            Err(e) => out.error = Some(e),
+        }
+        return out;
+    }
+    // train_gpt2.py's own constants (`B = 16 # micro batch size`, `GPTConfig(n_layer=24)`)
+    let bng_line = |l: &str| {
+        let code = l.split('#').next().unwrap_or("").trim();
+        code.contains("GPTConfig(")
+            || code.split_once('=').is_some_and(|(k, _)| {
+                ["B", "T", "total_batch_size", "use_compile"].contains(&k.trim())
+            })
+    };
+    if text.lines().any(bng_line) {
+        let mut cfg = out.state.bng.clone();
+        match cfg.apply_script_lines(text).and_then(|_| cfg.validate()) {
+            Ok(()) => {
+                out.state.program = crate::programs::Program::BuildNanoGpt;
+                out.state.bng = cfg;
+                out.pasted = Pasted::ConfigFile;
+            }
             Err(e) => out.error = Some(e),
         }
         return out;

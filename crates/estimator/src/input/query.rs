@@ -8,6 +8,7 @@ use crate::config::{field, TrainConfig, FIELDS_JSON_ORDER};
 use crate::configurator::parse_override_value;
 use crate::error::ConfigError;
 use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
+use crate::programs::build_nanogpt::BngConfig;
 use crate::programs::nanochat::config::Script;
 use crate::programs::nanochat::NanochatConfig;
 use crate::programs::Program;
@@ -25,6 +26,8 @@ pub struct PageState {
     pub nanochat: NanochatConfig,
     /// chat_sft.py's settings.
     pub nanochat_sft: NanochatConfig,
+    /// build-nanogpt train_gpt2.py's constants.
+    pub bng: BngConfig,
     /// A preset id, or `custom` (then `vram_gib` is the card's memory).
     pub gpu: String,
     pub vram_gib: f64,
@@ -49,6 +52,7 @@ impl Default for PageState {
             config: TrainConfig::default(),
             nanochat: NanochatConfig::default(),
             nanochat_sft: NanochatConfig::for_script(Script::Sft),
+            bng: BngConfig::default(),
             gpu: DEFAULT_GPU.to_string(),
             vram_gib: DEFAULT_CUSTOM_GIB,
             context_gib: None,
@@ -128,6 +132,7 @@ impl PageState {
     pub fn value(&self, key: &str) -> Option<String> {
         match self.program {
             Program::NanoGpt => self.config.get(key).map(|v| query_value(&v)),
+            Program::BuildNanoGpt => self.bng.get(key),
             _ => self.nanochat_config().get(key),
         }
     }
@@ -136,6 +141,7 @@ impl PageState {
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self.program {
             Program::NanoGpt => self.config.validate(),
+            Program::BuildNanoGpt => self.bng.validate(),
             _ => self.nanochat_config().validate(),
         }
     }
@@ -195,6 +201,18 @@ impl PageState {
                         },
                     ))
                 })?;
+            }
+            _ if self.program == Program::BuildNanoGpt => {
+                let mut cfg = self.bng.clone();
+                cfg.set(key, raw.trim()).map_err(|e| match e.problem {
+                    crate::error::Problem::UnknownKey => QueryIssue {
+                        key: key.to_string(),
+                        value: raw.to_string(),
+                        problem: IssueKind::UnknownKey,
+                    },
+                    _ => issue(e),
+                })?;
+                self.bng = cfg;
             }
             _ if self.program != Program::NanoGpt => {
                 if !self
@@ -256,6 +274,30 @@ impl PageState {
                 issues.push(e);
             }
         }
+        if state.program == Program::BuildNanoGpt {
+            // train_gpt2.py's asserts: the constants involved back to the script's
+            if let Err(e) = state.bng.validate() {
+                let d = BngConfig::default();
+                let keep = (
+                    state.bng.n_layer,
+                    state.bng.vocab_size,
+                    state.bng.use_compile,
+                );
+                state.bng = BngConfig {
+                    n_layer: keep.0,
+                    vocab_size: keep.1,
+                    use_compile: keep.2,
+                    allocator: state.bng.allocator,
+                    ..d
+                };
+                issues.push(QueryIssue {
+                    key: e.key.clone(),
+                    value: e.value.clone(),
+                    problem: IssueKind::Invalid(Box::new(e)),
+                });
+            }
+            return (state, issues);
+        }
         if state.program != Program::NanoGpt {
             // base_train.py's asserts across flags: the defaults of the flags involved
             let cfg = state.nanochat_config_mut();
@@ -311,6 +353,11 @@ impl PageState {
                 if v != dv {
                     pairs.push((key.to_string(), query_value(&v)));
                 }
+            }
+        } else if self.program == Program::BuildNanoGpt {
+            pairs.push(("program".into(), self.program.id().into()));
+            for (k, v) in self.bng.changed() {
+                pairs.push((k.to_string(), v));
             }
         } else {
             pairs.push(("program".into(), self.program.id().into()));

@@ -77,6 +77,7 @@ use crate::input::query::PageState;
 pub enum ProgramAnalysis {
     NanoGpt(nanogpt::analysis::Analysis),
     Nanochat(nanochat::NanochatAnalysis),
+    BuildNanoGpt(build_nanogpt::BngAnalysis),
 }
 
 impl std::ops::Deref for ProgramAnalysis {
@@ -87,6 +88,7 @@ impl std::ops::Deref for ProgramAnalysis {
         match self {
             ProgramAnalysis::NanoGpt(a) => &a.run,
             ProgramAnalysis::Nanochat(a) => &a.run,
+            ProgramAnalysis::BuildNanoGpt(a) => &a.run,
         }
     }
 }
@@ -99,6 +101,7 @@ impl ProgramAnalysis {
                 nanochat::config::Script::Base => Program::Nanochat,
                 nanochat::config::Script::Sft => Program::NanochatSft,
             },
+            ProgramAnalysis::BuildNanoGpt(_) => Program::BuildNanoGpt,
         }
     }
 
@@ -107,20 +110,21 @@ impl ProgramAnalysis {
         match self {
             ProgramAnalysis::NanoGpt(a) => a.estimate.params.reported,
             ProgramAnalysis::Nanochat(a) => a.shape.total_params(),
+            ProgramAnalysis::BuildNanoGpt(a) => a.params(),
         }
     }
 
     pub fn nanogpt(&self) -> Option<&nanogpt::analysis::Analysis> {
         match self {
             ProgramAnalysis::NanoGpt(a) => Some(a),
-            ProgramAnalysis::Nanochat(_) => None,
+            _ => None,
         }
     }
 
     pub fn nanochat(&self) -> Option<&nanochat::NanochatAnalysis> {
         match self {
             ProgramAnalysis::Nanochat(a) => Some(a),
-            ProgramAnalysis::NanoGpt(_) => None,
+            _ => None,
         }
     }
 }
@@ -131,7 +135,12 @@ pub fn analyze_page(page: &PageState, budget: &Budget) -> Result<ProgramAnalysis
         Program::NanoGpt => {
             nanogpt::analysis::analyze(&page.config, budget).map(ProgramAnalysis::NanoGpt)
         }
-        _ => nanochat::analyze(page.nanochat_config(), budget).map(ProgramAnalysis::Nanochat),
+        Program::BuildNanoGpt => {
+            build_nanogpt::analyze(&page.bng, budget).map(ProgramAnalysis::BuildNanoGpt)
+        }
+        Program::Nanochat | Program::NanochatSft => {
+            nanochat::analyze(page.nanochat_config(), budget).map(ProgramAnalysis::Nanochat)
+        }
     }
 }
 
@@ -140,6 +149,7 @@ pub fn analyze_page(page: &PageState, budget: &Budget) -> Result<ProgramAnalysis
 pub enum ProgramFixes {
     NanoGpt(nanogpt::fixes::FixReport),
     Nanochat(nanochat::fixes::NanochatFixReport),
+    BuildNanoGpt(build_nanogpt::fixes::BngFixReport),
 }
 
 /// The fixes for the page's state (`exact`: nanoGPT's fixes checked by replay; nanochat's always are).
@@ -148,7 +158,10 @@ pub fn rank_page_fixes(page: &PageState, budget: &Budget, mfu: f64) -> Option<Pr
         Program::NanoGpt => {
             nanogpt::fixes::rank_fixes(&page.config, budget, mfu, true).map(ProgramFixes::NanoGpt)
         }
-        _ => {
+        Program::BuildNanoGpt => {
+            build_nanogpt::fixes::rank_fixes(&page.bng, budget).map(ProgramFixes::BuildNanoGpt)
+        }
+        Program::Nanochat | Program::NanochatSft => {
             nanochat::fixes::rank_fixes(page.nanochat_config(), budget).map(ProgramFixes::Nanochat)
         }
     }
