@@ -8,6 +8,7 @@
 pub mod bng_fixes;
 pub mod breakdown;
 pub mod export;
+pub mod fix_parts;
 pub mod fixes;
 pub mod nanochat_fixes;
 pub mod paste;

@@ -5,8 +5,7 @@
 use estimator::programs::nanochat::fixes::{NanochatFix, NanochatFixReport};
 use estimator::programs::nanochat::NanochatConfig;
 
-use super::export::snippet_block;
-use super::{el, escape};
+use super::fix_parts::{self, fact, row, saving, top, FixView};
 use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_i18n::fix_text::nanochat_fix_text;
@@ -19,41 +18,10 @@ pub fn best(report: &NanochatFixReport) -> Option<&NanochatFix> {
     report.fixes.first().filter(|f| f.verdict.fits)
 }
 
-/// The best fix with its launch line.
-pub fn top_fix(tr: &Strings, f: &NanochatFix, from: &NanochatConfig, freed: u128) -> String {
+fn view<'a>(tr: &Strings, f: &'a NanochatFix, from: &NanochatConfig, freed: u128) -> FixView<'a> {
     let (title, why) = nanochat_fix_text(tr, f, from, freed);
-    let inner = el("p", &[("class", "topfix__label")], &escape(tr.top_fix))
-        + &el("p", &[("class", "topfix__title")], &escape(&title))
-        + &el("p", &[("class", "topfix__why")], &escape(&why))
-        + &snippet_block(tr, tr.snippet_cli, &f.command_line(), "snippet-cli");
-    el(
-        "div",
-        &[
-            ("class", "topfix"),
-            ("data-testid", "top-fix"),
-            ("data-fix", f.kind.id()),
-        ],
-        &inner,
-    )
-}
-
-fn fact(label: &str, value: &str) -> String {
-    el(
-        "div",
-        &[],
-        &(el("dt", &[], &escape(label)) + &el("dd", &[], &escape(value))),
-    )
-}
-
-fn row(tr: &Strings, f: &NanochatFix, from: &NanochatConfig, freed: u128, rank: usize) -> String {
-    let (title, why) = nanochat_fix_text(tr, f, from, freed);
-    let saving = if f.saving_bytes >= 0 {
-        format!("−{}", format::gib_abs(f.saving_bytes))
-    } else {
-        format!("+{}", format::gib_abs(f.saving_bytes))
-    };
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes))
-        + &fact(tr.col_saving, &saving)
+        + &fact(tr.col_saving, &saving(f.saving_bytes))
         + &fact(tr.col_fits, if f.verdict.fits { tr.yes } else { tr.no })
         + &fact(
             tr.col_tokens,
@@ -64,31 +32,20 @@ fn row(tr: &Strings, f: &NanochatFix, from: &NanochatConfig, freed: u128, rank: 
             ),
         )
         + &fact(tr.col_impact, tr.impact(f.impact));
-    let mut class = String::from("fix");
-    if f.verdict.fits {
-        class += " fix--fits";
+    FixView {
+        kind: f.kind.id(),
+        title,
+        why,
+        fits: f.verdict.fits,
+        peak: f.peak_bytes,
+        facts,
+        code: f.command_line(),
     }
-    el(
-        "li",
-        &[
-            ("class", &class),
-            ("data-testid", "fix"),
-            ("data-fix", f.kind.id()),
-            ("data-fits", &f.verdict.fits.to_string()),
-            ("data-peak", &f.peak_bytes.to_string()),
-        ],
-        &(el(
-            "p",
-            &[("class", "fix__title")],
-            &(el("span", &[("class", "fix__rank")], &rank.to_string()) + &escape(&title)),
-        ) + &el("p", &[("class", "fix__why")], &escape(&why))
-            + &el("dl", &[("class", "fix__facts")], &facts)
-            + &el(
-                "pre",
-                &[("class", "snippet__code fix__command")],
-                &el("code", &[], &escape(&f.command_line())),
-            )),
-    )
+}
+
+/// The best fix with its launch line.
+pub fn top_fix(tr: &Strings, f: &NanochatFix, from: &NanochatConfig, freed: u128) -> String {
+    top(tr, &view(tr, f, from, freed), tr.snippet_cli, "snippet-cli")
 }
 
 /// The whole fix panel (`freed`: what other processes hold on the card).
@@ -102,26 +59,14 @@ pub fn panel(
         Some(n) => fill(tr.nc_largest_batch, &[("n", &n.to_string())]),
         None => tr.nc_largest_batch_none.to_string(),
     };
-    let mut out = el(
-        "p",
-        &[
-            ("class", "fixes__largest"),
-            ("data-testid", "largest-batch"),
-        ],
-        &escape(&largest),
-    );
-    if report.current.fits {
-        out += &el("p", &[("class", "fixes__fits")], &escape(tr.already_fits));
-    } else if let Some(top) = best(report) {
-        out += &top_fix(tr, top, from, freed);
-    }
-    let rows: String = report
+    let rows: Vec<String> = report
         .fixes
         .iter()
         .enumerate()
-        .map(|(i, f)| row(tr, f, from, freed, i + 1))
+        .map(|(i, f)| row(&view(tr, f, from, freed), i + 1))
         .collect();
-    out + &el("ol", &[("class", "fixes__list")], &rows)
+    let best = best(report).map(|f| top_fix(tr, f, from, freed));
+    fix_parts::panel(tr, &largest, report.current.fits, best, &rows)
 }
 
 #[cfg(test)]

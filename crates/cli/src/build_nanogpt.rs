@@ -2,7 +2,6 @@
 //! build-nanogpt's train_gpt2.py on the command line. Its constants are given as `--KEY=VALUE`
 //! with the script's names; the JSON keeps train.py's contract where the meaning is the same.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use estimator::input::command_line::Launch;
@@ -16,7 +15,7 @@ use estimator::{Budget, Phase};
 use crate::args::Args;
 use crate::json::Json;
 use crate::report::{components_json, gpu_json, oom_json, run_text, terms_json, verdict_json};
-use crate::{budget_for, fail, read_oom_message};
+use crate::{fail, respond};
 use vramfit_i18n::en;
 use vramfit_i18n::fix_text::bng_fix_text;
 
@@ -48,26 +47,13 @@ pub fn main(args: &Args, launch: Option<Launch>) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let message = match read_oom_message(args) {
-        Ok(m) => m,
-        Err(e) => return fail(e),
-    };
-    let budget = match budget_for(args, message.as_ref()) {
-        Ok(b) => b,
-        Err(e) => return fail(e),
-    };
-    let analysis = match analyze(&cfg, &budget) {
-        Ok(a) => a,
-        Err(e) => return fail(e),
-    };
-    let fixes = rank_fixes(&cfg, &budget);
-    let text = if args.json {
-        format!("{}\n", to_json(&analysis, &budget, fixes.as_ref()))
-    } else {
-        to_text(&analysis, &budget, fixes.as_ref())
-    };
-    let _ = std::io::stdout().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    respond(
+        args,
+        |budget| analyze(&cfg, budget),
+        |budget| rank_fixes(&cfg, budget),
+        to_json,
+        to_text,
+    )
 }
 
 fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> Json {

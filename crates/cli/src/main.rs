@@ -181,6 +181,38 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The answer for a program whose config is already read: the card from the options (and an
+/// OOM message), the analysis and the ranked fixes, printed as JSON or text.
+pub(crate) fn respond<A, F>(
+    args: &Args,
+    analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
+    rank: impl FnOnce(&Budget) -> Option<F>,
+    json: impl FnOnce(&A, &Budget, Option<&F>) -> json::Json,
+    text: impl FnOnce(&A, &Budget, Option<&F>) -> String,
+) -> ExitCode {
+    let message = match read_oom_message(args) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
+    let budget = match budget_for(args, message.as_ref()) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let analysis = match analyze(&budget) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    let fixes = rank(&budget);
+    let out = if args.json {
+        format!("{}\n", json(&analysis, &budget, fixes.as_ref()))
+    } else {
+        text(&analysis, &budget, fixes.as_ref())
+    };
+    // a closed pipe (vramfit | head) is not an error worth a panic
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    ExitCode::SUCCESS
+}
+
 /// The `--oom-message` given, read and parsed.
 pub(crate) fn read_oom_message(args: &Args) -> Result<Option<estimator::oom::OomMessage>, String> {
     match args.oom_message.as_deref() {

@@ -3,28 +3,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Output};
+mod common;
+
+use common::{json, run};
+use std::process::Command;
 
 use serde_json::Value;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args(args)
-        .output()
-        .expect("vramfit runs")
-}
-
-fn json(args: &[&str]) -> Value {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let out = run(&all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
 
 #[test]
 fn json_contract() {
