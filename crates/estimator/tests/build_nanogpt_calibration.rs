@@ -6,22 +6,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::{median, project_runs};
 
 use estimator::programs::build_nanogpt::{analyze, BngConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
-
-fn runs(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/measured")
-        .join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// The run's constants, as the CLI takes them.
 fn config(run: &Value) -> BngConfig {
@@ -53,11 +44,6 @@ fn config(run: &Value) -> BngConfig {
     BngConfig::from_args(&args).unwrap()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 fn check(file: &str) {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());
     let phases: [(&str, &[Phase]); 3] = [
@@ -67,7 +53,7 @@ fn check(file: &str) {
     ];
     let mut errs: Vec<Vec<f64>> = vec![Vec::new(); 3];
     let mut table = String::new();
-    for run in runs(file) {
+    for run in project_runs(file) {
         let a = analyze(&config(&run), &budget).unwrap();
         table += &format!("{:28}", run["name"].as_str().unwrap());
         for (i, (key, ps)) in phases.iter().enumerate() {

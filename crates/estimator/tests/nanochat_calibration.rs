@@ -13,19 +13,11 @@
 
 mod common;
 
-use std::path::PathBuf;
+use common::{median, project_runs};
 
 use estimator::programs::nanochat::{analyze, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
-
-fn runs(path: PathBuf) -> Vec<Value> {
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// The run's flags as the scoring tool passes them: its argv, then its allocator.
 fn config(run: &Value) -> NanochatConfig {
@@ -40,11 +32,6 @@ fn config(run: &Value) -> NanochatConfig {
         run["allocator"].as_str().unwrap_or("expandable_segments")
     ));
     NanochatConfig::from_args(&args).unwrap()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 /// Per phase: (median, worst) relative error, and a table of every run for the failure message.
@@ -91,10 +78,7 @@ fn score(runs: &[Value]) -> (Vec<(&'static str, f64, f64)>, String) {
 /// This project's runs with expandable segments (tools/nanochat-probe/README.md: H100,
 /// PyTorch 2.11.0+cu130, nanochat 92d63d4).
 fn expandable_runs() -> Vec<Value> {
-    runs(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../data/measured/nanochat-expandable.jsonl"),
-    )
+    project_runs("nanochat-expandable.jsonl")
 }
 
 /// base_train.py's own allocator: every phase within median 0.5 %, worst 3 % (iteration 0: the
@@ -120,10 +104,7 @@ fn expandable_segments_runs_within_targets() {
 }
 
 fn shared_runs() -> Vec<Value> {
-    runs(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data/measured/nanochat.jsonl"),
-    )
+    common::measured_runs("nanochat.jsonl")
 }
 
 /// Evaluation and steady training: median ≤ 0.5 %, worst ≤ 3 %. Iteration 0: median ≤ 0.5 %;
@@ -190,9 +171,7 @@ fn iteration_zero_is_off_only_by_autotuning() {
 #[test]
 fn core_evaluation_per_example_shape() {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());
-    let runs = runs(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/measured/nanochat-core.jsonl"),
-    );
+    let runs = project_runs("nanochat-core.jsonl");
     let mut checked = 0;
     for run in &runs {
         let base = config(run);
@@ -234,9 +213,7 @@ fn core_evaluation_per_example_shape() {
 #[test]
 fn chat_sft_runs_within_targets() {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());
-    let runs = runs(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/measured/nanochat-sft.jsonl"),
-    );
+    let runs = project_runs("nanochat-sft.jsonl");
     let phases: [(&str, &[Phase]); 3] = [
         ("peak_allocated_eval", &[Phase::Eval, Phase::EvalAfterStep]),
         ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),

@@ -21,6 +21,25 @@ pub fn measured_runs(file: &str) -> Vec<Value> {
         .collect()
 }
 
+/// One JSON object per line of this project's own measurements, `data/measured/<file>` (how
+/// each was taken: tools/*-probe/README.md).
+pub fn project_runs(file: &str) -> Vec<Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/measured")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The middle value (the upper one of an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
 /// The run's config as the scoring tool passes it: `--key=value` per field.
 pub fn config(run: &Value) -> TrainConfig {
     let mut c = Configurator::new();
