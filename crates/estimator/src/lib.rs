@@ -1,8 +1,9 @@
 //! # vramfit's estimator
 //!
 //! How much GPU memory a training program needs, where it goes, and whether it fits a card —
-//! karpathy/nanoGPT's `train.py` and karpathy/nanochat's `scripts/base_train.py`. Pure and
-//! deterministic, with no dependencies: the CLI and the web page both call it.
+//! karpathy/nanoGPT's `train.py`, karpathy/nanochat's `scripts/base_train.py` and
+//! `scripts/chat_sft.py`, and karpathy/build-nanogpt's `train_gpt2.py`. Pure and deterministic,
+//! with no dependencies: the CLI and the web page both call it.
 //!
 //! ## The pipeline
 //!
