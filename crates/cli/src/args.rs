@@ -34,7 +34,9 @@ build-nanogpt (train_gpt2.py 6104ab1): its constants by their names: --B --T --t
 vramfit's own options come before a launch line.
 
 options:
-  --gpu NAME          the card (default h100, the kind the calibration runs used); --list-gpus
+  --gpu NAME          the card (default h100, the kind the calibration runs used); --list-gpus;
+                      auto: this machine's, from nvidia-smi (with what other processes use)
+  --gpu-index N       with --gpu auto: which GPU (default 0)
   --vram-gib X        the card's memory in GiB (a custom card; with --context-gib 0 --other-gib 0,
                       X is the allocator's whole budget)
   --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
@@ -69,6 +71,8 @@ pub struct Args {
     pub script_args: Vec<String>,
     pub sources: Vec<Source>,
     pub gpu: Option<String>,
+    /// `--gpu-index N`: which of nvidia-smi's GPUs `--gpu auto` reads.
+    pub gpu_index: Option<usize>,
     pub vram_gib: Option<f64>,
     pub context_gib: Option<f64>,
     pub other_gib: Option<f64>,
@@ -95,6 +99,7 @@ impl fmt::Display for ArgError {
 
 const VALUE_OPTIONS: &[&str] = &[
     "gpu",
+    "gpu-index",
     "vram-gib",
     "context-gib",
     "other-gib",
@@ -224,6 +229,11 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                     )
                 }
                 "gpu" => args.gpu = Some(value.clone()),
+                "gpu-index" => {
+                    args.gpu_index = Some(value.trim().parse().map_err(|_| {
+                        ArgError(format!("--gpu-index={value} is not a GPU index (0, 1, …)"))
+                    })?)
+                }
                 "oom-message" => args.oom_message = Some(value.clone()),
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),

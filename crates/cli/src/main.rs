@@ -4,6 +4,7 @@ mod args;
 mod build_nanogpt;
 mod json;
 mod nanochat;
+mod nvidia_smi;
 mod report;
 
 use std::io::Write;
@@ -232,6 +233,13 @@ pub(crate) fn budget_for(
 ) -> Result<Budget, String> {
     // a pasted out-of-memory message: its numbers, and the card it came from
     let message_card = message.and_then(|m| m.card());
+    if args.gpu.as_deref() == Some("auto") {
+        let mut budget = nvidia_smi::budget(args.gpu_index.unwrap_or(0))?;
+        if let Some(x) = args.other_gib {
+            budget = budget.with_other_gib(x).map_err(|e| e.to_string())?;
+        }
+        return Ok(budget);
+    }
     let card = match args.gpu.as_deref() {
         Some(name) => match gpu::find(name) {
             Some(g) => g,

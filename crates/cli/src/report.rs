@@ -393,6 +393,39 @@ pub fn to_json(a: &Answer) -> Json {
 
 const BAR_WIDTH: usize = 60;
 
+/// Colour on a terminal that wants it: stdout is a terminal, `NO_COLOR` is unset and the
+/// terminal is not `dumb` (https://no-color.org).
+fn colour_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// The bar's cells as text: each component's glyph on its colour (the page's palette, in the
+/// 256-colour set) when `colour`, else the plain glyphs.
+pub fn bar_cells(cells: &[char], colour: bool) -> String {
+    if !colour {
+        return cells.iter().collect();
+    }
+    let code = |ch: char| match ch {
+        'P' => Some(25),  // parameters: blue
+        'O' => Some(97),  // optimizer state: purple
+        'G' => Some(130), // gradients: orange
+        'A' => Some(28),  // activations: green
+        'L' => Some(124), // logits & loss: red
+        '+' => Some(243), // other: grey
+        _ => None,
+    };
+    cells
+        .iter()
+        .map(|&ch| match code(ch) {
+            Some(n) => format!("\x1b[48;5;{n}m\x1b[97m{ch}\x1b[0m"),
+            None => ch.to_string(),
+        })
+        .collect()
+}
+
 pub fn glyph(c: Component) -> char {
     match c {
         Component::Params => 'P',
@@ -466,11 +499,12 @@ pub fn run_text(an: &Run, budget: &Budget, v: &Verdict, program: Program, phases
     if mark < cells.len() {
         cells[mark] = '|';
     }
-    line(format!("  [{}]", cells.into_iter().collect::<String>()));
+    let colour = colour_wanted();
+    line(format!("  [{}]", bar_cells(&cells, colour)));
     for c in Component::ALL {
         line(format!(
             "  {} {:<16} {:>10}",
-            glyph(c),
+            bar_cells(&[glyph(c)], colour),
             label(c),
             format_bytes(comps.get(c))
         ));
@@ -632,4 +666,18 @@ pub fn to_text(a: &Answer) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_is_coloured_only_when_asked() {
+        let cells = ['P', 'A', '·', '|'];
+        assert_eq!(bar_cells(&cells, false), "PA·|");
+        let c = bar_cells(&cells, true);
+        assert!(c.starts_with("\x1b[48;5;25m"), "{c:?}");
+        assert!(c.ends_with("·|"), "{c:?}");
+    }
 }

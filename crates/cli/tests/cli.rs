@@ -338,3 +338,64 @@ fn control_characters_in_a_value_stay_on_one_line() {
     assert!(!err.contains('\r'), "{err:?}");
     assert!(err.contains("a\\nb\\rc"), "{err:?}");
 }
+
+#[test]
+fn gpu_auto_reads_nvidia_smi() {
+    // a stand-in nvidia-smi on PATH: an RTX 4090 with 2 GiB held by a desktop
+    let dir = std::env::temp_dir().join(format!("vramfit-smi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let smi = dir.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        "#!/bin/sh\necho 'name, memory.total [MiB], memory.used [MiB]'\n\
+         echo 'NVIDIA GeForce RTX 4090, 24564 MiB, 2048 MiB'\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(["--json", "--gpu", "auto", "--batch_size=4"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gpu"]["id"], "rtx4090");
+    assert_eq!(v["gpu"]["other_bytes"], 2048u64 << 20);
+    // the second GPU is not there: named
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(["--gpu", "auto", "--gpu-index", "1"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lists 1 GPU"));
+    // no nvidia-smi at all: a clear message, exit 2
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(["--gpu", "auto"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs nvidia-smi"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn piped_text_has_no_colour_codes() {
+    let out = run(&["--batch_size=4"]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains('\x1b'));
+}
