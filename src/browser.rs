@@ -16,6 +16,17 @@ pub fn query() -> String {
 
 /// Replaces the URL's query without adding a history entry (typing must not fill the history).
 pub fn replace_query(query: &str) {
+    set_query(query, false);
+}
+
+/// Adds a history entry for `query` (a change worth undoing with Back: an applied paste).
+pub fn push_query(query: &str) {
+    set_query(query, true);
+}
+
+/// The address with `query` in place of the current one, the path and the hash kept; a new
+/// history entry or the current one replaced.
+fn set_query(query: &str, push: bool) {
     let Some(w) = window() else { return };
     let path = w.location().pathname().unwrap_or_default();
     let hash = w.location().hash().unwrap_or_default();
@@ -25,21 +36,11 @@ pub fn replace_query(query: &str) {
         format!("{path}?{query}{hash}")
     };
     if let Ok(history) = w.history() {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
-    }
-}
-
-/// Adds a history entry for `query` (a change worth undoing with Back: an applied paste).
-pub fn push_query(query: &str) {
-    let Some(w) = window() else { return };
-    let path = w.location().pathname().unwrap_or_default();
-    let url = if query.is_empty() {
-        path
-    } else {
-        format!("{path}?{query}")
-    };
-    if let Ok(history) = w.history() {
-        let _ = history.push_state_with_url(&JsValue::NULL, "", Some(&url));
+        let _ = if push {
+            history.push_state_with_url(&JsValue::NULL, "", Some(&url))
+        } else {
+            history.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+        };
     }
 }
 

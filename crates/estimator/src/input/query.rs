@@ -448,18 +448,9 @@ fn number_field(
     Ok(x)
 }
 
+/// A memory size in GiB within `[min, max]` (its message names the text as typed).
 fn gib_field(key: &str, raw: &str, min: f64, max: f64) -> Result<f64, ConfigError> {
-    let x: f64 = crate::decimal::parse(raw.trim()).ok_or_else(|| {
-        ConfigError::new(
-            key,
-            raw,
-            crate::error::Problem::WrongType {
-                expected: "a number of GiB",
-            },
-        )
-    })?;
-    gib_to_bytes(key, x, min, max)?;
-    Ok(x)
+    number_field(key, raw, "a number of GiB", min, max)
 }
 
 /// How a value is written in a query: `True`/`False`, numbers as Python prints them, strings bare.
