@@ -85,6 +85,17 @@ fn bump(list: &mut Vec<(Phase, u128)>, phase: Phase, value: u128) {
 
 /// Replays `seq` through an allocator in `mode` that may reserve at most `cap` bytes.
 pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
+    replay_recording(seq, mode, cap, true)
+}
+
+/// Whether `seq` runs within `cap`: the replay without its per-event samples and per-term
+/// accounting (what fix searches ask, many times).
+pub fn fits(seq: &Sequence, mode: Allocator, cap: u128) -> bool {
+    replay_recording(seq, mode, Some(cap), false).fits()
+}
+
+/// [`replay`], recording samples and what is alive at the peak only when `record`.
+fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<u128>, record: bool) -> Replay {
     let mut alloc = CachingAllocator::new(mode, cap);
     let mut blocks: Vec<Option<(BlockId, u128)>> = Vec::new();
     let mut requested: u128 = 0;
@@ -94,7 +105,7 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
         phase_peaks: Vec::new(),
         phase_requested: Vec::new(),
         oom: None,
-        samples: Vec::with_capacity(seq.events.len()),
+        samples: Vec::with_capacity(if record { seq.events.len() } else { 0 }),
         peak_terms: Terms::default(),
         peak_event: 0,
         retries: 0,
@@ -123,12 +134,14 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
                     Ok(id) => {
                         let r = round_size(e.bytes);
                         blocks[ix] = Some((id, r));
-                        requested += r;
-                        if terms_of.len() <= ix {
-                            terms_of.resize(ix + 1, Term::Params);
+                        if record {
+                            requested += r;
+                            if terms_of.len() <= ix {
+                                terms_of.resize(ix + 1, Term::Params);
+                            }
+                            terms_of[ix] = e.term;
+                            by_term[e.term as usize] += r;
                         }
-                        terms_of[ix] = e.term;
-                        by_term[e.term as usize] += r;
                     }
                     Err(oom) => {
                         let m = seq.mark_at(i);
@@ -150,8 +163,10 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
             Action::Free => {
                 if let Some((id, r)) = blocks.get_mut(e.tensor as usize).and_then(Option::take) {
                     alloc.free(id);
-                    requested -= r;
-                    by_term[terms_of[e.tensor as usize] as usize] -= r;
+                    if record {
+                        requested -= r;
+                        by_term[terms_of[e.tensor as usize] as usize] -= r;
+                    }
                 }
             }
         }
@@ -166,10 +181,12 @@ pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
             bump(&mut out.phase_peaks, p, alloc.peak_allocated());
             bump(&mut out.phase_requested, p, requested);
         }
-        out.samples.push(Sample {
-            allocated: alloc.allocated(),
-            reserved: alloc.reserved(),
-        });
+        if record {
+            out.samples.push(Sample {
+                allocated: alloc.allocated(),
+                reserved: alloc.reserved(),
+            });
+        }
     }
     for term in ALL_TERMS {
         out.peak_terms.add(term, peak_by_term[term as usize]);

@@ -72,9 +72,9 @@ impl Run {
     }
 }
 
-/// Whether `sequence` runs within `cap`: one replay, for searches that ask nothing else.
+/// Whether `sequence` runs within `cap`: one lean replay, for searches that ask nothing else.
 pub fn fits(sequence: &Sequence, allocator: Allocator, cap: u128) -> bool {
-    replay(sequence, allocator, Some(cap)).fits()
+    crate::engine::replay::fits(sequence, allocator, cap)
 }
 
 /// Fits when the capped replay finishes; tight when it fits with less than [`TIGHT_FRACTION`]
