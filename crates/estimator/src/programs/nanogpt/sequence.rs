@@ -621,21 +621,6 @@ impl<'a> Gen<'a> {
         let dw_first = |gen: &mut Gen, numel: u128| {
             gen.a(if gen.half { 2 } else { 4 } * numel, Term::FreshGrads)
         };
-        let mut dw_finish = |gen: &mut Gen, d: T, numel: u128| {
-            // numel 0: a LayerNorm grad, fp32 from the start
-            let d32 = if gen.half && numel > 0 {
-                let d32 = gen.a(4 * numel, Term::FreshGrads);
-                gen.f(d);
-                d32
-            } else {
-                d
-            };
-            if keep_grads {
-                grads.push(d32);
-            } else {
-                gen.f(d32);
-            }
-        };
         // The residual gradient reaching a branch: cast to the branch's 16-bit dtype, then
         // through the dropout's backward (which frees its mask).
         let branch_grad = |gen: &mut Gen, mask: T| {
@@ -655,30 +640,20 @@ impl<'a> Gen<'a> {
         let d = dw_first(self, 4 * c * c);
         let dgelu = self.a(4 * s * btc, tr);
         self.free_all(&[gin, w_mproj, g]);
-        dw_finish(self, d, 4 * c * c);
+        self.weight_grad_done(d, 4 * c * c, keep_grads, grads);
         let dh = self.a(4 * s * btc, tr);
         self.free_all(&[dgelu, hh]);
         let d = dw_first(self, 4 * c * c);
         let dx16 = self.a(s * btc, tr);
         self.free_all(&[dh, w_fc, ln2c]);
-        let dx32 = if self.half { self.a(4 * btc, tr) } else { None };
-        self.f(dx16);
-        dw_finish(self, d, 4 * c * c);
-        let dln = self.a(4 * btc, tr);
-        let dgamma = self.a(4 * c, Term::FreshGrads);
-        dw_finish(self, dgamma, 0);
-        self.free_all(&[dx32, sv.x_mid]);
-        for t in sv.ln2 {
-            self.f(t);
-        }
-        self.f(dln);
+        self.branch_backward_end(dx16, d, 4 * c * c, sv.x_mid, sv.ln2, keep_grads, grads);
         // attention
         let attn_mask = sv.attn_mask;
         let gin = branch_grad(self, attn_mask);
         let d = dw_first(self, c * c);
         let dy = self.a(s * btc, tr);
         self.f(gin);
-        dw_finish(self, d, c * c);
+        self.weight_grad_done(d, c * c, keep_grads, grads);
         let dq = [
             self.a(s * btc, tr),
             self.a(s * btc, tr),
@@ -712,14 +687,50 @@ impl<'a> Gen<'a> {
         let d = dw_first(self, 3 * c * c);
         let dx16 = self.a(s * btc, tr);
         self.f(dqkv);
+        self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
+    }
+
+    /// A weight gradient done: (16-bit) its fp32 copy replaces it; kept as `.grad` in
+    /// micro-step 1 (`keep`), added in place and freed in later ones. `numel` 0: a LayerNorm
+    /// gradient, fp32 from the start.
+    fn weight_grad_done(&mut self, d: T, numel: u128, keep: bool, grads: &mut Vec<T>) {
+        let d32 = if self.half && numel > 0 {
+            let d32 = self.a(4 * numel, Term::FreshGrads);
+            self.f(d);
+            d32
+        } else {
+            d
+        };
+        if keep {
+            grads.push(d32);
+        } else {
+            self.f(d32);
+        }
+    }
+
+    /// The end of a branch's backward (MLP or attention): its input gradient to fp32, its first
+    /// Linear's weight gradient (`numel` elements) done, then the LayerNorm in front of it — its
+    /// gradient and gamma's — and the branch's input and the LayerNorm's statistics freed.
+    #[allow(clippy::too_many_arguments)]
+    fn branch_backward_end(
+        &mut self,
+        dx16: T,
+        d: T,
+        numel: u128,
+        x: T,
+        ln: Vec<T>,
+        keep: bool,
+        grads: &mut Vec<T>,
+    ) {
+        let (btc, c, tr) = (self.btc(), self.c, Term::BlockTransient);
         let dx32 = if self.half { self.a(4 * btc, tr) } else { None };
         self.f(dx16);
-        dw_finish(self, d, 3 * c * c);
+        self.weight_grad_done(d, numel, keep, grads);
         let dln = self.a(4 * btc, tr);
         let dgamma = self.a(4 * c, Term::FreshGrads);
-        dw_finish(self, dgamma, 0);
-        self.free_all(&[dx32, sv.x_in]);
-        for t in sv.ln1 {
+        self.weight_grad_done(dgamma, 0, keep, grads);
+        self.free_all(&[dx32, x]);
+        for t in ln {
             self.f(t);
         }
         self.f(dln);
