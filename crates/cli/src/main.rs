@@ -162,7 +162,7 @@ fn main() -> ExitCode {
     let answer = Answer {
         message,
         verdict: analysis.verdict,
-        fixes: estimator::fixes::rank_fixes(&cfg, &budget, mfu, true),
+        fixes: estimator::fixes::rank_fixes_of(&analysis, &budget, mfu),
         analysis: &analysis,
         est,
         budget: &budget,

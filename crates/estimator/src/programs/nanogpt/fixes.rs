@@ -7,7 +7,7 @@
 //! shorter context, a smaller model; ties by speed. Changes that raise memory or do nothing (turning
 //! `compile` off, lowering `eval_iters`) are listed with their true sign, last, never as fixes.
 
-use crate::analysis::{analyze, analyze_patched, fits_on_card};
+use crate::analysis::{analyze, analyze_patched, fits_on_card, Analysis};
 use crate::config::{Allocator, Dtype, TrainConfig};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
@@ -293,10 +293,28 @@ fn accumulation_steps(steps: u64, world: u64) -> u32 {
 /// every listed fix is checked with the allocator simulation (tens of ms); without, with the
 /// closed form (under a millisecond).
 pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> Option<FixReport> {
-    let (base_est, current, base_peak) = if exact {
+    if exact {
         let a = analyze(cfg, budget).ok()?;
-        let peak = a.peak_bytes();
-        (a.estimate, a.run.verdict, peak)
+        return rank_fixes_of(&a, budget, mfu);
+    }
+    rank(cfg, budget, mfu, None)
+}
+
+/// [`rank_fixes`] (exact) for a run already analysed on `budget`'s card: the base is not
+/// replayed again.
+pub fn rank_fixes_of(base: &Analysis, budget: &Budget, mfu: f64) -> Option<FixReport> {
+    rank(&base.estimate.config, budget, mfu, Some(base))
+}
+
+fn rank(
+    cfg: &TrainConfig,
+    budget: &Budget,
+    mfu: f64,
+    analysed: Option<&Analysis>,
+) -> Option<FixReport> {
+    let exact = analysed.is_some();
+    let (base_est, current, base_peak) = if let Some(a) = analysed {
+        (a.estimate.clone(), a.run.verdict, a.peak_bytes())
     } else {
         let est = estimate_patched(cfg, &budget.gpu, Patches::default()).ok()?;
         let (v, peak) = (verdict(&est, budget), est.peak_bytes());
