@@ -88,12 +88,16 @@ fn Page() -> impl IntoView {
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
-                        {move || {
-                            if program.get() == Program::NanoGpt {
+                        // more than one GPU: train.py's DDP and build-nanogpt's (the same wrapper);
+                        // nanochat's per-rank memory is not predicted yet
+                        {move || match program.get() {
+                            Program::NanoGpt => {
                                 view! { <NumberField key="world_size" steps=WORLD /> }.into_any()
-                            } else {
+                            }
+                            Program::BuildNanoGpt => {
                                 view! { <NumberField key="nproc_per_node" steps=WORLD /> }.into_any()
                             }
+                            _ => ().into_any(),
                         }}
                         <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.config.is_ddp())>
                             <LinkField />

@@ -144,6 +144,8 @@ def run_script(name, argv, script='base_train.py', extra=None):
         torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=2_000_000)
     try:
         sys.argv = [script] + argv
+        if 'LOCAL_RANK' in os.environ:  # under torchrun: measure this rank's GPU, not cuda:0
+            torch.cuda.set_device(int(os.environ['LOCAL_RANK']))
         torch.cuda.reset_peak_memory_stats()
         runpy.run_path(os.path.join(ROOT, 'scripts', script), run_name='__main__')
     except torch.OutOfMemoryError as e:

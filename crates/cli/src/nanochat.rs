@@ -76,13 +76,6 @@ fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
              q, k, v, output and log-sum-exp), not measured",
         );
     }
-    if cfg.world_size > 1 {
-        w.push(
-            "more than one GPU: rank 0's memory is derived from optim.py's sharding (1/N of the \
-             large AdamW state, ⌈K/N⌉ Muon matrices per group), not measured; NCCL's own buffers \
-             are outside PyTorch's allocator and not counted",
-        );
-    }
     if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
         w.push(
             "the CORE evaluation is not in these peaks: its examples' sizes come from the eval \

@@ -70,15 +70,15 @@ fn a_launch_line_picks_the_program() {
     let torchrun = json(&[
         "torchrun",
         "--standalone",
-        "--nproc_per_node=8",
+        "--nproc_per_node=1",
         "-m",
         "scripts.base_train",
         "--",
         "--depth=4",
         "--device-batch-size=4",
     ]);
-    assert_eq!(torchrun["config"]["nproc_per_node"], 8);
-    assert_eq!(torchrun["grad_accum_steps"], 4);
+    assert_eq!(torchrun["config"]["nproc_per_node"], 1);
+    assert_eq!(torchrun["grad_accum_steps"], 32);
     // the script's assert counts every process: 8 × 32 × 2048 tokens do not divide d4's
     // automatic 262,144
     let eight = run(&[
@@ -91,25 +91,16 @@ fn a_launch_line_picks_the_program() {
     ]);
     assert!(String::from_utf8_lossy(&eight.stderr)
         .contains("total_batch_size (262144) must be a multiple of 524288."));
-    // eight processes: the same activations, a sharded optimizer — rank 0 needs less than one GPU
-    let one = json(&[
-        "--program=nanochat",
-        "--depth=4",
-        "--device-batch-size=4",
-        "--total-batch-size=65536",
-    ]);
-    let ranked = json(&[
+    // more than one GPU: refused by name, with what the measurement showed
+    let out = run(&[
         "--program=nanochat",
         "--depth=4",
         "--device-batch-size=4",
         "--total-batch-size=65536",
         "--nproc-per-node=8",
     ]);
-    assert_eq!(ranked["config"]["nproc_per_node"], 8);
-    assert_eq!(ranked["grad_accum_steps"], 1);
-    assert!(
-        ranked["peak_bytes"]["train_steady"].as_u64() < one["peak_bytes"]["train_steady"].as_u64()
-    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not predicted yet"));
 }
 
 #[test]

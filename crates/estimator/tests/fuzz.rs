@@ -7,7 +7,11 @@
 #![allow(clippy::unwrap_used)]
 
 use estimator::configurator::Configurator;
+use estimator::programs::build_nanogpt::{self, config as bng_config, BngConfig};
+use estimator::programs::nanochat::{self, NanochatConfig};
+use estimator::programs::Program;
 use estimator::query::PageState;
+use estimator::{gpu, Budget};
 use estimator::{oom, paste, pyliteral, FIELDS_JSON_ORDER};
 use proptest::prelude::*;
 
@@ -57,16 +61,27 @@ fn key() -> impl Strategy<Value = String> {
             "lang",
             "embed",
             "theme",
+            "program",
         ])
         .prop_map(str::to_string),
+        // the other programs' names (URL keys: argparse destinations, the script's constants)
+        prop::sample::select(
+            NanochatConfig::KEYS
+                .iter()
+                .chain(NanochatConfig::SFT_KEYS)
+                .map(|k| k.replace('-', "_"))
+                .chain(bng_config::KEYS.iter().map(|k| k.to_string()))
+                .collect::<Vec<_>>()
+        ),
         ".{0,12}",
     ]
 }
 
-/// A value: hostile, numeric, or anything.
+/// A value: hostile, numeric, a program, or anything.
 fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         (0..HOSTILE.len()).prop_map(|i| HOSTILE[i].to_string()),
+        prop::sample::select(Program::NAMES.to_vec()).prop_map(str::to_string),
         any::<i64>().prop_map(|n| n.to_string()),
         any::<f64>().prop_map(|x| x.to_string()),
         ".{0,16}",
@@ -81,6 +96,11 @@ fn text() -> impl Strategy<Value = String> {
         value().prop_map(|v| format!("Tried to allocate {v} GiB (GPU 0; {v} GiB total capacity; {v} MiB already allocated)")),
         value().prop_map(|v| format!("GPU 0 has a total capacity of {v} GiB of which {v} MiB is free. Of the allocated memory {v} GiB is allocated by PyTorch, and {v} is reserved by PyTorch but unallocated.")),
         value().prop_map(|v| format!("torchrun --standalone --nproc_per_node={v} train.py config/train_gpt2.py --batch_size={v}")),
+        (key(), value()).prop_map(|(k, v)| format!("python -m scripts.base_train --{k}={v} --depth {v}")),
+        (key(), value()).prop_map(|(k, v)| format!("torchrun --nproc_per_node={v} -m scripts.chat_sft -- --{k} {v}")),
+        value().prop_map(|v| format!("torchrun --standalone --nproc_per_node={v} train_gpt2.py")),
+        value().prop_map(|v| format!("B = {v} # micro batch size")),
+        value().prop_map(|v| format!("model = GPT(GPTConfig(vocab_size=50304, n_layer={v}))")),
         ".{0,40}",
     ];
     prop::collection::vec(line, 0..12).prop_map(|l| l.join("\n"))
@@ -100,6 +120,7 @@ proptest! {
         for q in [query.as_str(), raw.as_str()] {
             let (state, issues) = PageState::from_query(q);
             prop_assert!(state.config.validate().is_ok(), "{q}: {:?}", state.config.validate());
+            prop_assert!(state.validate().is_ok(), "{q}: {:?}", state.validate());
             for i in &issues {
                 prop_assert!(!i.to_string().is_empty());
             }
@@ -132,13 +153,56 @@ proptest! {
         let _ = pyliteral::eval(&expr);
     }
 
-    /// Out-of-memory messages and any pasted text.
+    /// Out-of-memory messages and any pasted text, whichever program the page shows.
     #[test]
-    fn oom_messages_and_pastes(t in text()) {
+    fn oom_messages_and_pastes(t in text(), program in prop::sample::select(Program::ALL.to_vec())) {
         let m = oom::parse(&t);
         let _ = oom::diagnose(&m, &Default::default());
-        let out = paste::interpret(&t, &PageState::default());
+        let state = PageState { program, ..PageState::default() };
+        let out = paste::interpret(&t, &state);
         prop_assert!(out.state.config.validate().is_ok());
+        if out.error.is_none() {
+            prop_assert!(out.state.validate().is_ok(), "{:?}", out.state.validate());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// nanochat's and build-nanogpt's argument readers: any flags give a config or an error
+    /// naming what was wrong; what they accept is analysed without a panic, its parts adding up.
+    #[test]
+    fn other_programs_flags(
+        flags in prop::collection::vec((key(), value()), 0..6),
+        sft in any::<bool>(),
+    ) {
+        let args: Vec<String> = flags.iter().map(|(k, v)| format!("--{k}={v}")).collect();
+        let budget = Budget::for_gpu(gpu::find("rtx4090").unwrap());
+        let nc = if sft {
+            NanochatConfig::from_sft_args(&args)
+        } else {
+            NanochatConfig::from_args(&args)
+        };
+        match nc {
+            Ok(cfg) => {
+                // keep the fuzzed run small enough to replay quickly
+                if cfg.depth <= 32 && cfg.tokens_per_micro_step() <= 1 << 16 {
+                    let a = nanochat::analyze(&cfg, &budget).unwrap();
+                    prop_assert_eq!(a.components().total(), a.peak_bytes());
+                }
+            }
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+        match BngConfig::from_args(&args) {
+            Ok(cfg) => {
+                if cfg.n_layer <= 32 && cfg.tokens_per_micro_step() <= 1 << 16 && cfg.n_embd <= 2048 {
+                    let a = build_nanogpt::analyze(&cfg, &budget).unwrap();
+                    prop_assert_eq!(a.components().total(), a.peak_bytes());
+                }
+            }
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
     }
 }
 

@@ -20,8 +20,8 @@ const CASES = [
       '--window-pattern=SSSL', '--total-batch-size=16384', '--allocator=default', '--gpu=a6000'],
   },
   {
-    query: '?program=nanochat&depth=26&device_batch_size=16&nproc_per_node=8&gpu=h100',
-    args: ['--program=nanochat', '--depth=26', '--device-batch-size=16', '--nproc-per-node=8', '--gpu=h100'],
+    query: '?program=nanochat&depth=26&device_batch_size=16&gpu=h100',
+    args: ['--program=nanochat', '--depth=26', '--device-batch-size=16', '--gpu=h100'],
   },
   {
     // chat_sft.py on a d12 checkpoint, the base run's optimizer state loaded

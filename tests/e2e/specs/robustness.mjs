@@ -10,6 +10,9 @@ const KEYS = [
   'bias', 'dtype', 'compile', 'eval_iters', 'eval_interval', 'max_iters', 'vocab_size', 'attention',
   'allocator', 'world_size', 'gpu', 'vram_gib', 'context_gib', 'other_gib', 'cap_gib', 'link_gbps',
   'lang', 'embed', 'theme', 'bg', 'nonsense', '', '%',
+  // the other programs' own names
+  'program', 'program', 'depth', 'device_batch_size', 'max_seq_len', 'total_batch_size', 'window_pattern',
+  'core_max_tokens', 'nproc_per_node', 'load_optimizer', 'B', 'T', 'use_compile',
 ];
 const VALID = {
   n_layer: ['1', '6', '12', '24', '48'], n_head: ['1', '4', '12', '16'], n_embd: ['64', '384', '768', '1024'],
@@ -20,6 +23,11 @@ const VALID = {
   world_size: ['1', '2', '4', '8'], gpu: ['rtx3060', 'rtx4090', 'a6000', 'custom', 'h100'],
   vram_gib: ['8', '24.5'], context_gib: ['0', '0.5'], other_gib: ['0', '1.2'], link_gbps: ['16', '300'],
   lang: ['en', 'de', 'ja', 'zh-Hans', 'zh-Hant'], theme: ['dark', 'light'], embed: ['1', '0'],
+  program: ['nanogpt', 'nanochat', 'nanochat-sft', 'build-nanogpt'], depth: ['2', '8', '12', '20'],
+  device_batch_size: ['1', '4', '8', '32'], max_seq_len: ['256', '1024', '2048'],
+  total_batch_size: ['-1', '16384', '524288'], window_pattern: ['L', 'SSSL', 'SXL'],
+  core_max_tokens: ['0', '4096'], nproc_per_node: ['1', '2', '8'], load_optimizer: ['0', '1'],
+  B: ['1', '8', '16', '64'], T: ['256', '1024'], use_compile: ['True', 'False'],
 };
 const HOSTILE = [
   '', 'NaN', 'inf', '-1', '0', '1e308', '-1e308', '1000000', '99999999999999999999', '0x10', '１２', '💥',

@@ -90,15 +90,23 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         match crate::input::command_line::parse(command) {
             Ok(l) if l.program == crate::programs::Program::BuildNanoGpt => {
                 // train_gpt2.py takes no arguments: the line says which script and how many GPUs
-                out.state.program = l.program;
-                out.state.bng.world_size = l.world_size;
+                let mut cfg = out.state.bng.clone();
+                cfg.world_size = l.world_size;
                 if l.expandable_segments == Some(true) {
-                    out.state.bng.allocator = crate::config::Allocator::ExpandableSegments;
+                    cfg.allocator = crate::config::Allocator::ExpandableSegments;
                 }
-                out.pasted = Pasted::CommandLine {
-                    world_size: l.world_size,
-                    unknown_files: Vec::new(),
-                };
+                // the script's assert counts every process: refused as the script would refuse it
+                match cfg.validate() {
+                    Ok(()) => {
+                        out.state.program = l.program;
+                        out.state.bng = cfg;
+                        out.pasted = Pasted::CommandLine {
+                            world_size: l.world_size,
+                            unknown_files: Vec::new(),
+                        };
+                    }
+                    Err(e) => out.error = Some(e),
+                }
                 return out;
             }
             Ok(l) if l.program != crate::programs::Program::NanoGpt => {
