@@ -44,6 +44,62 @@ impl Impact {
     }
 }
 
+/// One fix evaluated for any program: its kind, what it costs training, the changed config and
+/// what its replay says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranked<C, K> {
+    pub kind: K,
+    pub impact: Impact,
+    /// The config with the change applied.
+    pub config: C,
+    /// Memory other processes may keep on the card after the change.
+    pub other_bytes: u128,
+    pub peak_bytes: u128,
+    /// Old peak − new peak: negative when memory grows.
+    pub saving_bytes: i128,
+    pub verdict: crate::engine::verdict::Verdict,
+}
+
+impl<C, K> Ranked<C, K> {
+    /// Replays `config` (by `analyze`) on `budget`'s card with `other` bytes held by others.
+    pub fn evaluate(
+        kind: K,
+        impact: Impact,
+        config: C,
+        other: u128,
+        budget: &crate::gpu::Budget,
+        base_peak: u128,
+        analyze: impl Fn(&C, &crate::gpu::Budget) -> Option<(u128, crate::engine::verdict::Verdict)>,
+    ) -> Option<Self> {
+        let b = crate::gpu::Budget {
+            other_bytes: other,
+            ..budget.clone()
+        };
+        let (peak, verdict) = analyze(&config, &b)?;
+        Some(Ranked {
+            kind,
+            impact,
+            config,
+            other_bytes: other,
+            peak_bytes: peak,
+            saving_bytes: base_peak as i128 - peak as i128,
+            verdict,
+        })
+    }
+}
+
+/// Best first: fits with room, then tight, then not; then what it costs training; then the
+/// larger saving.
+pub fn sort<C, K>(fixes: &mut [Ranked<C, K>]) {
+    use crate::engine::verdict::Risk;
+    let fit_rank = |r: Risk| match r {
+        Risk::Fits => 0,
+        Risk::Tight => 1,
+        Risk::Oom => 2,
+    };
+    fixes.sort_by_key(|f| (fit_rank(f.verdict.risk), f.impact, -f.saving_bytes));
+}
+
 /// The last of `candidates` (ascending) for which `fits` holds, by bisection: every size a fix
 /// search varies only adds memory, so `fits` is monotone over them.
 pub fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T> {

@@ -7,8 +7,8 @@
 use super::config::BngConfig;
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
-use crate::engine::ranking::{largest, Impact};
-use crate::engine::verdict::{Risk, Verdict};
+use crate::engine::ranking::{largest, sort, Impact, Ranked};
+use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
 /// The kinds of train_gpt2.py fix.
@@ -41,16 +41,7 @@ impl BngFixKind {
 }
 
 /// One evaluated change.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BngFix {
-    pub kind: BngFixKind,
-    pub impact: Impact,
-    pub config: BngConfig,
-    pub other_bytes: u128,
-    pub peak_bytes: u128,
-    pub saving_bytes: i128,
-    pub verdict: Verdict,
-}
+pub type BngFix = Ranked<BngConfig, BngFixKind>;
 
 impl BngFix {
     /// The constants to edit in train_gpt2.py, as its lines (`B = 16 # was 64`), and the
@@ -101,20 +92,9 @@ pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
     let base = analyze(cfg, budget).ok()?;
     let base_peak = base.peak_bytes();
     let fits = |c: &BngConfig| fits_on_card(c, budget);
-    let evaluate = |kind, impact, config: BngConfig, other: u128| -> Option<BngFix> {
-        let b = Budget {
-            other_bytes: other,
-            ..budget.clone()
-        };
-        let a = analyze(&config, &b).ok()?;
-        Some(BngFix {
-            kind,
-            impact,
-            other_bytes: other,
-            peak_bytes: a.peak_bytes(),
-            saving_bytes: base_peak as i128 - a.peak_bytes() as i128,
-            verdict: a.run.verdict,
-            config,
+    let evaluate = |kind, impact, config: BngConfig, other: u128| {
+        Ranked::evaluate(kind, impact, config, other, budget, base_peak, |c, b| {
+            analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict))
         })
     };
     let with_b = |c: &BngConfig, b: u32| BngConfig { b, ..c.clone() };
@@ -196,12 +176,7 @@ pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
             other,
         ));
     }
-    let fit_rank = |v: &Verdict| match v.risk {
-        Risk::Fits => 0,
-        Risk::Tight => 1,
-        Risk::Oom => 2,
-    };
-    fixes.sort_by_key(|f| (fit_rank(&f.verdict), f.impact, -f.saving_bytes));
+    sort(&mut fixes);
     let all = batches_keeping_total(cfg, 1 << 12);
     let largest_b_that_fits = largest(&all, |b| fits(&with_b(cfg, b)));
     Some(BngFixReport {

@@ -10,8 +10,8 @@
 use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
-use crate::engine::ranking::{largest, Impact};
-use crate::engine::verdict::{Risk, Verdict};
+use crate::engine::ranking::{largest, sort, Impact, Ranked};
+use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
 /// The kinds of nanochat fix.
@@ -52,19 +52,7 @@ impl NanochatFixKind {
 }
 
 /// One evaluated change.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NanochatFix {
-    pub kind: NanochatFixKind,
-    pub impact: Impact,
-    /// The config with the change applied.
-    pub config: NanochatConfig,
-    /// Memory other processes may keep on the card after the change.
-    pub other_bytes: u128,
-    pub peak_bytes: u128,
-    /// Old peak − new peak: negative when memory grows.
-    pub saving_bytes: i128,
-    pub verdict: Verdict,
-}
+pub type NanochatFix = Ranked<NanochatConfig, NanochatFixKind>;
 
 impl NanochatFix {
     /// `(flag, value)` of every flag this fix changes, hyphenated as base_train.py spells them.
@@ -146,20 +134,9 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
     let base = analyze(cfg, budget).ok()?;
     let base_peak = base.peak_bytes();
     let fits = |c: &NanochatConfig| fits_on_card(c, budget);
-    let evaluate = |kind, impact, config: NanochatConfig, other: u128| -> Option<NanochatFix> {
-        let b = Budget {
-            other_bytes: other,
-            ..budget.clone()
-        };
-        let a = analyze(&config, &b).ok()?;
-        Some(NanochatFix {
-            kind,
-            impact,
-            other_bytes: other,
-            peak_bytes: a.peak_bytes(),
-            saving_bytes: base_peak as i128 - a.peak_bytes() as i128,
-            verdict: a.run.verdict,
-            config,
+    let evaluate = |kind, impact, config: NanochatConfig, other: u128| {
+        Ranked::evaluate(kind, impact, config, other, budget, base_peak, |c, b| {
+            analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict))
         })
     };
     // the total batch as a number, so that changing the device batch keeps it
@@ -294,12 +271,7 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
     }
 
     // fits first (with room, then tight), then what it costs training, then the larger saving
-    let fit_rank = |v: &Verdict| match v.risk {
-        Risk::Fits => 0,
-        Risk::Tight => 1,
-        Risk::Oom => 2,
-    };
-    fixes.sort_by_key(|f| (fit_rank(&f.verdict), f.impact, -f.saving_bytes));
+    sort(&mut fixes);
     let all_batches = batches_keeping_total(cfg, 1 << 16);
     let largest_device_batch_that_fits = largest(&all_batches, |b| fits(&with_batch(b)));
     // CORE's example sizes come from its data: say how long an example this card can take
