@@ -60,3 +60,19 @@ export async function waitForTotalChange(page, before) {
     before,
   );
 }
+
+/** For each `{query, args}`: the page's bar, parameters, batch and verdict equal the CLI's, byte for byte. */
+export async function assertSameAsCli(ctx, cases) {
+  for (const c of cases) {
+    const page = await open(ctx, c.query);
+    const h = await hooks(page);
+    const j = cli(ctx, c.args);
+    assert.equal(h.total, j.peak_bytes.overall, `total ${c.query}`);
+    for (const [k, v] of Object.entries(j.components_bytes)) assert.equal(h.segments[k], v, `${k} ${c.query}`);
+    assert.equal(h.params, j.params.reported, `params ${c.query}`);
+    assert.equal(h.effectiveBatch, j.effective_batch, `batch ${c.query}`);
+    assert.equal(h.fits, j.verdict.fits, `fits ${c.query}`);
+    assert.equal(h.risk, j.verdict.risk, `risk ${c.query}`);
+    await close(page);
+  }
+}

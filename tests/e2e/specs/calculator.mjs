@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { open, close, hooks, cli, waitForTotalChange } from '../lib/page.mjs';
+import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli } from '../lib/page.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -34,18 +34,7 @@ const CASES = [
 
 export const tests = {
   async 'page numbers equal the CLI for the same config'(ctx) {
-    for (const c of CASES) {
-      const page = await open(ctx, c.query);
-      const h = await hooks(page);
-      const j = cli(ctx, c.args);
-      assert.equal(h.total, j.peak_bytes.overall, `total ${c.query}`);
-      for (const [k, v] of Object.entries(j.components_bytes)) assert.equal(h.segments[k], v, `${k} ${c.query}`);
-      assert.equal(h.params, j.params.reported, `params ${c.query}`);
-      assert.equal(h.effectiveBatch, j.effective_batch);
-      assert.equal(h.fits, j.verdict.fits, `fits ${c.query}`);
-      assert.equal(h.risk, j.verdict.risk, `risk ${c.query}`);
-      await close(page);
-    }
+    await assertSameAsCli(ctx, CASES);
   },
 
   async 'keyboard on a slider updates the bar, the numbers and the URL'(ctx) {
