@@ -8,10 +8,10 @@
 
 mod common;
 
-use common::{median, project_runs};
+use common::{assert_within_targets, project_runs, score};
 
 use estimator::programs::build_nanogpt::{analyze, BngConfig};
-use estimator::{gpu, Budget, Phase};
+use estimator::{gpu, Budget};
 use serde_json::Value;
 
 /// The run's constants, as the CLI takes them.
@@ -46,37 +46,11 @@ fn config(run: &Value) -> BngConfig {
 
 fn check(file: &str) {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());
-    let phases: [(&str, &[Phase]); 3] = [
-        ("peak_allocated_eval", &[Phase::Eval, Phase::EvalAfterStep]),
-        ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),
-        ("peak_allocated_train_steady", &[Phase::TrainSteady]),
-    ];
-    let mut errs: Vec<Vec<f64>> = vec![Vec::new(); 3];
-    let mut table = String::new();
-    for run in project_runs(file) {
-        let a = analyze(&config(&run), &budget).unwrap();
-        table += &format!("{:28}", run["name"].as_str().unwrap());
-        for (i, (key, ps)) in phases.iter().enumerate() {
-            let m = run["measured_bytes"][key].as_f64().unwrap();
-            let p = ps.iter().filter_map(|&p| a.phase_bytes(p)).max().unwrap() as f64;
-            errs[i].push((p - m).abs() / m);
-            table += &format!("  {}: {:+.2}%", &key[14..], (p - m) / m * 100.0);
-        }
-        table += "\n";
-    }
-    eprintln!("{table}");
-    for (i, (key, _)) in phases.iter().enumerate() {
-        let (med, max) = (
-            median(errs[i].clone()),
-            errs[i].iter().cloned().fold(0.0, f64::max),
-        );
-        assert!(
-            med <= 0.005 && max <= 0.03,
-            "{key}: median {:.3}% worst {:.3}%\n{table}",
-            med * 100.0,
-            max * 100.0
-        );
-    }
+    let scored = score(&project_runs(file), |run| {
+        analyze(&config(run), &budget).unwrap().run
+    });
+    eprintln!("{}", scored.1);
+    assert_within_targets(scored, 0.03);
 }
 
 #[test]

@@ -6,13 +6,14 @@
 use std::path::PathBuf;
 
 use estimator::configurator::Configurator;
-use estimator::TrainConfig;
+use estimator::engine::run::Run;
+use estimator::{Phase, TrainConfig};
 use serde_json::Value;
 
-/// One JSON object per line of `shared/data/measured/<file>`.
-pub fn measured_runs(file: &str) -> Vec<Value> {
+/// One JSON object per line of a JSON-lines file, `dir` relative to this crate.
+fn read_runs(dir: &str, file: &str) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/measured")
+        .join(dir)
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
@@ -21,17 +22,82 @@ pub fn measured_runs(file: &str) -> Vec<Value> {
         .collect()
 }
 
+/// One JSON object per line of `shared/data/measured/<file>`.
+pub fn measured_runs(file: &str) -> Vec<Value> {
+    read_runs("../../../shared/data/measured", file)
+}
+
 /// One JSON object per line of this project's own measurements, `data/measured/<file>` (how
 /// each was taken: tools/*-probe/README.md).
 pub fn project_runs(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/measured")
-        .join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    read_runs("../../data/measured", file)
+}
+
+/// The probes' phase peaks and the replayed phases each is the maximum of.
+pub const PHASES: [(&str, &[Phase]); 3] = [
+    ("peak_allocated_eval", &[Phase::Eval, Phase::EvalAfterStep]),
+    ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),
+    ("peak_allocated_train_steady", &[Phase::TrainSteady]),
+];
+
+/// Per measured phase of [`PHASES`]: (key, median, worst) relative error of `replay(run)` over
+/// `runs`, and a table of every run for a failure message.
+pub fn score(
+    runs: &[Value],
+    replay: impl Fn(&Value) -> Run,
+) -> (Vec<(&'static str, f64, f64)>, String) {
+    let mut errs: Vec<Vec<f64>> = vec![Vec::new(); PHASES.len()];
+    let mut table = String::new();
+    for run in runs {
+        let r = replay(run);
+        table += &format!("{:28}", run["name"].as_str().unwrap());
+        for (i, (key, phases)) in PHASES.iter().enumerate() {
+            let Some(m) = run["measured_bytes"][key].as_f64() else {
+                continue;
+            };
+            let p = phases
+                .iter()
+                .filter_map(|&p| r.phase_bytes(p))
+                .max()
+                .unwrap_or(0) as f64;
+            errs[i].push((p - m).abs() / m);
+            table += &format!(
+                "  {}: {:9.1} MiB vs {:9.1} ({:+.2}%)",
+                &key[14..],
+                p / 1048576.0,
+                m / 1048576.0,
+                (p - m) / m * 100.0
+            );
+        }
+        table += "\n";
+    }
+    let out = PHASES
+        .iter()
+        .zip(errs)
+        .map(|((k, _), e)| (*k, median(e.clone()), e.iter().cloned().fold(0.0, f64::max)))
+        .collect();
+    (out, table)
+}
+
+/// Every phase within median 0.5 % and worst 3 %, iteration 0's worst within
+/// `iteration_zero_worst` (looser where a test of its own bounds the outliers).
+pub fn assert_within_targets(
+    (scores, table): (Vec<(&'static str, f64, f64)>, String),
+    iteration_zero_worst: f64,
+) {
+    for (key, med, max) in scores {
+        let worst = if key == "peak_allocated_train_iter0" {
+            iteration_zero_worst
+        } else {
+            0.03
+        };
+        assert!(
+            med <= 0.005 && max <= worst,
+            "{key}: median {:.3}% worst {:.3}%\n{table}",
+            med * 100.0,
+            max * 100.0
+        );
+    }
 }
 
 /// The middle value (the upper one of an even count).
