@@ -15,19 +15,23 @@ mod common;
 
 use common::{assert_within_targets, project_runs, score};
 use estimator::engine::run::Run;
-
 use estimator::programs::nanochat::{analyze, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
 
-/// The run's flags as the scoring tool passes them: its argv, then its allocator.
-fn config(run: &Value) -> NanochatConfig {
-    let mut args: Vec<String> = run["argv"]
+/// The run's command-line flags, as recorded.
+fn argv(run: &Value) -> Vec<String> {
+    run["argv"]
         .as_array()
         .unwrap()
         .iter()
         .map(|a| a.as_str().unwrap().to_string())
-        .collect();
+        .collect()
+}
+
+/// The run's flags as the scoring tool passes them: its argv, then its allocator.
+fn config(run: &Value) -> NanochatConfig {
+    let mut args = argv(run);
     args.push(format!(
         "--allocator={}",
         run["allocator"].as_str().unwrap_or("expandable_segments")
@@ -35,8 +39,6 @@ fn config(run: &Value) -> NanochatConfig {
     NanochatConfig::from_args(&args).unwrap()
 }
 
-/// This project's runs with expandable segments (tools/nanochat-probe/README.md: H100,
-/// PyTorch 2.11.0+cu130, nanochat 92d63d4).
 /// A base_train.py run replayed on the H200 the shared runs were measured on (one-GPU peaks
 /// do not depend on the card's size).
 fn replay_base(run: &Value) -> Run {
@@ -45,6 +47,8 @@ fn replay_base(run: &Value) -> Run {
         .run
 }
 
+/// This project's runs with expandable segments (tools/nanochat-probe/README.md: H100,
+/// PyTorch 2.11.0+cu130, nanochat 92d63d4).
 fn expandable_runs() -> Vec<Value> {
     project_runs("nanochat-expandable.jsonl")
 }
@@ -156,12 +160,7 @@ fn core_evaluation_per_example_shape() {
 fn chat_sft_runs_within_targets() {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());
     let replay = |run: &Value| {
-        let mut args: Vec<String> = run["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .collect();
+        let mut args = argv(run);
         args.push(format!("--depth={}", run["base_checkpoint"]["depth"]));
         let cfg = NanochatConfig::from_sft_args(&args).unwrap();
         analyze(&cfg, &budget).unwrap().run
