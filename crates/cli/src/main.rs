@@ -2,7 +2,6 @@
 
 mod args;
 mod build_nanogpt;
-mod json;
 mod nanochat;
 mod nvidia_smi;
 mod report;
@@ -16,7 +15,7 @@ use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
 use args::{Args, Source};
-use report::Answer;
+use vramfit_report::nanogpt::Answer;
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -43,10 +42,13 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let args = match args::parse(&argv) {
+    let mut args = match args::parse(&argv) {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    if let Err(e) = read_json_configs(&mut args) {
+        return fail(e);
+    }
     if args.help {
         print!("{}", args::USAGE);
         return ExitCode::SUCCESS;
@@ -173,7 +175,7 @@ fn main() -> ExitCode {
         eprintln!("vramfit: warning: {w}");
     }
     let text = if args.json {
-        format!("{}\n", report::to_json(&answer))
+        format!("{}\n", vramfit_report::nanogpt::to_json(&answer))
     } else {
         report::to_text(&answer)
     };
@@ -182,13 +184,81 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// JSON configs (`vramfit run.json`): each becomes its program's flags where the file stands,
+/// so the command line's later flags still win; one naming another program (`"program":
+/// "nanochat"`) makes the run that program's.
+fn read_json_configs(args: &mut Args) -> Result<(), String> {
+    let is_json = |p: &str| p.ends_with(".json");
+    let given = match args.program.as_deref() {
+        Some(name) => Program::parse(name),
+        None => Some(Program::NanoGpt),
+    };
+    let Some(given) = given else { return Ok(()) }; // the dispatch names a bad --program
+    let read = |path: &str| -> Result<(Program, Vec<String>), String> {
+        let text = read_config(path).map_err(|e| format!("cannot read config file {path}: {e}"))?;
+        let (program, flags) =
+            vramfit_report::read_config(&text, given).map_err(|e| format!("{path}: {e}"))?;
+        if args.program.is_some() && program != given {
+            return Err(format!(
+                "{path} is a config for {}, but --program={} was given",
+                program.id(),
+                given.id()
+            ));
+        }
+        Ok((program, flags))
+    };
+    if given != Program::NanoGpt {
+        let mut flags = Vec::new();
+        for a in std::mem::take(&mut args.script_args) {
+            if is_json(&a) {
+                flags.extend(read(&a)?.1);
+            } else {
+                flags.push(a);
+            }
+        }
+        args.script_args = flags;
+        return Ok(());
+    }
+    let mut sources = Vec::new();
+    let mut switched: Option<Program> = None;
+    for source in std::mem::take(&mut args.sources) {
+        match source {
+            Source::File(path) if is_json(&path) => {
+                let (program, flags) = read(&path)?;
+                if program != Program::NanoGpt {
+                    switched = Some(program);
+                }
+                sources.extend(flags.into_iter().map(Source::Override));
+            }
+            other => sources.push(other),
+        }
+    }
+    match switched {
+        None => args.sources = sources,
+        // another program's config: its flags and the command line's, for its own parser
+        Some(program) => {
+            args.program = Some(program.id().to_string());
+            for s in sources {
+                match s {
+                    Source::Override(flag) => args.script_args.push(flag),
+                    Source::File(path) => return Err(format!(
+                        "{path}: a train.py config file cannot be combined with a {} JSON config",
+                        program.id()
+                    )),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The answer for a program whose config is already read: the card from the options (and an
 /// OOM message), the analysis and the ranked fixes, printed as JSON or text.
 pub(crate) fn respond<A, F>(
     args: &Args,
     analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
     rank: impl FnOnce(&Budget) -> Option<F>,
-    json: impl FnOnce(&A, &Budget, Option<&F>) -> json::Json,
+    json: impl FnOnce(&A, &Budget, Option<&F>) -> serde_json::Value,
     text: impl FnOnce(&A, &Budget, Option<&F>) -> String,
 ) -> ExitCode {
     let message = match read_oom_message(args) {

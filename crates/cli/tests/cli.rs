@@ -399,3 +399,80 @@ fn piped_text_has_no_colour_codes() {
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains('\x1b'));
 }
+
+/// `vramfit run.json`: a JSON config is answered exactly as the same settings given as flags,
+/// the command line's later flags still win, and the CLI's own answer can be fed back.
+#[test]
+fn json_configs_are_read_wherever_a_config_file_is() {
+    let dir = std::env::temp_dir().join(format!("vramfit-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let ng = write(
+        "ng.json",
+        r#"{"batch_size": 8, "compile": false, "dtype": "float16"}"#,
+    );
+    assert_eq!(
+        json(&[&ng, "--gpu", "rtx3060"]),
+        json(&[
+            "--batch_size=8",
+            "--compile=False",
+            "--dtype=float16",
+            "--gpu",
+            "rtx3060"
+        ])
+    );
+    // later flags win, as after a .py config file
+    let later = json(&[&ng, "--batch_size=4"]);
+    assert_eq!(later["config"]["batch_size"], 4);
+    assert_eq!(later["config"]["dtype"], "float16");
+
+    let nc = write(
+        "nc.json",
+        r#"{"program": "nanochat", "depth": 8, "device_batch_size": 4}"#,
+    );
+    assert_eq!(
+        json(&[&nc, "--gpu", "rtx4090"]),
+        json(&[
+            "--program=nanochat",
+            "--depth=8",
+            "--device-batch-size=4",
+            "--gpu",
+            "rtx4090"
+        ])
+    );
+    let bare = write("bare.json", r#"{"depth": 8}"#);
+    assert_eq!(
+        json(&["--program=nanochat-sft", &bare])["config"]["depth"],
+        8
+    );
+
+    // an answer read back is the same question
+    let answer = json(&["--program=build-nanogpt", "--B=8", "--T=512"]);
+    let fed = write("answer.json", &answer.to_string());
+    assert_eq!(json(&[&fed]), answer);
+
+    for (text, says) in [
+        ("{oops", "the JSON config could not be read"),
+        (
+            r#"{"batch_size": [8]}"#,
+            "batch_size=[…] has the wrong type",
+        ),
+        (r#"{"batch_size": 0}"#, "batch_size=0 is out of range"),
+        (r#"{"program": "llama"}"#, "program=llama is not allowed"),
+        ("[1, 2]", "config=[…] has the wrong type"),
+    ] {
+        let f = write("bad.json", text);
+        let out = run(&[&f]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{text}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = run(&["--program=nanogpt", &nc]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a config for nanochat"));
+    std::fs::remove_dir_all(&dir).ok();
+}

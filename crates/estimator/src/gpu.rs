@@ -7,6 +7,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 
 /// A GPU model: what PyTorch reports for it and what the speed model needs.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Gpu {
     /// Short id used in URLs and on the command line (`rtx3060`).
     pub id: &'static str,

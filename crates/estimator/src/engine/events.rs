@@ -5,7 +5,13 @@
 use crate::terms::Term;
 
 /// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
+/// Serialized as its [`Phase::id`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Phase {
     /// Iteration 0: no AdamW state until its `optimizer.step()`.
     TrainFirstIter,
@@ -39,7 +45,13 @@ pub enum Action {
 }
 
 /// The stage of the run an event belongs to (for the chart's labels and OOM messages).
+/// Serialized as its [`Stage::id`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Stage {
     ModelLoad,
     Forward,

@@ -6,6 +6,11 @@ use crate::gpu::Budget;
 
 /// The answer users care about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Risk {
     /// Fits with room to spare.
     Fits,
@@ -30,17 +35,20 @@ impl Risk {
 pub const TIGHT_FRACTION: f64 = 0.05;
 
 /// A verdict for one run on one card.
+/// Serialized as the JSON contract's `verdict` (the budget is the `gpu`'s `usable_bytes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Verdict {
     pub fits: bool,
     pub risk: Risk,
-    /// What the caching allocator may reserve on this card.
-    pub budget_bytes: u128,
+    /// `budget − need`: negative is the shortfall.
+    pub headroom_bytes: i128,
     /// What the run needs the allocator to be able to reserve: the peak allocated plus the
     /// allocator's fragmentation.
     pub need_bytes: u128,
-    /// `budget − need`: negative is the shortfall.
-    pub headroom_bytes: i128,
+    /// What the caching allocator may reserve on this card.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub budget_bytes: u128,
 }
 
 impl Verdict {

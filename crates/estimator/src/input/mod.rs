@@ -1,7 +1,8 @@
-//! What users type or paste: Python literals, URL queries, pasted text and CUDA out-of-memory
-//! messages.
+//! What users type or paste: Python literals, URL queries, pasted text, JSON configs and CUDA
+//! out-of-memory messages.
 
 pub mod command_line;
+pub mod json_config;
 pub mod oom;
 pub mod paste;
 pub mod pyliteral;

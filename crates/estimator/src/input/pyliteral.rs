@@ -9,7 +9,10 @@
 use std::fmt;
 
 /// A Python value as the configurator would see it.
+///
+/// Serialized as JSON's nearest value (`None` is `null`).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum PyValue {
     Int(i64),
     Float(f64),

@@ -1,0 +1,217 @@
+//! The parts of the answer every program shares: the replayed run's components and terms, the
+//! card, the verdict, where a capped replay ran out, and a pasted out-of-memory message.
+
+use estimator::engine::run::Run;
+use estimator::oom::{Diagnosis, OomMessage};
+use estimator::programs::Program;
+use estimator::units::format_bytes;
+use estimator::{Budget, Component, Phase, Verdict};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use vramfit_i18n::en;
+
+/// Any answer part as JSON. Byte counts are u128 in the estimator and always far below 2^64;
+/// one that were not (or a NaN) becomes `null` rather than a panic.
+pub fn value(x: impl Serialize) -> Value {
+    serde_json::to_value(x).unwrap_or(Value::Null)
+}
+
+/// An object with keys in the given order.
+pub fn object<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Value)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+/// Where a replay under the card's budget ran out; `null` when it fits.
+pub fn simulated_oom(run: &Run) -> Value {
+    let Some(o) = run.oom() else {
+        return Value::Null;
+    };
+    json!({
+        "phase": o.phase,
+        "stage": o.stage,
+        "micro_step": o.micro_step,
+        "requested_bytes": value(o.requested),
+        "tensor": o.term.id(),
+        "allocated_bytes": value(o.allocated),
+        "reserved_bytes": value(o.reserved),
+        "reserved_unallocated_bytes": value(o.reserved - o.allocated),
+        "largest_free_block_bytes": value(o.largest_free),
+    })
+}
+
+/// Bytes of each bar segment at the peak (they sum to `peak_bytes.overall`).
+pub fn components(run: &Run) -> Value {
+    let comps = run.components();
+    object(
+        Component::ALL
+            .iter()
+            .map(|c| (c.id(), value(comps.get(*c)))),
+    )
+}
+
+/// The tensors alive at the peak, by term.
+pub fn terms(run: &Run) -> Value {
+    object(run.peak_terms().0.iter().map(|(t, b)| (t.id(), value(*b))))
+}
+
+/// The card and what the allocator may use of it.
+pub fn gpu(budget: &Budget, v: &Verdict) -> Value {
+    let g = &budget.gpu;
+    json!({
+        "id": g.id,
+        "name": g.name,
+        "total_bytes": value(g.total_bytes),
+        "usable_bytes": value(v.budget_bytes),
+        "context_bytes": value(budget.context_bytes),
+        "other_bytes": value(budget.other_bytes),
+        "cublas_workspace_bytes": value(g.cublas_workspace_bytes()),
+    })
+}
+
+/// The peak, where it happens and what it is made of: the keys every program's answer has in
+/// this order after its `params`.
+pub fn peak_at(run: &Run) -> [(&'static str, Value); 5] {
+    let (phase, stage, micro_step) = run.peak_at();
+    [
+        ("peak_phase", value(phase)),
+        ("peak_stage", value(stage)),
+        ("peak_micro_step", value(micro_step)),
+        ("components_bytes", components(run)),
+        ("terms_bytes", terms(run)),
+    ]
+}
+
+/// What a pasted out-of-memory message says, number by number (`null` for what it does not say).
+pub fn oom_message(m: &OomMessage) -> Value {
+    json!({
+        "recognised": m.recognised,
+        "tried_to_allocate_bytes": value(m.tried_to_allocate_bytes),
+        "total_capacity_bytes": value(m.total_capacity_bytes),
+        "free_bytes": value(m.free_bytes),
+        "process_in_use_bytes": value(m.process_in_use_bytes),
+        "allocated_by_pytorch_bytes": value(m.allocated_by_pytorch_bytes),
+        "reserved_unallocated_bytes": value(m.reserved_unallocated_bytes),
+        "already_allocated_bytes": value(m.already_allocated_bytes),
+        "reserved_total_bytes": value(m.reserved_total_bytes),
+        "allowed_bytes": value(m.allowed_bytes),
+        "other_processes": m.other_processes.iter()
+            .map(|(pid, b)| json!({"pid": pid, "bytes": value(*b)}))
+            .collect::<Vec<_>>(),
+        "gpu": m.card().map(|g| g.id),
+    })
+}
+
+/// Which tensor of this config a message's failed request is, and where in the run.
+pub fn diagnosis(m: &OomMessage, d: &Diagnosis) -> Value {
+    json!({
+        "phase": d.phase,
+        "stage": d.stage,
+        "micro_step": d.micro_step,
+        "tensor": d.term.id(),
+        "tensor_bytes": value(d.tensor_bytes),
+        "reproduced": d.reproduced,
+        "explanation": diagnosis_sentence(m, d),
+    })
+}
+
+/// "The 3.07 GiB request is the fp32 copy … in steady training (loss, micro-step 2); …".
+pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
+    let place = format!(
+        "{}, {}{}",
+        d.phase
+            .map_or("model load", |p| phase_name(Program::NanoGpt, p)),
+        d.stage.id().replace('_', " "),
+        if d.micro_step > 0 {
+            format!(", micro-step {}", d.micro_step)
+        } else {
+            String::new()
+        }
+    );
+    let fragmented = m
+        .reserved_unallocated_bytes
+        .map(|r| {
+            format!(
+                "; {} was reserved but unallocated (fragmentation)",
+                format_bytes(r)
+            )
+        })
+        .unwrap_or_default();
+    let how = if d.reproduced {
+        "simulating this config under the message's budget fails at the same request"
+    } else {
+        "this config has a tensor of that size there, but under the message's budget the simulation fails elsewhere or not at all: check the config"
+    };
+    format!(
+        "The {} request is the {} ({}) in {}{}; {}.",
+        format_bytes(m.tried_to_allocate_bytes.unwrap_or(0)),
+        en().term(d.term),
+        format_bytes(d.tensor_bytes),
+        place,
+        fragmented,
+        how
+    )
+}
+
+/// A phase as the program's own code names it.
+pub fn phase_name(program: Program, p: Phase) -> &'static str {
+    match (program, p) {
+        (_, Phase::TrainFirstIter) => "the first training iteration",
+        (_, Phase::TrainSteady) => "steady training",
+        (Program::NanoGpt, Phase::Eval) => "estimate_loss() at iteration 0",
+        (Program::NanoGpt, Phase::EvalAfterStep) => "a later estimate_loss()",
+        (Program::BuildNanoGpt, Phase::Eval) => "validation at step 0",
+        (Program::BuildNanoGpt, Phase::EvalAfterStep) => "a later validation",
+        (_, Phase::Eval) => "evaluate_bpb() at step 0",
+        (_, Phase::EvalAfterStep) => "evaluate_bpb() at the last step",
+        (_, Phase::Core) => "the CORE evaluation",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use estimator::engine::events::Stage;
+
+    #[test]
+    fn serde_names_are_the_ids() {
+        for p in [
+            Phase::TrainFirstIter,
+            Phase::TrainSteady,
+            Phase::Eval,
+            Phase::EvalAfterStep,
+            Phase::Core,
+        ] {
+            assert_eq!(value(p), Value::from(p.id()));
+        }
+        for s in [
+            Stage::ModelLoad,
+            Stage::Forward,
+            Stage::Loss,
+            Stage::Backward,
+            Stage::OptimizerStep,
+            Stage::ZeroGrad,
+            Stage::Eval,
+        ] {
+            assert_eq!(value(s), Value::from(s.id()));
+        }
+        for r in [
+            estimator::Risk::Fits,
+            estimator::Risk::Tight,
+            estimator::Risk::Oom,
+        ] {
+            assert_eq!(value(r), Value::from(r.id()));
+        }
+    }
+
+    #[test]
+    fn a_count_past_u64_is_null_not_a_panic() {
+        assert_eq!(value(u128::MAX), Value::Null);
+        assert_eq!(value(f64::NAN), Value::Null);
+        assert_eq!(value(7u128), json!(7));
+    }
+}

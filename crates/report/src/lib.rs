@@ -1,0 +1,252 @@
+//! # vramfit's answers as JSON
+//!
+//! The one JSON contract of vramfit, shared by the CLI's `--json` and the npm package
+//! (crates/js): for each training program the answer with its field names in their documented
+//! order (`nanogpt`, `nanochat`, `build_nanogpt`), the parts every program shares (`common`),
+//! and what a caller needs to ask a question as data: a JSON config read into the program's own
+//! flags ([`read_config`]), a card ([`Card`]), and the answer for a program and its flags
+//! ([`answer`]).
+
+pub mod build_nanogpt;
+pub mod common;
+pub mod nanochat;
+pub mod nanogpt;
+
+use estimator::error::ConfigError;
+use estimator::input::json_config::{self, Setting};
+use estimator::programs::build_nanogpt::BngConfig;
+use estimator::programs::nanochat::NanochatConfig;
+use estimator::programs::Program;
+use estimator::{gpu, Budget};
+use serde_json::Value;
+
+use common::value;
+
+/// A refused question: the message the CLI prints, and the setting it is about.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub message: String,
+    /// The key as the user gave it (`batch_size`, `depth`, `gpu`, `config`).
+    pub field: Option<String>,
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Failure {
+        Failure {
+            message: e.to_string(),
+            field: Some(e.key),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A parsed JSON value as the estimator's [`Setting`] tree.
+pub fn setting(v: &Value) -> Setting {
+    match v {
+        Value::Null => Setting::Null,
+        Value::Bool(b) => Setting::Bool(*b),
+        Value::Number(n) => Setting::Number(n.to_string()),
+        Value::String(s) => Setting::Text(s.clone()),
+        Value::Array(_) => Setting::List,
+        Value::Object(m) => {
+            Setting::Object(m.iter().map(|(k, v)| (k.clone(), setting(v))).collect())
+        }
+    }
+}
+
+/// A JSON config's text (`run.json`) as its program (its `program`, else `default`) and that
+/// program's flags.
+pub fn read_config(text: &str, default: Program) -> Result<(Program, Vec<String>), Failure> {
+    let root: Value = serde_json::from_str(text).map_err(|e| Failure {
+        message: format!("the JSON config could not be read: {e}"),
+        field: Some("config".into()),
+    })?;
+    Ok(json_config::to_args(&setting(&root), default)?)
+}
+
+/// The card and what else holds it, as the CLI's `--gpu`, `--vram-gib`, `--context-gib` and
+/// `--other-gib` give it (and the npm package's `gpu` argument).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Card {
+    /// A preset's id or name (`rtx3060`, `RTX 4090`); `None` for the default (an H100).
+    pub gpu: Option<String>,
+    pub vram_gib: Option<f64>,
+    pub context_gib: Option<f64>,
+    pub other_gib: Option<f64>,
+}
+
+impl Card {
+    /// The allocator's budget on this card.
+    pub fn budget(&self) -> Result<Budget, Failure> {
+        let preset = match self.gpu.as_deref() {
+            Some(name) => gpu::find(name).ok_or_else(|| Failure {
+                message: format!(
+                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
+                ),
+                field: Some("gpu".into()),
+            })?,
+            None => gpu::default_cli_gpu(),
+        };
+        let mut budget = Budget::for_gpu(preset);
+        if let Some(x) = self.vram_gib {
+            budget = budget.with_total_gib(x)?;
+            if self.gpu.is_none() {
+                budget.gpu.name = "custom card";
+                budget.gpu.id = "custom";
+            }
+        }
+        if let Some(x) = self.context_gib {
+            budget = budget.with_context_gib(x)?;
+        }
+        if let Some(x) = self.other_gib {
+            budget = budget.with_other_gib(x)?;
+        }
+        Ok(budget)
+    }
+}
+
+/// The answer for `program` run with `args` (its own flags, or train.py's `--key=value`
+/// overrides) on `budget`, as the CLI's `--json` prints it; `with_fixes: false` leaves the fix
+/// searches out (`fixes` is then `[]` and the largest-batch fields `null`).
+pub fn answer(
+    program: Program,
+    args: &[String],
+    budget: &Budget,
+    with_fixes: bool,
+) -> Result<Value, Failure> {
+    Ok(match program {
+        Program::NanoGpt => {
+            let cfg = nanogpt::config(args)?;
+            let analysis = estimator::analyze(&cfg, budget)?;
+            let mfu = estimator::speed::DEFAULT_MFU;
+            let fixes = with_fixes
+                .then(|| estimator::fixes::rank_fixes_of(&analysis, budget, mfu))
+                .flatten();
+            nanogpt::to_json(&nanogpt::Answer {
+                analysis: &analysis,
+                est: &analysis.estimate,
+                budget,
+                verdict: analysis.verdict,
+                skipped: Vec::new(),
+                fixes,
+                message: None,
+                mfu,
+            })
+        }
+        Program::Nanochat | Program::NanochatSft => {
+            let cfg = nanochat_config(program, args)?;
+            let analysis = estimator::programs::nanochat::analyze(&cfg, budget)?;
+            let fixes = with_fixes
+                .then(|| estimator::programs::nanochat::fixes::rank_fixes(&cfg, budget))
+                .flatten();
+            nanochat::to_json(&analysis, budget, fixes.as_ref())
+        }
+        Program::BuildNanoGpt => {
+            let cfg = BngConfig::from_args(args)?;
+            let analysis = estimator::programs::build_nanogpt::analyze(&cfg, budget)?;
+            let fixes = with_fixes
+                .then(|| estimator::programs::build_nanogpt::fixes::rank_fixes(&cfg, budget))
+                .flatten();
+            build_nanogpt::to_json(&analysis, budget, fixes.as_ref())
+        }
+    })
+}
+
+/// nanochat's config for base_train.py or chat_sft.py from the script's flags.
+pub fn nanochat_config(program: Program, args: &[String]) -> Result<NanochatConfig, ConfigError> {
+    match program {
+        Program::NanochatSft => NanochatConfig::from_sft_args(args),
+        _ => NanochatConfig::from_args(args),
+    }
+}
+
+/// A program's settings at their defaults, under the names its config takes.
+pub fn defaults(program: Program) -> Value {
+    match program {
+        Program::NanoGpt => {
+            let cfg = estimator::TrainConfig::default();
+            common::object(
+                estimator::FIELDS_JSON_ORDER
+                    .iter()
+                    .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
+            )
+        }
+        Program::Nanochat | Program::NanochatSft => {
+            nanochat_config(program, &[]).map_or(Value::Null, |c| nanochat::config(&c))
+        }
+        Program::BuildNanoGpt => build_nanogpt::config(&BngConfig::default()),
+    }
+}
+
+/// The GPU presets, as `vramfit --list-gpus` lists them.
+pub fn gpus() -> Value {
+    value(gpu::PRESETS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_config_is_answered_like_its_flags() {
+        let (program, args) = read_config(
+            r#"{"program": "nanochat", "depth": 6, "device_batch_size": 4}"#,
+            Program::NanoGpt,
+        )
+        .unwrap();
+        let budget = Card::default().budget().unwrap();
+        let from_json = answer(program, &args, &budget, false).unwrap();
+        let flags = ["--depth=6".to_string(), "--device-batch-size=4".to_string()];
+        let from_flags = answer(Program::Nanochat, &flags, &budget, false).unwrap();
+        assert_eq!(from_json, from_flags);
+        assert_eq!(from_json["config"]["device_batch_size"], 4);
+    }
+
+    #[test]
+    fn bad_json_and_bad_values_name_their_field() {
+        let e = read_config("{\"batch_size\": 8,}", Program::NanoGpt).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("config"));
+        assert!(
+            e.message.starts_with("the JSON config could not be read"),
+            "{e}"
+        );
+        let budget = Card::default().budget().unwrap();
+        let (p, args) = read_config(r#"{"batch_size": 0}"#, Program::NanoGpt).unwrap();
+        let e = answer(p, &args, &budget, false).unwrap_err();
+        assert!(e.message.contains("batch_size=0"), "{e}");
+        let e = Card {
+            gpu: Some("rtx9999".into()),
+            ..Card::default()
+        }
+        .budget()
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("gpu"));
+        let e = Card {
+            other_gib: Some(-1.0),
+            ..Card::default()
+        }
+        .budget()
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("other-gib"));
+    }
+
+    #[test]
+    fn defaults_are_read_back_as_the_defaults() {
+        for program in Program::ALL {
+            let mut root = serde_json::Map::new();
+            root.insert("program".into(), Value::from(program.id()));
+            root.insert("config".into(), defaults(program));
+            let (p, args) =
+                read_config(&Value::Object(root).to_string(), Program::NanoGpt).unwrap();
+            assert_eq!(p, program);
+            let budget = Card::default().budget().unwrap();
+            let again = answer(p, &args, &budget, false).unwrap();
+            assert_eq!(again["config"], defaults(program), "{}", program.id());
+        }
+    }
+}

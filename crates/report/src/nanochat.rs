@@ -1,0 +1,170 @@
+//! nanochat's base_train.py and chat_sft.py: the answer's JSON, with train.py's contract where
+//! the meaning is the same.
+
+use estimator::programs::nanochat::config::Script;
+use estimator::programs::nanochat::fixes::NanochatFixReport;
+use estimator::programs::nanochat::{NanochatAnalysis, NanochatAttention, NanochatConfig};
+use estimator::programs::Program;
+use estimator::{Budget, Phase};
+use serde_json::{json, Value};
+
+use crate::common::{self, object, value};
+
+/// What vramfit says beside the numbers: what they assume.
+pub fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
+    let mut w = vec![
+        "iteration 0 can be higher on a machine whose Inductor cache is cold: autotuning a new \
+         kernel briefly holds an L2-sized buffer and copies of the kernel's arguments",
+    ];
+    if cfg.script == Script::Sft {
+        w.push(
+            "chat_sft.py inherits max_seq_len, device_batch_size and total_batch_size from the \
+             base checkpoint; vramfit assumes base_train.py's defaults (2048, 32, the automatic \
+             total for --depth) unless given; the ChatCORE evaluation is not in these peaks",
+        );
+    }
+    if cfg.attention == NanochatAttention::Fa3 {
+        w.push(
+            "attention=fa3: FA3's saved tensors are derived from its source (no mask, the same \
+             q, k, v, output and log-sum-exp), not measured",
+        );
+    }
+    if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
+        w.push(
+            "the CORE evaluation is not in these peaks: its examples' sizes come from the eval \
+             bundle; give --core-max-tokens (choices × tokens of its largest example), or see \
+             largest_core_example_that_fits",
+        );
+    }
+    if cfg.sample_every > 0 {
+        w.push("sampling (16 tokens from 7 prompts with a KV cache) is not in these peaks");
+    }
+    w
+}
+
+/// The program a config is for.
+pub fn program(cfg: &NanochatConfig) -> Program {
+    match cfg.script {
+        Script::Base => Program::Nanochat,
+        Script::Sft => Program::NanochatSft,
+    }
+}
+
+/// The config's settings under the JSON answer's names (underscores), numbers as numbers.
+pub fn config(cfg: &NanochatConfig) -> Value {
+    object(cfg.keys().iter().filter_map(|k| {
+        let text = cfg.get(k)?;
+        let v = match text.parse::<i64>() {
+            Ok(n) if *k != "window-pattern" => value(n),
+            _ => match estimator::decimal::parse(&text) {
+                Some(x) if *k != "window-pattern" => value(x),
+                _ => value(text),
+            },
+        };
+        Some((k.replace('-', "_"), v))
+    }))
+}
+
+/// The answer as the CLI's `--json` prints it.
+pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Value {
+    let cfg = &a.config;
+    let program = program(cfg);
+    let s = &a.shape;
+    let phase = |p| value(a.phase_bytes(p));
+    let eval = a
+        .phase_bytes(Phase::Eval)
+        .max(a.phase_bytes(Phase::EvalAfterStep));
+    let mut pairs = vec![
+        ("program", value(program.id())),
+        ("script", value(program.script())),
+        ("config", config(cfg)),
+        (
+            "model",
+            json!({
+                "n_layer": s.l,
+                "model_dim": s.c,
+                "n_head": s.h,
+                "head_dim": s.d,
+                "vocab_size": s.v,
+                "value_embedding_layers": s.n_ve(),
+                "sliding_window_layers": s.n_masked(),
+            }),
+        ),
+        (
+            "params",
+            json!({
+                "total": value(s.total_params()),
+                "reported": value(s.total_params()),
+                "scaling": value(s.scaling_params()),
+            }),
+        ),
+        (
+            "peak_bytes",
+            json!({
+                "overall": value(a.peak_bytes()),
+                "train_steady": phase(Phase::TrainSteady),
+                "train_first_iter": phase(Phase::TrainFirstIter),
+                "eval": value(eval),
+                "eval_first": phase(Phase::Eval),
+                "eval_after_step": phase(Phase::EvalAfterStep),
+                "core": phase(Phase::Core),
+                "reserved": value(a.free_run.peak_reserved),
+            }),
+        ),
+    ];
+    pairs.extend(common::peak_at(&a.run));
+    pairs.extend([
+        ("total_batch_size", value(cfg.total_batch_tokens())),
+        ("grad_accum_steps", value(cfg.grad_accum_steps())),
+        (
+            "effective_batch",
+            value(cfg.total_batch_tokens() / u64::from(cfg.max_seq_len)),
+        ),
+        ("tokens_per_iter", value(cfg.total_batch_tokens())),
+        ("gpu", common::gpu(budget, &a.verdict)),
+        ("verdict", value(a.verdict)),
+        ("simulated_oom", common::simulated_oom(&a.run)),
+        ("ddp", Value::Null),
+        ("fixes", fixes_json(a, fixes)),
+        (
+            "largest_device_batch_size_that_fits",
+            value(fixes.and_then(|r| r.largest_device_batch_that_fits)),
+        ),
+        (
+            "largest_core_example_that_fits",
+            value(fixes.and_then(|r| r.largest_core_example_that_fits)),
+        ),
+        ("warnings", value(warnings(cfg))),
+    ]);
+    object(pairs)
+}
+
+/// The ranked fixes: the flags each changes and the launch line to paste.
+pub fn fixes_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Value {
+    let Some(r) = fixes else {
+        return Value::Array(Vec::new());
+    };
+    Value::Array(
+        r.fixes
+            .iter()
+            .map(|f| {
+                json!({
+                    "kind": f.kind.id(),
+                    "impact": f.impact.id(),
+                    "changes": object(
+                        f.changed_flags(&a.config)
+                            .into_iter()
+                            .map(|(k, v)| (k.replace('-', "_"), value(v))),
+                    ),
+                    "command": f.command_line(),
+                    "peak_bytes": value(f.peak_bytes),
+                    "saving_bytes": value(f.saving_bytes),
+                    "fits": f.verdict.fits,
+                    "risk": f.verdict.risk,
+                    "total_batch_size": value(f.config.total_batch_tokens()),
+                    "tokens_per_iter": value(f.config.total_batch_tokens()),
+                })
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,212 @@
+//! nanoGPT's train.py: the answer and its JSON.
+
+use estimator::configurator::Configurator;
+use estimator::fixes::FixReport;
+use estimator::oom::{Diagnosis, OomMessage};
+use estimator::{Analysis, Budget, ConfigError, Estimate, Phase, Verdict, FIELDS_JSON_ORDER};
+use serde_json::{json, Value};
+use vramfit_i18n::en;
+use vramfit_i18n::fix_text::fix_text;
+
+use crate::common::{self, object, value};
+
+/// Everything one question about a train.py run answers.
+pub struct Answer<'a> {
+    /// The replayed run: peaks, components, verdict.
+    pub analysis: &'a Analysis,
+    pub est: &'a Estimate,
+    pub budget: &'a Budget,
+    pub verdict: Verdict,
+    /// Config-file lines that were not applied (shown as warnings).
+    pub skipped: Vec<String>,
+    pub fixes: Option<FixReport>,
+    /// A pasted out-of-memory message and what this config says failed.
+    pub message: Option<(OomMessage, Option<Diagnosis>)>,
+    /// Model-FLOPs utilisation the speed model assumes.
+    pub mfu: f64,
+}
+
+impl Answer<'_> {
+    /// This run's time per iteration, the all-reduce under DDP included.
+    pub fn time(&self) -> estimator::speed::IterTime {
+        estimator::speed::iter_time(
+            &self.est.config,
+            self.est.params.reported,
+            &self.budget.gpu,
+            estimator::Patches::default(),
+            self.mfu,
+        )
+    }
+}
+
+/// train.py's config from `--key=value` overrides (a JSON config's), as its configurator takes
+/// them.
+pub fn config(args: &[String]) -> Result<estimator::TrainConfig, ConfigError> {
+    let mut conf = Configurator::new();
+    for a in args {
+        conf.apply_override(a)?;
+    }
+    conf.finish().map(|(cfg, _)| cfg)
+}
+
+/// The answer as the CLI's `--json` prints it.
+pub fn to_json(a: &Answer) -> Value {
+    let est = a.est;
+    let cfg = &est.config;
+    let an = a.analysis;
+    let config = object(
+        FIELDS_JSON_ORDER
+            .iter()
+            .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
+    );
+    let phase = |p| value(an.phase_bytes(p));
+    let mut pairs = vec![
+        ("config", config),
+        (
+            "params",
+            json!({"total": value(est.params.total), "reported": value(est.params.reported)}),
+        ),
+        (
+            "peak_bytes",
+            json!({
+                "overall": value(an.peak_bytes()),
+                "train_steady": phase(Phase::TrainSteady),
+                "train_first_iter": phase(Phase::TrainFirstIter),
+                "eval": phase(Phase::Eval),
+                "eval_after_step": phase(Phase::EvalAfterStep),
+                "reserved": value(an.free_run.peak_reserved),
+            }),
+        ),
+    ];
+    pairs.extend(common::peak_at(an));
+    pairs.extend([
+        (
+            "moments",
+            Value::Array(
+                est.moments
+                    .iter()
+                    .map(|m| {
+                        json!({
+                            "phase": m.phase,
+                            "moment": m.moment.id(),
+                            "micro_step": m.micro_step,
+                            "bytes": value(m.total()),
+                        })
+                    })
+                    .collect(),
+            ),
+        ),
+        ("effective_batch", value(cfg.effective_batch())),
+        ("tokens_per_iter", value(cfg.tokens_per_iter())),
+        ("gpu", common::gpu(a.budget, &a.verdict)),
+        ("verdict", value(a.verdict)),
+        ("simulated_oom", common::simulated_oom(an)),
+        ("ddp", ddp(a)),
+        (
+            "oom",
+            a.message
+                .as_ref()
+                .map_or(Value::Null, |(m, _)| common::oom_message(m)),
+        ),
+        (
+            "diagnosis",
+            match &a.message {
+                Some((m, Some(d))) => common::diagnosis(m, d),
+                _ => Value::Null,
+            },
+        ),
+        ("fixes", fixes(a)),
+        (
+            "largest_batch_size_that_fits",
+            value(a.fixes.as_ref().and_then(|r| r.largest_batch_that_fits)),
+        ),
+        (
+            "iter_seconds",
+            value(a.fixes.as_ref().map(|r| r.current_seconds)),
+        ),
+        ("warnings", value(&a.skipped)),
+    ]);
+    object(pairs)
+}
+
+/// Per-GPU memory and time of a DDP run; null on one GPU.
+fn ddp(a: &Answer) -> Value {
+    let Some(r) = a.analysis.ranks() else {
+        return Value::Null;
+    };
+    let t = a.time();
+    let last = r.world_size - 1;
+    let others = if last == 1 {
+        "1".to_string()
+    } else {
+        format!("1-{last}")
+    };
+    json!({
+        "world_size": r.world_size,
+        "accum_per_rank": r.accum_per_rank,
+        "worst_rank": estimator::ddp::Ranks::WORST_RANK,
+        "bucket_bytes": value(r.bucket_bytes),
+        "rebuild_transient_bytes": value(r.rebuild_bytes),
+        "steady_without_rebuild_bytes": value(r.steady_without_rebuild),
+        "per_rank": [
+            {"ranks": "0", "peak_bytes": value(r.rank0_peak), "runs_estimate_loss": true},
+            {"ranks": others, "peak_bytes": value(r.other_ranks_peak), "runs_estimate_loss": false},
+        ],
+        "link_gbps": a.budget.gpu.link_gbps,
+        "allreduce_bytes": value(t.allreduce_bytes),
+        "allreduce_seconds": t.allreduce_seconds,
+        "exposed_allreduce_seconds": t.exposed_seconds,
+        "single_gpu_iter_seconds": t.single_gpu_seconds,
+        "speedup": t.speedup(),
+    })
+}
+
+/// The ranked fixes, each with the settings it changes and its English title and reason.
+pub fn fixes(a: &Answer) -> Value {
+    let Some(r) = &a.fixes else {
+        return Value::Array(Vec::new());
+    };
+    let from = &a.est.config;
+    Value::Array(
+        r.fixes
+            .iter()
+            .map(|f| {
+                let mut changes: Vec<(String, Value)> = f
+                    .changed_keys(from)
+                    .into_iter()
+                    .filter_map(|(k, _)| f.config.get(k).map(|v| (k.to_string(), value(v))))
+                    .collect();
+                if let Some((k, v)) = f.env(from) {
+                    changes.push((k.to_string(), value(v)));
+                }
+                if f.patches.eval_batch_size.is_some() {
+                    changes.push(("patch".into(), value("train.py")));
+                }
+                if f.patches.checkpoint_blocks || f.patches.chunked_loss {
+                    changes.push(("patch".into(), value("model.py")));
+                }
+                if f.other_bytes < a.budget.other_bytes {
+                    changes.push(("other_gib".into(), value(0.0)));
+                }
+                let (title, why) = fix_text(en(), f, from, a.budget.other_bytes);
+                json!({
+                    "id": f.kind.id(),
+                    "title": title,
+                    "why": why,
+                    "changes": object(changes),
+                    "peak_bytes": value(f.peak_bytes),
+                    "saving_bytes": value(f.saving_bytes),
+                    "fits": f.fits(),
+                    "risk": f.verdict.risk,
+                    "headroom_bytes": value(f.verdict.headroom_bytes),
+                    "effective_batch": value(f.effective_batch),
+                    "tokens_per_iter": value(f.tokens_per_iter),
+                    "effective_batch_kept": f.effective_batch_kept,
+                    "iter_time_ratio": f.iter_time_ratio,
+                    "impact": f.impact.id(),
+                    "params_reported": value(f.params_reported),
+                })
+            })
+            .collect(),
+    )
+}
