@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
 ./scripts/install-tools.sh
 ./scripts/build-site.sh >/dev/null
+./scripts/build-js.sh >/dev/null
 mkdir -p target
 cargo run --quiet --release -p estimator --example bench -- target/bench-native.json
 ./scripts/weight-floor.sh >/dev/null

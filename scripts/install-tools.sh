@@ -4,6 +4,7 @@
 #
 # Pins (keep in step with Cargo.toml, Trunk.toml and tests/e2e/package.json):
 #   trunk 0.21.14 (0.22 needs rustc 1.96.1), wasm-bindgen-cli 0.2.130 (= the wasm-bindgen crate),
+#   wasm-pack 0.15.0 (the npm package; it uses the wasm-bindgen and wasm-opt on PATH),
 #   wasm-opt from npm binaryen 132.0.0, Chromium + ChromeDriver from Debian.
 # Nothing here downloads from GitHub: these machines reach crates.io, npm, PyPI and Debian only.
 set -euo pipefail
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130
+WASM_PACK_VERSION=0.15.0
 export PATH="$HOME/.cargo/bin:$PATH"
 
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -32,6 +34,12 @@ fi
 if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION"; then
   log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+# From crates.io: the npm package `wasm-pack` downloads a binary from GitHub instead.
+if ! wasm-pack --version 2>/dev/null | grep -q " $WASM_PACK_VERSION"; then
+  log "installing wasm-pack $WASM_PACK_VERSION"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked
 fi
 
 if [ "${VRAMFIT_SKIP_BROWSER:-0}" != 1 ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test of vramfit: formatting, lints, the estimator's
-# and the CLI's tests (including the accuracy targets against the measured runs), the release
-# site build, and the browser tests of the built site in headless Chromium.
+# and the CLI's tests (including the accuracy targets against the measured runs), the npm package
+# under Node, the release site build, and the browser tests of the built site (and of the npm
+# package's web build) in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
@@ -16,6 +17,7 @@ cargo fmt --all -- --check
 step "cargo clippy (native and wasm)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p vramfit-web --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p vramfit-js --target wasm32-unknown-unknown -- -D warnings
 
 step "cargo test (estimator, CLI, web logic)"
 cargo test --workspace
@@ -23,6 +25,10 @@ cargo test --workspace
 step "accuracy against the measured runs"
 cargo build --release -p vramfit --quiet
 python3 ../shared/tools/score-accuracy --bin target/release/vramfit | tail -n 1
+
+step "npm package (wasm-pack) under Node: equal to the CLI"
+./scripts/build-js.sh
+node --test crates/js/tests/
 
 step "release build of the site"
 ./scripts/build-site.sh

@@ -241,10 +241,12 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
             for s in sources {
                 match s {
                     Source::Override(flag) => args.script_args.push(flag),
-                    Source::File(path) => return Err(format!(
+                    Source::File(path) => {
+                        return Err(format!(
                         "{path}: a train.py config file cannot be combined with a {} JSON config",
                         program.id()
-                    )),
+                    ))
+                    }
                 }
             }
         }

@@ -71,7 +71,8 @@ pub fn read_config(text: &str, default: Program) -> Result<(Program, Vec<String>
 
 /// The card and what else holds it, as the CLI's `--gpu`, `--vram-gib`, `--context-gib` and
 /// `--other-gib` give it (and the npm package's `gpu` argument).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Card {
     /// A preset's id or name (`rtx3060`, `RTX 4090`); `None` for the default (an H100).
     pub gpu: Option<String>,
@@ -110,10 +111,33 @@ impl Card {
     }
 }
 
+/// The answer's keys that come from the fix searches (each program has some of them).
+pub const FIX_KEYS: &[&str] = &[
+    "fixes",
+    "largest_batch_size_that_fits",
+    "iter_seconds",
+    "largest_device_batch_size_that_fits",
+    "largest_core_example_that_fits",
+    "largest_B_that_fits",
+];
+
 /// The answer for `program` run with `args` (its own flags, or train.py's `--key=value`
 /// overrides) on `budget`, as the CLI's `--json` prints it; `with_fixes: false` leaves the fix
-/// searches out (`fixes` is then `[]` and the largest-batch fields `null`).
+/// searches out, and with them the keys they give ([`FIX_KEYS`]).
 pub fn answer(
+    program: Program,
+    args: &[String],
+    budget: &Budget,
+    with_fixes: bool,
+) -> Result<Value, Failure> {
+    let mut answer = whole_answer(program, args, budget, with_fixes)?;
+    if let (false, Value::Object(map)) = (with_fixes, &mut answer) {
+        map.retain(|k, _| !FIX_KEYS.contains(&k.as_str()));
+    }
+    Ok(answer)
+}
+
+fn whole_answer(
     program: Program,
     args: &[String],
     budget: &Budget,

@@ -1,0 +1,151 @@
+/** The training programs vramfit models. */
+export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt";
+
+/** One setting's value, as JSON writes it. */
+export type Setting = number | boolean | string | null;
+
+/**
+ * A run's settings by the program's own names: train.py's keys (`batch_size`, `compile`, …),
+ * nanochat's flags with underscores (`depth`, `device_batch_size`, …) or train_gpt2.py's
+ * constants (`B`, `T`, …); `program` picks the program (default `"nanogpt"`). The CLI's own
+ * `--json` answer is accepted too (its `program` and `config` are read). A string is read as
+ * such an object's JSON text.
+ */
+export type Config = ({ program?: Program } & { [key: string]: Setting }) | string;
+
+/** The card: a preset's id or name (`"rtx3060"`), or this object; default an H100. */
+export interface Card {
+  gpu?: string;
+  /** The card's memory, GiB (a custom card). */
+  vram_gib?: number;
+  /** CUDA context outside the allocator, GiB (default 0.45; 0.78 on Hopper). */
+  context_gib?: number;
+  /** What other processes hold on the card (a desktop), GiB. */
+  other_gib?: number;
+}
+
+export type Risk = "fits" | "tight" | "oom";
+export type Phase = "train_first_iter" | "train_steady" | "eval" | "eval_after_step" | "core";
+export type Stage =
+  | "model_load" | "forward" | "loss" | "backward" | "optimizer_step" | "zero_grad" | "eval";
+
+/** The bar's segments at the peak; they sum to `peak_bytes.overall`. */
+export interface Components {
+  params: number; optimizer: number; gradients: number;
+  activations: number; logits: number; other: number;
+}
+
+export interface Verdict {
+  fits: boolean;
+  risk: Risk;
+  /** What the allocator may reserve minus what the run needs; negative is the shortfall. */
+  headroom_bytes: number;
+  need_bytes: number;
+}
+
+export interface GpuUse {
+  id: string; name: string; total_bytes: number; usable_bytes: number;
+  context_bytes: number; other_bytes: number; cublas_workspace_bytes: number;
+}
+
+/** Where a replay under the card's budget runs out. */
+export interface SimulatedOom {
+  phase: Phase | null; stage: Stage; micro_step: number; requested_bytes: number;
+  tensor: string; allocated_bytes: number; reserved_bytes: number;
+  reserved_unallocated_bytes: number; largest_free_block_bytes: number;
+}
+
+/** `analyze`'s answer: the CLI's `--json` without the fix searches' keys. */
+export interface Analysis {
+  /** Absent for nanoGPT's train.py. */
+  program?: Program;
+  script?: string;
+  config: { [key: string]: Setting };
+  params: { total: number; reported: number; scaling?: number };
+  peak_bytes: {
+    overall: number; train_steady: number | null; train_first_iter: number | null;
+    eval: number | null; eval_after_step: number | null; reserved: number;
+    eval_first?: number | null; core?: number | null;
+  };
+  peak_phase: Phase | null;
+  peak_stage: Stage;
+  peak_micro_step: number;
+  components_bytes: Components;
+  /** The tensors alive at the peak, bytes by kind. */
+  terms_bytes: { [term: string]: number };
+  effective_batch: number;
+  tokens_per_iter: number;
+  gpu: GpuUse;
+  verdict: Verdict;
+  simulated_oom: SimulatedOom | null;
+  /** nanoGPT under DDP: per-rank memory and time; else null. */
+  ddp: object | null;
+  warnings: string[];
+  /** nanochat: the model its depth gives. */
+  model?: object;
+  /** nanoGPT: peaks at the moments of an iteration. */
+  moments?: { phase: Phase; moment: string; micro_step: number; bytes: number }[];
+  total_batch_size?: number;
+  grad_accum_steps?: number;
+  [key: string]: unknown;
+}
+
+/** One fix, best first; `fits` and `risk` are its verdict on the same card. */
+export interface Fix {
+  /** nanoGPT: the fix's id, title and why (English). */
+  id?: string; title?: string; why?: string;
+  /** nanochat and build-nanogpt: the fix's kind. */
+  kind?: string;
+  /** How much it changes training: none, schedule, batch, model, … */
+  impact: string;
+  /** nanoGPT and nanochat: the settings it changes. */
+  changes?: { [key: string]: Setting };
+  /** nanochat: the launch line to paste. */
+  command?: string;
+  /** build-nanogpt: the lines of train_gpt2.py to edit. */
+  edits?: string[];
+  peak_bytes: number;
+  saving_bytes: number;
+  fits: boolean;
+  risk: Risk;
+  tokens_per_iter: number;
+  [key: string]: unknown;
+}
+
+/** What a CUDA out-of-memory message says (null where it says nothing). */
+export interface OomReading {
+  recognised: boolean;
+  tried_to_allocate_bytes: number | null;
+  total_capacity_bytes: number | null;
+  free_bytes: number | null;
+  process_in_use_bytes: number | null;
+  allocated_by_pytorch_bytes: number | null;
+  reserved_unallocated_bytes: number | null;
+  already_allocated_bytes: number | null;
+  reserved_total_bytes: number | null;
+  allowed_bytes: number | null;
+  other_processes: { pid: number; bytes: number }[];
+  /** The preset whose capacity the message reports, if one does. */
+  gpu: string | null;
+}
+
+/** A GPU preset. */
+export interface Gpu {
+  id: string; name: string; total_bytes: number; compute_capability: [number, number];
+  bf16: boolean; tflops_bf16: number; tflops_fp16: number; tflops_fp32: number;
+  link_gbps: number; consumer: boolean;
+}
+
+/** What every function throws on bad input: the CLI's message, and the setting it is about. */
+export interface VramfitError extends Error {
+  field: string | null;
+}
+
+/**
+ * What the memory of a run is, where it goes and whether it fits the card: the CLI's `--json`
+ * answer without the fix searches' keys. Throws a {@link VramfitError} on bad input.
+ */
+export function analyze(config: Config, gpu?: Card | string): Analysis;
+
+/** The ranked fixes, best first: the CLI's `--json` `fixes`. Throws a {@link VramfitError}. */
+export function rankFixes(config: Config, gpu?: Card | string): Fix[];

@@ -1,0 +1,173 @@
+// The npm package under Node, against the CLI: on the calibration configs of every program,
+// analyze() and rankFixes() equal `vramfit --json` for the same settings, number for number; bad
+// input throws the CLI's message with its field.
+//
+//   node --test crates/js/tests/   (after scripts/build-js.sh and `cargo build --release -p vramfit`)
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const bin = process.env.VRAMFIT_BIN ?? path.join(root, 'target', 'release', 'vramfit');
+// the package as an installed one is loaded: through its package.json's "exports" for Node
+const vramfit = createRequire(import.meta.url)(path.join(root, 'target', 'npm', 'vramfit'));
+
+const FIX_KEYS = [
+  'fixes', 'largest_batch_size_that_fits', 'iter_seconds', 'largest_device_batch_size_that_fits',
+  'largest_core_example_that_fits', 'largest_B_that_fits',
+];
+
+function cli(args) {
+  return JSON.parse(execFileSync(bin, ['--json', ...args], { encoding: 'utf8' }));
+}
+
+function withoutFixes(answer) {
+  return Object.fromEntries(Object.entries(answer).filter(([k]) => !FIX_KEYS.includes(k)));
+}
+
+function runs(file) {
+  return readFileSync(path.join(root, file), 'utf8').split('\n').filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+}
+
+/** A Python literal of a JSON value, as train.py's configurator reads `--key=value`. */
+function py(v) {
+  return typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v);
+}
+
+/** `--key=value` flags into a config object, numbers as numbers. */
+function flagsToConfig(flags) {
+  return Object.fromEntries(flags.map((f) => {
+    const [k, v] = f.replace(/^--/, '').split(/=(.*)/s);
+    return [k.replaceAll('-', '_'), /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v];
+  }));
+}
+
+function sameAsCli(config, cliArgs, gpu, { fixes }) {
+  const answer = cli([...cliArgs, '--gpu', gpu]);
+  assert.deepStrictEqual(vramfit.analyze(config, gpu), withoutFixes(answer));
+  if (fixes) assert.deepStrictEqual(vramfit.rankFixes(config, gpu), answer.fixes);
+}
+
+test("nanoGPT's calibration configs: analyze() equals the CLI; rankFixes() on every fourth", () => {
+  const all = runs('../shared/data/measured/calibration.jsonl');
+  assert.ok(all.length >= 80);
+  all.forEach((run, i) => {
+    const flags = Object.entries(run.config).map(([k, v]) => `--${k}=${py(v)}`);
+    sameAsCli(run.config, flags, 'h100', { fixes: i % 4 === 0 });
+  });
+});
+
+test("nanochat's calibration configs (base and SFT), on a 24 GB card", () => {
+  const base = runs('../shared/data/measured/nanochat.jsonl');
+  const sft = runs('data/measured/nanochat-sft.jsonl');
+  assert.ok(base.length >= 30 && sft.length >= 5);
+  for (const [program, list] of [['nanochat', base], ['nanochat-sft', sft]]) {
+    list.forEach((run, i) => {
+      const flags = [...run.argv, `--allocator=${run.allocator ?? 'expandable_segments'}`];
+      const config = { program, ...flagsToConfig(flags) };
+      sameAsCli(config, [`--program=${program}`, ...flags], 'rtx4090', { fixes: i % 6 === 0 });
+    });
+  }
+});
+
+test("build-nanogpt's measured configs, on a 12 GB card", () => {
+  const all = runs('data/measured/build-nanogpt.jsonl');
+  assert.ok(all.length >= 20);
+  all.forEach((run, i) => {
+    // grad_accum_steps and world_size are derived, not settings; the harness wrote "expandable"
+    const { grad_accum_steps: _g, world_size: _w, ...settings } = run.config;
+    if (settings.allocator === 'expandable') settings.allocator = 'expandable_segments';
+    const flags = Object.entries(settings).map(([k, v]) => `--${k}=${py(v)}`);
+    const config = { program: 'build-nanogpt', ...settings };
+    sameAsCli(config, ['--program=build-nanogpt', ...flags], 'rtx3060', { fixes: i % 4 === 0 });
+  });
+});
+
+test('a card object, a JSON text and the CLI answer itself are the same question', () => {
+  const card = { gpu: 'rtx3060', other_gib: 0.7, context_gib: 0.5 };
+  const answer = cli(['--batch_size=6', '--gpu', 'rtx3060', '--other-gib', '0.7', '--context-gib', '0.5']);
+  assert.deepStrictEqual(vramfit.analyze({ batch_size: 6 }, card), withoutFixes(answer));
+  assert.deepStrictEqual(vramfit.analyze('{"batch_size": 6}', card), withoutFixes(answer));
+  assert.deepStrictEqual(vramfit.analyze(answer, card), withoutFixes(answer));
+  const custom = cli(['--program=nanochat', '--depth=6', '--vram-gib', '10']);
+  assert.deepStrictEqual(vramfit.analyze({ program: 'nanochat', depth: 6 }, { vram_gib: 10 }),
+    withoutFixes(custom));
+});
+
+test('readOom(), gpus() and defaults() agree with the CLI', () => {
+  const message = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has '
+    + 'a total capacity of 23.55 GiB of which 1.12 GiB is free. Including non-PyTorch memory, this '
+    + 'process has 22.40 GiB memory in use. Of the allocated memory 20.10 GiB is allocated by '
+    + 'PyTorch, and 1.86 GiB is reserved by PyTorch but unallocated.';
+  const out = spawnSync(bin, ['--json', '--oom-message', '-'], { input: message, encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  assert.deepStrictEqual(vramfit.readOom(message), JSON.parse(out.stdout).oom);
+  assert.equal(vramfit.readOom('hello').recognised, false);
+
+  const listed = execFileSync(bin, ['--list-gpus'], { encoding: 'utf8' }).trim().split('\n')
+    .map((l) => l.split(/\s+/)[0]);
+  assert.deepStrictEqual(vramfit.gpus().map((g) => g.id), listed);
+
+  for (const program of ['nanogpt', 'nanochat', 'nanochat-sft', 'build-nanogpt']) {
+    const args = program === 'nanogpt' ? [] : [`--program=${program}`];
+    assert.deepStrictEqual(vramfit.defaults(program), cli(args).config, program);
+  }
+});
+
+test("bad input throws the CLI's message, with the field it is about", () => {
+  const cases = [
+    [{ batch_size: 0 }, undefined, ['--batch_size=0'], 'batch_size'],
+    [{ program: 'nanochat', depth: 'deep' }, undefined, ['--program=nanochat', '--depth=deep'], 'depth'],
+    [{ program: 'build-nanogpt', B: 3 }, undefined, ['--program=build-nanogpt', '--B=3'], null],
+    [{}, 'rtx9999', ['--gpu', 'rtx9999'], 'gpu'],
+    [{}, { other_gib: -1 }, ['--other-gib', '-1'], 'other-gib'],
+  ];
+  for (const [config, gpu, args, field] of cases) {
+    const out = spawnSync(bin, ['--json', ...args], { encoding: 'utf8' });
+    assert.equal(out.status, 2);
+    const said = out.stderr.trim().replace(/^vramfit: /, '');
+    assert.throws(() => vramfit.analyze(config, gpu), (e) => {
+      assert.ok(e instanceof Error);
+      assert.equal(e.message, said);
+      if (field !== null) assert.equal(e.field, field);
+      return true;
+    });
+  }
+  // what only JavaScript can get wrong: the shape of the arguments
+  for (const [config, gpu, field, says] of [
+    [[1, 2], undefined, 'config', 'has the wrong type'],
+    [{ batch_size: [8] }, undefined, 'batch_size', 'has the wrong type'],
+    ['{oops', undefined, 'config', 'could not be read'],
+    [{}, { vram: 3 }, 'gpu', 'unknown field `vram`'],
+    [{}, { other_gib: 'x' }, 'gpu', 'invalid type'],
+    [{ program: 'llama' }, undefined, 'program', 'is not allowed'],
+  ]) {
+    assert.throws(() => vramfit.analyze(config, gpu), (e) => {
+      assert.equal(e.field, field);
+      assert.ok(e.message.includes(says), e.message);
+      return true;
+    });
+  }
+  assert.throws(() => vramfit.defaults('llama'), { field: 'program' });
+});
+
+test("the package's wasm is within its budget: 200 KB gzipped", async () => {
+  const { gzipSync } = await import('node:zlib');
+  for (const target of ['web', 'nodejs']) {
+    const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
+    const kb = gzipSync(wasm, { level: 9 }).length / 1024;
+    assert.ok(kb <= 200, `${target}: ${kb.toFixed(1)} KB gzipped`);
+  }
+});
+
+test("the package's TypeScript types check a user's calls (tsc --strict)", () => {
+  const tsc = path.join(root, 'tests', 'e2e', 'node_modules', '.bin', 'tsc');
+  const out = spawnSync(tsc, ['-p', path.join(root, 'crates', 'js', 'tests', 'tsconfig.json')], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stdout + out.stderr);
+});
