@@ -1,6 +1,7 @@
-//! The page's few contacts with the browser: the URL, the clipboard, localStorage. Each fails
-//! quietly (an embed without storage access, an old browser) rather than breaking the page.
+//! The page's few contacts with the browser: the URL, the clipboard, localStorage, JSON.parse.
+//! Each fails quietly (an embed without storage access, an old browser) rather than breaking the page.
 
+use estimator::input::json_config::Setting;
 use wasm_bindgen::{JsCast, JsValue};
 
 fn window() -> Option<web_sys::Window> {
@@ -165,5 +166,51 @@ pub fn set_manifest(href: &str) {
         .and_then(|d| d.query_selector("link[rel=manifest]").ok().flatten())
     {
         let _ = link.set_attribute("href", href);
+    }
+}
+
+/// A pasted JSON text as the estimator's [`Setting`] tree, parsed by the browser's own
+/// `JSON.parse` (serde_json would add its weight to the page for this one use); the browser's
+/// message when it is not JSON.
+pub fn parse_json(text: &str) -> Result<Setting, String> {
+    let value = js_sys::JSON::parse(text).map_err(|e| {
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| "not JSON".into())
+    })?;
+    Ok(setting(&value, 0))
+}
+
+/// A parsed JSON value as a [`Setting`]. Only the top object and its `config` hold settings, so
+/// objects deeper than that are kept empty (and a deeply nested paste cannot exhaust the stack).
+fn setting(v: &JsValue, depth: u32) -> Setting {
+    if let Some(b) = v.as_bool() {
+        Setting::Bool(b)
+    } else if let Some(n) = v.as_f64() {
+        // JavaScript's own shortest text of the number (`8`, `0.1`, `1e-7`)
+        Setting::Number(String::from(
+            js_sys::Number::from(n)
+                .to_string_with_radix(10)
+                .unwrap_or_default(),
+        ))
+    } else if let Some(s) = v.as_string() {
+        Setting::Text(s)
+    } else if js_sys::Array::is_array(v) {
+        Setting::List
+    } else if v.is_object() && depth < 2 {
+        let entries = js_sys::Object::entries(v.unchecked_ref());
+        Setting::Object(
+            entries
+                .iter()
+                .filter_map(|pair| {
+                    let pair: js_sys::Array = pair.dyn_into().ok()?;
+                    Some((pair.get(0).as_string()?, setting(&pair.get(1), depth + 1)))
+                })
+                .collect(),
+        )
+    } else if v.is_object() {
+        Setting::Object(Vec::new())
+    } else {
+        Setting::Null
     }
 }

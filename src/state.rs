@@ -6,6 +6,7 @@ use std::time::Duration;
 use estimator::programs::{analyze_page, rank_page_fixes, ProgramAnalysis, ProgramFixes};
 use estimator::query::{PageState, QueryIssue};
 use estimator::{Budget, ConfigError, Verdict};
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 
 use crate::browser;
@@ -161,19 +162,12 @@ fn debounce<T: 'static>(
     delay: Duration,
     apply: impl Fn(T) + Copy + 'static,
 ) {
-    let generation = StoredValue::new(0u64);
+    // the pending call: storing a new one drops the one before, which cancels it
+    let pending = StoredValue::new_local(None::<Timeout>);
+    let millis = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
     Effect::new(move |_| {
         let value = track();
-        let mine = generation.get_value() + 1;
-        generation.set_value(mine);
-        set_timeout(
-            move || {
-                if generation.get_value() == mine {
-                    apply(value);
-                }
-            },
-            delay,
-        );
+        pending.set_value(Some(Timeout::new(millis, move || apply(value))));
     });
 }
 

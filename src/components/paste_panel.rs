@@ -1,7 +1,9 @@
-//! Paste an out-of-memory message, a config file or a command line: it is read, applied to the
-//! calculator, and what was and was not understood is said.
+//! Paste an out-of-memory message, a config file, a command line or a JSON config: it is read,
+//! applied to the calculator, and what was and was not understood is said.
 
-use estimator::paste::{interpret, PasteOutcome};
+use estimator::error::{ConfigError, Problem};
+use estimator::paste::{interpret, interpret_json, looks_like_json, PasteOutcome, Pasted};
+use estimator::query::PageState;
 use leptos::prelude::*;
 
 use crate::i18n::use_strings;
@@ -16,7 +18,7 @@ pub fn PastePanel() -> impl IntoView {
     let read = move || {
         let out = app
             .page
-            .with_untracked(|p| interpret(&text.get_untracked(), p));
+            .with_untracked(|p| outcome_of(&text.get_untracked(), p));
         if out.state != app.page.get_untracked() {
             // a history entry of its own: Back returns to the settings before the paste
             crate::browser::push_query(&out.state.to_query());
@@ -39,7 +41,7 @@ pub fn PastePanel() -> impl IntoView {
                 on:input:target=move |ev| set_text.set(ev.target().value())
                 on:paste=move |_| {
                     // read once the pasted text is in the field
-                    set_timeout(read, std::time::Duration::from_millis(0));
+                    gloo_timers::callback::Timeout::new(0, read).forget();
                 }
             ></textarea>
             <button type="button" class="button" data-testid="paste-read" on:click=move |_| read()>
@@ -47,5 +49,26 @@ pub fn PastePanel() -> impl IntoView {
             </button>
             <div class="paste__report" data-testid="paste-report" role="status" inner_html=report></div>
         </section>
+    }
+}
+
+/// What a paste is: JSON is parsed by the browser, the rest by the estimator.
+fn outcome_of(text: &str, page: &PageState) -> PasteOutcome {
+    if !looks_like_json(text) {
+        return interpret(text, page);
+    }
+    match crate::browser::parse_json(text) {
+        Ok(root) => interpret_json(&root, page),
+        Err(detail) => PasteOutcome {
+            pasted: Pasted::Nothing,
+            state: page.clone(),
+            skipped: Vec::new(),
+            error: Some(ConfigError {
+                key: "config".into(),
+                value: "JSON".into(),
+                problem: Problem::Unreadable { detail },
+            }),
+            truncated: false,
+        },
     }
 }

@@ -78,6 +78,7 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
             }
         }
         Pasted::ConfigFile => lines.push(tr.paste_config.to_string()),
+        Pasted::JsonConfig => lines.push(tr.paste_json.to_string()),
     }
     if let Some(e) = &out.error {
         lines.push(fill(tr.paste_error, &[("message", &error(tr, e))]));

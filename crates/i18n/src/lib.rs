@@ -195,6 +195,7 @@ strings! {
     /// `{n}`: processes of a torchrun line.
     paste_command,
     paste_config,
+    paste_json,
     /// `{line} {text}`.
     paste_skip_not_understood,
     /// `{line} {key}`.

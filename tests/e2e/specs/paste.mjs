@@ -63,6 +63,32 @@ export const tests = {
     await close(page);
   },
 
+  async 'a JSON config (or a saved CLI answer) sets its program; bad JSON changes nothing and says why'(ctx) {
+    const page = await open(ctx, '?gpu=rtx4090');
+    let report = await paste(page, '{"program": "nanochat", "depth": 8, "device_batch_size": 4}');
+    assert.match(report, /JSON config applied/);
+    await page.waitForFunction(() => location.search.includes('program=nanochat'));
+    const nc = cli(ctx, ['--program=nanochat', '--depth=8', '--device-batch-size=4', '--gpu=rtx4090']);
+    assert.equal((await hooks(page)).total, nc.peak_bytes.overall);
+    // the CLI's own --json answer, pasted back
+    const answer = cli(ctx, ['--program=build-nanogpt', '--B=8', '--T=512', '--gpu=rtx4090']);
+    report = await paste(page, JSON.stringify(answer, null, 2));
+    assert.match(report, /JSON config applied/);
+    assert.equal((await hooks(page)).total, answer.peak_bytes.overall);
+    const before = await hooks(page);
+    for (const [bad, says] of [
+      ['{"B": 8,', /could not be read/],
+      ['{"B": [8]}', /B=\[…\]/],
+      ['{"program": "llama"}', /llama/],
+      [`{"a": ${'{"a": '.repeat(3000)}1${'}'.repeat(3001)}`, /a=\{…\}/],
+    ]) {
+      report = await paste(page, bad);
+      assert.match(report, says, bad.slice(0, 40));
+      assert.deepEqual(await hooks(page), before, 'a refused JSON paste changes nothing');
+    }
+    await close(page);
+  },
+
   async 'junk changes nothing and says so'(ctx) {
     const page = await open(ctx);
     const before = await hooks(page);

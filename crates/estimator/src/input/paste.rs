@@ -1,10 +1,15 @@
 //! Whatever a user pastes: an out-of-memory message (with or without its traceback), a
-//! `python train.py …` / `torchrun … train.py …` command line, or a nanoGPT config file. Says
-//! what it is, applies what it understood to the page's state, and lists what it did not.
+//! `python train.py …` / `torchrun … train.py …` command line, a nanoGPT config file, or a JSON
+//! config (parsed by the page, read by [`interpret_json`]). Says what it is, applies what it
+//! understood to the page's state, and lists what it did not.
 
 use crate::configurator::{Configurator, Skipped};
 use crate::error::ConfigError;
+use crate::input::json_config::{self, Setting};
 use crate::oom::{diagnose, parse, Diagnosis, OomMessage};
+use crate::programs::build_nanogpt::BngConfig;
+use crate::programs::nanochat::NanochatConfig;
+use crate::programs::Program;
 use crate::query::PageState;
 
 /// Longest paste read (a long log is cut, not refused).
@@ -27,6 +32,8 @@ pub enum Pasted {
         unknown_files: Vec<String>,
     },
     ConfigFile,
+    /// A JSON config (or a saved `--json` answer), of the program it names.
+    JsonConfig,
 }
 
 /// The outcome of a paste.
@@ -201,6 +208,52 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     out
 }
 
+/// A pasted JSON config, already parsed into a [`Setting`] tree: its program (else the page's)
+/// and settings replace that program's config, checked as its command line would be.
+pub fn interpret_json(root: &Setting, current: &PageState) -> PasteOutcome {
+    let mut out = PasteOutcome {
+        pasted: Pasted::Nothing,
+        state: current.clone(),
+        skipped: Vec::new(),
+        error: None,
+        truncated: false,
+    };
+    let mut state = current.clone();
+    let applied = json_config::to_args(root, current.program).and_then(|(program, args)| {
+        match program {
+            Program::NanoGpt => {
+                let mut conf = Configurator::new();
+                for a in &args {
+                    conf.apply_override(a)?;
+                }
+                state.config = conf.finish()?.0;
+            }
+            Program::Nanochat => state.nanochat = NanochatConfig::from_args(&args)?,
+            Program::NanochatSft => state.nanochat_sft = NanochatConfig::from_sft_args(&args)?,
+            Program::BuildNanoGpt => {
+                let cfg = BngConfig::from_args(&args)?;
+                cfg.validate()?;
+                state.bng = cfg;
+            }
+        }
+        state.program = program;
+        Ok(())
+    });
+    match applied {
+        Ok(()) => {
+            out.state = state;
+            out.pasted = Pasted::JsonConfig;
+        }
+        Err(e) => out.error = Some(e),
+    }
+    out
+}
+
+/// A paste that looks like JSON (an object) rather than anything [`interpret`] reads.
+pub fn looks_like_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
 /// What an OOM message says about the card: which one it is, what else was on it, the cap.
 fn apply_message(state: &mut PageState, m: &OomMessage) {
     let gib = |b: u128| (crate::units::gib(b) * 100.0).round() / 100.0;
@@ -275,6 +328,33 @@ mod tests {
             out.skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
             vec![4, 5]
         );
+    }
+
+    #[test]
+    fn a_json_config_switches_program_and_a_bad_one_changes_nothing() {
+        let num = |n: &str| Setting::Number(n.into());
+        let nc = Setting::Object(vec![
+            ("program".into(), Setting::Text("nanochat".into())),
+            ("depth".into(), num("8")),
+        ]);
+        let out = interpret_json(&nc, &PageState::default());
+        assert_eq!(out.pasted, Pasted::JsonConfig);
+        assert_eq!(out.state.program, Program::Nanochat);
+        assert_eq!(out.state.nanochat.depth, 8);
+        // without "program": the page's own
+        let ng = Setting::Object(vec![("batch_size".into(), num("4"))]);
+        assert_eq!(
+            interpret_json(&ng, &PageState::default())
+                .state
+                .config
+                .batch_size,
+            4
+        );
+        let bad = Setting::Object(vec![("batch_size".into(), num("-4"))]);
+        let out = interpret_json(&bad, &PageState::default());
+        assert_eq!(out.error.map(|e| e.key), Some("batch_size".into()));
+        assert_eq!(out.state, PageState::default());
+        assert!(looks_like_json("  {\"a\": 1}") && !looks_like_json("batch_size = 4"));
     }
 
     #[test]
