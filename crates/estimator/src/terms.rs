@@ -268,3 +268,43 @@ impl Terms {
         c
     }
 }
+
+/// The JSON contract's forms: a component or a term by its id; the bytes of each, as an object
+/// keyed by id (components in [`Component::ALL`] order, terms in the order they were added).
+#[cfg(feature = "serde")]
+mod serialize {
+    use super::{Component, Components, Term, Terms};
+    use serde::ser::{Serialize, SerializeMap, Serializer};
+
+    impl Serialize for Component {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(self.id())
+        }
+    }
+
+    impl Serialize for Term {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(self.id())
+        }
+    }
+
+    impl Serialize for Components {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(Some(Component::ALL.len()))?;
+            for c in Component::ALL {
+                map.serialize_entry(c.id(), &self.get(c))?;
+            }
+            map.end()
+        }
+    }
+
+    impl Serialize for Terms {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(Some(self.0.len()))?;
+            for (t, bytes) in &self.0 {
+                map.serialize_entry(t.id(), bytes)?;
+            }
+            map.end()
+        }
+    }
+}

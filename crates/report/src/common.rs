@@ -5,7 +5,7 @@ use estimator::engine::run::Run;
 use estimator::oom::{Diagnosis, OomMessage};
 use estimator::programs::Program;
 use estimator::units::format_bytes;
-use estimator::{Budget, Component, Phase, Verdict};
+use estimator::{Budget, Phase, Verdict};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use vramfit_i18n::en;
@@ -36,7 +36,7 @@ pub fn simulated_oom(run: &Run) -> Value {
         "stage": o.stage,
         "micro_step": o.micro_step,
         "requested_bytes": value(o.requested),
-        "tensor": o.term.id(),
+        "tensor": o.term,
         "allocated_bytes": value(o.allocated),
         "reserved_bytes": value(o.reserved),
         "reserved_unallocated_bytes": value(o.reserved - o.allocated),
@@ -46,17 +46,12 @@ pub fn simulated_oom(run: &Run) -> Value {
 
 /// Bytes of each bar segment at the peak (they sum to `peak_bytes.overall`).
 pub fn components(run: &Run) -> Value {
-    let comps = run.components();
-    object(
-        Component::ALL
-            .iter()
-            .map(|c| (c.id(), value(comps.get(*c)))),
-    )
+    value(run.components())
 }
 
 /// The tensors alive at the peak, by term.
 pub fn terms(run: &Run) -> Value {
-    object(run.peak_terms().0.iter().map(|(t, b)| (t.id(), value(*b))))
+    value(run.peak_terms())
 }
 
 /// The card and what the allocator may use of it.
@@ -108,15 +103,11 @@ pub fn oom_message(m: &OomMessage) -> Value {
 
 /// Which tensor of this config a message's failed request is, and where in the run.
 pub fn diagnosis(m: &OomMessage, d: &Diagnosis) -> Value {
-    json!({
-        "phase": d.phase,
-        "stage": d.stage,
-        "micro_step": d.micro_step,
-        "tensor": d.term.id(),
-        "tensor_bytes": value(d.tensor_bytes),
-        "reproduced": d.reproduced,
-        "explanation": diagnosis_sentence(m, d),
-    })
+    let mut v = value(d);
+    if let Value::Object(map) = &mut v {
+        map.insert("explanation".into(), value(diagnosis_sentence(m, d)));
+    }
+    v
 }
 
 /// "The 3.07 GiB request is the fp32 copy … in steady training (loss, micro-step 2); …".

@@ -232,14 +232,17 @@ pub fn parse(text: &str) -> OomMessage {
     m
 }
 
-/// What failed, as the config explains it.
+/// What failed, as the config explains it (serialized as the JSON contract's `diagnosis`, less
+/// its sentence).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Diagnosis {
-    /// The tensor whose allocation failed.
-    pub term: Term,
     pub phase: Option<Phase>,
     pub stage: Stage,
     pub micro_step: u32,
+    /// The tensor whose allocation failed.
+    #[cfg_attr(feature = "serde", serde(rename = "tensor"))]
+    pub term: Term,
     /// Bytes of that tensor in this config.
     pub tensor_bytes: u128,
     /// The simulation of this config under the message's budget failed at this same request.
