@@ -13,7 +13,7 @@
     location.reload();
   });
   const offer = (worker) => {
-    if (!navigator.serviceWorker.controller || document.getElementById('vramfit-update')) return;
+    if (document.getElementById('vramfit-update')) return;
     const root = document.documentElement;
     const bar = document.createElement('div');
     bar.id = 'vramfit-update';
@@ -36,7 +36,10 @@
     if (reg.waiting) offer(reg.waiting);
     reg.addEventListener('updatefound', () => {
       const w = reg.installing;
-      if (!w) return;
+      // an update replaces an active worker; the first install has none. (Not the page's
+      // controller when 'installed' fires: WebKit can report the first worker installed after
+      // it has already claimed the page, which would offer the first install as an update.)
+      if (!w || !reg.active) return;
       w.addEventListener('statechange', () => {
         if (w.state === 'installed') offer(w);
       });

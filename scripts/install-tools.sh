@@ -5,7 +5,7 @@
 # Pins (keep in step with Cargo.toml, Trunk.toml and tests/e2e/package.json):
 #   trunk 0.21.14 (0.22 needs rustc 1.96.1), wasm-bindgen-cli 0.2.130 (= the wasm-bindgen crate),
 #   wasm-pack 0.15.0 (the npm package; it uses the wasm-bindgen and wasm-opt on PATH),
-#   wasm-opt from npm binaryen 132.0.0, Chromium + ChromeDriver from Debian.
+#   wasm-opt from npm binaryen 132.0.0; Chromium, Firefox ESR and WebKitGTK from Debian.
 # Nothing here downloads from GitHub: these machines reach crates.io, npm, PyPI and Debian only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,10 +43,15 @@ if ! wasm-pack --version 2>/dev/null | grep -q " $WASM_PACK_VERSION"; then
 fi
 
 if [ "${VRAMFIT_SKIP_BROWSER:-0}" != 1 ]; then
-  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-    log "installing chromium and chromium-driver from Debian"
+  # the three engines the browser suite runs in: Chromium, Firefox ESR (over WebDriver BiDi) and
+  # WebKitGTK (its WebKitWebDriver and MiniBrowser, on a virtual display from xvfb-run)
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+     || ! command -v firefox-esr >/dev/null || ! command -v WebKitWebDriver >/dev/null \
+     || ! command -v xvfb-run >/dev/null; then
+    log "installing chromium, firefox-esr, webkit2gtk-driver and xvfb from Debian"
     need_sudo apt-get update -qq
-    need_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+    need_sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      chromium chromium-driver firefox-esr webkit2gtk-driver xvfb >/dev/null
   fi
   # A CJK font, so the Chinese and Japanese pages are laid out (and screenshotted) with real
   # glyph widths: the 360 px overflow tests measure them.
@@ -57,7 +62,8 @@ if [ "${VRAMFIT_SKIP_BROWSER:-0}" != 1 ]; then
   fi
 fi
 
-# wasm-opt (binaryen), playwright-core and axe-core live in tests/e2e/node_modules, pinned by its lock file.
+# wasm-opt (binaryen), the browser drivers' clients (playwright-core, puppeteer-core,
+# selenium-webdriver), axe-core and TypeScript live in tests/e2e/node_modules, pinned by its lock file.
 if [ -f tests/e2e/package.json ]; then
   if [ ! -x tests/e2e/node_modules/.bin/wasm-opt ] || \
      ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.package-lock.json.stamp 2>/dev/null; then

@@ -2,7 +2,7 @@
 # Installs what is missing, then runs every test of vramfit: formatting, lints, the estimator's
 # and the CLI's tests (including the accuracy targets against the measured runs), the npm package
 # under Node, the release site build, and the browser tests of the built site (and of the npm
-# package's web build) in headless Chromium.
+# package's web build) in Chromium, Firefox ESR and WebKitGTK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
@@ -33,7 +33,7 @@ node --test crates/js/tests/
 step "release build of the site"
 ./scripts/build-site.sh
 
-step "browser tests (headless Chromium)"
-node tests/e2e/run.mjs
+step "browser tests: Chromium, Firefox ESR, WebKitGTK (node --test, one engine after another)"
+node --test --test-concurrency=1 tests/e2e/engines/
 
 printf '\nall tests passed\n'

@@ -3,7 +3,12 @@
 //! library so tests can reach it.
 
 fn main() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        // a mark on <html> that a panic happened: every engine's test driver can read it, where
+        // only some of them can read the console
+        vramfit_web::browser::set_root_attribute("data-panicked", "true");
+    }));
     let (lang, _, _) = vramfit_web::state::initial_lang(&vramfit_web::browser::query());
     vramfit_web::i18n::load(lang, |_| leptos::mount::mount_to_body(vramfit_web::App));
 }

@@ -19,6 +19,7 @@ use super::number_field::NumberField;
 use super::paste_panel::PastePanel;
 use super::program_picker::ProgramPicker;
 use super::run_summary::RunSummary;
+use super::sticky_summary::StickySummary;
 use super::timeline_chart::TimelineChart;
 use super::verdict_panel::VerdictPanel;
 use crate::i18n::use_strings;
@@ -74,6 +75,7 @@ fn Page() -> impl IntoView {
             <Header />
             <Notices />
             <ProgramPicker />
+            <StickySummary />
             <main class="layout">
                 <section class="inputs" aria-label=tr.settings_label>
                     <PastePanel />

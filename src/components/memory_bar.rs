@@ -128,6 +128,9 @@ pub fn MemoryBar(
                 <div class="bar__segs">{segments}</div>
                 <div
                     class="bar__marker"
+                    // in the bar's left half its label goes right of the line, so it never
+                    // sticks out past the bar's start (seen in Firefox at 360 px)
+                    class:bar__marker--start=move || usable_pct() < 50.0
                     data-testid="usable-marker"
                     style:left=move || format!("{}%", Fixed(usable_pct(), 3))
                 >

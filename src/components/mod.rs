@@ -22,6 +22,7 @@ pub mod page_field;
 pub mod paste_panel;
 pub mod program_picker;
 pub mod run_summary;
+pub mod sticky_summary;
 pub mod timeline_chart;
 pub mod toggle_field;
 pub mod verdict_panel;

@@ -22,8 +22,31 @@ export async function open(ctx, query = '', { viewport = { width: 1280, height: 
 
 export async function close(page) {
   assert.deepEqual(page.errors, [], 'no console errors');
+  await assertNoPanic(page);
   if (page.ctxToClose) await page.ctxToClose.close();
   else await page.close();
+}
+
+/**
+ * A full-page screenshot into the engine's screenshot folder, with every panel laid out: panels
+ * below the fold skip rendering (`content-visibility: auto`) until scrolled to, and a full-page
+ * shot would show their empty placeholders (set through the CSSOM: the CSP allows no inline
+ * style sheets).
+ */
+export async function shot(ctx, page, file) {
+  await page.evaluate(() => new Promise((ok) => {
+    for (const el of document.querySelectorAll('*')) {
+      if (getComputedStyle(el).contentVisibility === 'auto') el.style.contentVisibility = 'visible';
+    }
+    requestAnimationFrame(() => requestAnimationFrame(() => ok()));
+  }));
+  await page.screenshot({ path: path.join(ctx.shots, file), fullPage: true });
+}
+
+/** The wasm module has not panicked (src/main.rs marks <html>): readable in every engine. */
+export async function assertNoPanic(page, what = '') {
+  const panicked = await page.evaluate(() => document.documentElement.dataset.panicked ?? null);
+  assert.equal(panicked, null, `the wasm module panicked ${what}`);
 }
 
 /** Every test hook of the page, as numbers. */

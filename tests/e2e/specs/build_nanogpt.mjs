@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli } from '../lib/page.mjs';
+import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli, shot } from '../lib/page.mjs';
 
 const CASES = [
   { query: '?program=build-nanogpt', args: ['--program=build-nanogpt', '--gpu=rtx3060'] },
@@ -27,7 +27,7 @@ export const tests = {
   async 'its constants drive the bar and the URL; a pasted constants block switches program'(ctx) {
     const page = await open(ctx, '?program=build-nanogpt&gpu=rtx4090');
     const before = await hooks(page);
-    assert.equal((await page.locator('label[for="field-B"]').innerText()).trim(), 'B');
+    assert.equal((await page.locator('label[for="field-B"]').textContent()).trim(), 'B');
     const slider = page.locator('input[type=range][name=B]');
     await slider.focus();
     await page.keyboard.press('ArrowLeft');
@@ -56,10 +56,11 @@ export const tests = {
     const page = await open(ctx, '?program=build-nanogpt&gpu=rtx4090');
     assert.equal((await hooks(page)).fits, false);
     await page.waitForSelector('[data-testid="top-fix"]');
-    const lines = await page.innerText('[data-testid="top-fix"] [data-testid="snippet-config"]');
+    // textContent: a panel below the fold is not rendered (content-visibility), so it has no innerText in Firefox
+    const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
     const j = cli(ctx, ['--program=build-nanogpt', '--gpu=rtx4090']);
     assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
-    await page.screenshot({ path: path.join(ctx.shots, 'build-nanogpt-oom.png'), fullPage: true });
+    await shot(ctx, page, 'build-nanogpt-oom.png');
     await close(page);
   },
 };

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli } from '../lib/page.mjs';
+import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli, shot } from '../lib/page.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -50,7 +50,7 @@ export const tests = {
     assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '16');
     assert.equal(after.effectiveBatch, 16 * 40);
     await page.waitForFunction((re) => new RegExp(re).test(location.href), 'batch_size=16'); // the URL follows once input pauses
-    assert.match(page.url(), /batch_size=16/);
+    assert.match(await page.url(), /batch_size=16/);
     const j = cli(ctx, ['--batch_size=16', '--gpu=rtx3060']);
     assert.equal(after.total, j.peak_bytes.overall);
     // replace, never push: typing does not grow the history
@@ -103,7 +103,7 @@ export const tests = {
     await page.selectOption('select[name=gpu]', 'a6000');
     await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.fits === 'true');
     await page.waitForFunction((re) => new RegExp(re).test(location.href), 'gpu=a6000'); // the URL follows once input pauses
-    assert.match(page.url(), /gpu=a6000/);
+    assert.match(await page.url(), /gpu=a6000/);
     await page.selectOption('select[name=gpu]', 'custom');
     await page.locator('input[name=vram_gib]').fill('40');
     await page.locator('input[name=vram_gib]').press('Enter');
@@ -126,7 +126,7 @@ export const tests = {
     assert.equal(await page.inputValue('input[type=text][name=block_size]'), '512');
     assert.equal(await page.isChecked('input[name=compile]'), false);
     await page.waitForFunction((re) => new RegExp(re).test(location.href), 'compile=False'); // the URL follows once input pauses
-    assert.match(page.url(), /compile=False/);
+    assert.match(await page.url(), /compile=False/);
     await close(page);
   },
 
@@ -167,6 +167,29 @@ export const tests = {
     await context.close();
   },
 
+  async 'on a phone, the peak and the verdict stay in view while a slider far below moves'(ctx) {
+    const page = await open(ctx, '?batch_size=8&compile=False&gpu=rtx3060', { viewport: { width: 390, height: 844 } });
+    const inView = () => page.evaluate(() => {
+      const r = document.querySelector('[data-testid=sticky-summary]').getBoundingClientRect();
+      return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight;
+    });
+    assert.ok(await inView(), 'the first screen shows the answer');
+    const before = await hooks(page);
+    // the slider is far below the answer on a phone
+    await page.evaluate(() => document.querySelector('input[type=range][name=batch_size]').scrollIntoView({ block: 'center' }));
+    assert.ok(await page.evaluate(() => document.querySelector('[data-testid=verdict]').getBoundingClientRect().bottom < 0),
+      'the verdict panel itself has scrolled away');
+    await page.locator('input[type=range][name=batch_size]').focus();
+    await page.keyboard.press('ArrowRight');
+    await waitForTotalChange(page, before.total);
+    assert.ok(await inView(), 'the summary stays at the top');
+    const after = await hooks(page);
+    assert.equal(Number(await page.getAttribute('[data-testid=sticky-total]', 'data-bytes')), after.total);
+    assert.match(await page.textContent('[data-testid=sticky-summary]'), /Out of memory/);
+    await shot(ctx, page, 'phone-390-slider.png');
+    await close(page);
+  },
+
   async 'screenshots: default, out of memory, phone width, dark'(ctx) {
     const shots = [
       ['default.png', '', { width: 1280, height: 900 }],
@@ -175,14 +198,14 @@ export const tests = {
     ];
     for (const [file, query, viewport] of shots) {
       const page = await open(ctx, query, { viewport });
-      await page.screenshot({ path: path.join(ctx.shots, file), fullPage: true });
+      await shot(ctx, page, file);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
       assert.equal(overflow, false, `${file}: no horizontal overflow`);
       await close(page);
     }
     const page = await open(ctx, '?batch_size=8&compile=False');
     await page.evaluate(() => document.documentElement.setAttribute('data-theme', 'dark'));
-    await page.screenshot({ path: path.join(ctx.shots, 'dark.png'), fullPage: true });
+    await shot(ctx, page, 'dark.png');
     await close(page);
   },
 };

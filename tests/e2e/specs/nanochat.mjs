@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli } from '../lib/page.mjs';
+import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli, shot } from '../lib/page.mjs';
 
 /** nanochat configs the page and the CLI must agree on, byte for byte. */
 const CASES = [
@@ -42,7 +42,8 @@ export const tests = {
     await waitForTotalChange(page, before.total);
     await page.waitForFunction(() => location.search.includes('program=nanochat'));
     assert.equal(await page.locator('input[name=batch_size]').count(), 0, "train.py's keys are gone");
-    const label = await page.locator('label[for="field-device_batch_size"]').innerText();
+    // textContent: the inputs are below the fold, not rendered (content-visibility), in WebKit
+    const label = await page.locator('label[for="field-device_batch_size"]').textContent();
     assert.equal(label.trim(), '--device-batch-size');
     const d20 = await hooks(page);
     assert.equal(d20.total, cli(ctx, ['--program=nanochat', '--gpu=rtx4090']).peak_bytes.overall);
@@ -102,10 +103,10 @@ export const tests = {
     await page.waitForSelector('[data-testid="top-fix"]');
     const fix = await page.getAttribute('[data-testid="top-fix"]', 'data-fix');
     assert.equal(fix, 'shallower_model');
-    const command = await page.innerText('[data-testid="top-fix"] [data-testid="snippet-cli"]');
+    const command = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-cli"]');
     const j = cli(ctx, ['--program=nanochat', '--device-batch-size=1', '--gpu=rtx3060']);
     assert.equal(command.trim(), j.fixes[0].command);
-    await page.screenshot({ path: path.join(ctx.shots, 'nanochat-oom.png'), fullPage: true });
+    await shot(ctx, page, 'nanochat-oom.png');
     await close(page);
   },
 
@@ -115,7 +116,7 @@ export const tests = {
     });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page wider than the screen by ${overflow}px`);
-    await page.screenshot({ path: path.join(ctx.shots, 'nanochat-phone.png'), fullPage: true });
+    await shot(ctx, page, 'nanochat-phone.png');
     await close(page);
   },
 };

@@ -25,7 +25,7 @@ export const tests = {
     assert.match(report, /fails at the same request/);
     assert.equal(await page.inputValue('select[name=gpu]'), 'h200');
     await page.waitForFunction((re) => new RegExp(re).test(location.href), 'cap_gib=11\\.25'); // the URL follows once input pauses
-    assert.match(page.url(), /cap_gib=11\.25/);
+    assert.match(await page.url(), /cap_gib=11\.25/);
     assert.equal((await hooks(page)).fits, false, 'under the message\'s 11.25 GiB cap it does not fit');
     await close(page);
   },

@@ -4,6 +4,7 @@
 // navigations, which re-read the URL through the same decoder.
 
 import assert from 'node:assert/strict';
+import { assertNoPanic } from '../lib/page.mjs';
 
 const KEYS = [
   'n_layer', 'n_head', 'n_embd', 'block_size', 'batch_size', 'gradient_accumulation_steps', 'dropout',
@@ -60,6 +61,7 @@ function randomQuery(r) {
 
 export const tests = {
   async '1,000 random valid and invalid query strings: no panic, never a blank page'(ctx) {
+    ctx.can('console', 'no console error on any query (panics are still caught: <html data-panicked>)');
     const r = rng(20261126);
     const queries = Array.from({ length: 1000 }, () => randomQuery(r));
     const lanes = 2;
@@ -86,6 +88,7 @@ export const tests = {
           assert.fail(`blank page for ?${q}`);
         }
         assert.deepEqual(errors, [], `console errors for ?${q}`);
+        await assertNoPanic(page, `for ?${q}`);
       }
       await page.close();
     }));

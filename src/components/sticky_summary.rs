@@ -1,0 +1,74 @@
+//! On a phone the answer sits above the inputs, so a slider far below it would move a bar that is
+//! out of sight. This one line — the peak, the verdict with its margin, and a thin bar of the six
+//! components against the card — sticks to the top of the screen once the answer scrolls away.
+//! Wide screens hide it: there the answer stays beside the inputs.
+
+use estimator::decimal::Fixed;
+use estimator::{Component, Risk};
+use leptos::prelude::*;
+
+use crate::format;
+use crate::i18n::{fill, use_strings};
+use crate::state::use_app;
+
+#[component]
+pub fn StickySummary() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    move || {
+        let v = app.verdict.get()?;
+        let (peak, comps) = app
+            .analysis
+            .with(|a| a.as_ref().ok().map(|a| (a.peak_bytes(), a.components())))?;
+        // the same scale as the big bar: the card, or what the run needs when it overflows it
+        let scale = app
+            .budget
+            .with(|b| b.gpu.total_bytes)
+            .max(v.need_bytes)
+            .max(peak)
+            .max(1) as f64;
+        let (word, class) = match v.risk {
+            Risk::Fits => (tr.verdict_fits, "verdict--fits"),
+            Risk::Tight => (tr.verdict_tight, "verdict--tight"),
+            Risk::Oom => (tr.verdict_oom, "verdict--oom"),
+        };
+        let margin = if v.headroom_bytes >= 0 {
+            fill(tr.headroom, &[("gib", &format::gib_abs(v.headroom_bytes))])
+        } else {
+            fill(tr.shortfall, &[("gib", &format::gib_abs(v.headroom_bytes))])
+        };
+        let usable = v.budget_bytes as f64 / scale * 100.0;
+        Some(view! {
+            // the verdict panel says it to screen readers (aria-live); this is its visual echo
+            <div class=format!("sticky-summary {class}") data-testid="sticky-summary" aria-hidden="true">
+                <p class="sticky-summary__text">
+                    <strong data-testid="sticky-total" data-bytes=peak.to_string()>
+                        {format::gib(peak)}
+                    </strong>
+                    " · "
+                    <span class="verdict__word">{word}</span>
+                    " · "
+                    {margin}
+                </p>
+                <div class="sticky-summary__bar">
+                    {Component::ALL
+                        .iter()
+                        .map(|&c| {
+                            let width = comps.get(c) as f64 / scale * 100.0;
+                            view! {
+                                <span
+                                    class=format!("bar__seg--{}", c.id())
+                                    style:width=format!("{}%", Fixed(width, 3))
+                                ></span>
+                            }
+                        })
+                        .collect_view()}
+                    <span
+                        class="sticky-summary__marker"
+                        style:left=format!("{}%", Fixed(usable, 3))
+                    ></span>
+                </div>
+            </div>
+        })
+    }
+}
