@@ -4,11 +4,12 @@
 //! Wide screens hide it: there the answer stays beside the inputs.
 
 use estimator::decimal::Fixed;
-use estimator::{Component, Risk};
+use estimator::Component;
 use leptos::prelude::*;
 
+use super::verdict_panel::verdict_words;
 use crate::format;
-use crate::i18n::{fill, use_strings};
+use crate::i18n::use_strings;
 use crate::state::use_app;
 
 #[component]
@@ -27,16 +28,7 @@ pub fn StickySummary() -> impl IntoView {
             .max(v.need_bytes)
             .max(peak)
             .max(1) as f64;
-        let (word, class) = match v.risk {
-            Risk::Fits => (tr.verdict_fits, "verdict--fits"),
-            Risk::Tight => (tr.verdict_tight, "verdict--tight"),
-            Risk::Oom => (tr.verdict_oom, "verdict--oom"),
-        };
-        let margin = if v.headroom_bytes >= 0 {
-            fill(tr.headroom, &[("gib", &format::gib_abs(v.headroom_bytes))])
-        } else {
-            fill(tr.shortfall, &[("gib", &format::gib_abs(v.headroom_bytes))])
-        };
+        let (word, class, margin) = verdict_words(tr, &v);
         let usable = v.budget_bytes as f64 / scale * 100.0;
         Some(view! {
             // the verdict panel says it to screen readers (aria-live); this is its visual echo
