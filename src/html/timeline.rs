@@ -20,6 +20,30 @@ const HEIGHT: f64 = 240.0;
 const TOP: f64 = 26.0;
 const BOTTOM: f64 = 18.0;
 
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A round step for about four grid lines, the first of ¼, ½, 1, 2, 5, 10, 20, 50 … GiB at
+/// least `raw`.
+fn tick_step(raw: f64) -> f64 {
+    if raw <= 0.25 {
+        return 0.25;
+    }
+    if raw <= 0.5 {
+        return 0.5;
+    }
+    let mut unit = 1.0;
+    // past any card's memory (and for a NaN), one step is enough
+    while unit < 1e6 {
+        for m in [1.0, 2.0, 5.0] {
+            if unit * m >= raw {
+                return unit * m;
+            }
+        }
+        unit *= 10.0;
+    }
+    1e6
+}
+
 /// An SVG coordinate: a tenth of a unit is finer than a pixel at any width the chart is shown.
 fn px(x: f64) -> Fixed {
     Fixed(x, 1)
@@ -101,7 +125,32 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let ev_to_x = |e: usize| (e.saturating_sub(from)) as f64 / (len - from) as f64 * WIDTH;
 
     let mut svg = String::new();
-    // phase bands, alternately shaded, labelled at the top
+    // words and marks go in an overlay of their own, positioned in percent and never scaled: the
+    // plot below is stretched to the chart's width, which would distort text and circles
+    let mut overlay = String::new();
+    let pct_x = |x: f64| px(x / WIDTH * 100.0);
+    let pct_y = |y: f64| px(y / HEIGHT * 100.0);
+    // the y axis: a few round GiB values, each a grid line with its label at the left
+    let step = tick_step(top / GIB / 4.0);
+    let places = if step < 1.0 { 2 } else { 0 };
+    let mut tick = step;
+    while tick * GIB < top {
+        let y = y_of((tick * GIB) as u128);
+        svg += &format!(
+            "<line class=\"chart__grid\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
+            Shortest(WIDTH),
+            px(y),
+            px(y)
+        );
+        overlay += &format!(
+            "<text class=\"chart__label chart__tick\" x=\"2\" y=\"{}%\" dy=\"-3\">{} GiB</text>",
+            pct_y(y),
+            escape(&format::decimal(tick, places))
+        );
+        tick += step;
+    }
+    // the run's stretches (each iteration one), alternately shaded; the wide ones numbered, and
+    // named under the chart, where the words wrap at any width and in any language
     let mut phase_start: Option<(Option<Phase>, usize)> = None;
     let spans = spans(&a.sequence, from, len);
     let mut bands: Vec<(Option<Phase>, usize, usize)> = Vec::new();
@@ -119,6 +168,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     if let Some((p, st)) = phase_start {
         bands.push((p, st, len));
     }
+    let mut named: Vec<(usize, usize, &'static str)> = Vec::new();
     for (i, (p, start, end)) in bands.iter().enumerate() {
         let (x0, x1) = (ev_to_x(*start), ev_to_x(*end));
         if i % 2 == 1 {
@@ -130,12 +180,20 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
                 px(HEIGHT - TOP - BOTTOM)
             );
         }
-        if x1 - x0 > 60.0 {
-            svg += &format!(
-                "<text class=\"chart__label\" x=\"{}\" y=\"14\">{}</text>",
-                px(x0 + 4.0),
-                escape(phase_label(tr, program, *p))
-            );
+        // a number needs about 3 % of the width (12 px at 360 px)
+        if x1 - x0 < WIDTH * 0.03 {
+            continue;
+        }
+        let no = named.last().map_or(1, |n| n.1 + 1);
+        overlay += &format!(
+            "<text class=\"chart__label chart__band-no\" x=\"{}%\" y=\"12\" text-anchor=\"middle\">{no}</text>",
+            pct_x((x0 + x1) / 2.0)
+        );
+        let label = phase_label(tr, program, *p);
+        match named.last_mut() {
+            // consecutive stretches of one phase: "3–5 steady training"
+            Some(last) if last.2 == label => last.1 = no,
+            _ => named.push((no, no, label)),
         }
     }
     // areas and lines
@@ -160,34 +218,60 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     svg += &format!("<polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>");
     let by = y_of(budget);
     svg += &format!(
-        "<line class=\"chart__budget\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\
-         <text class=\"chart__label chart__label--budget\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{} {}</text>",
+        "<line class=\"chart__budget\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
         Shortest(WIDTH),
         px(by),
-        px(by),
-        px(WIDTH - 4.0),
-        px(by - 4.0),
+        px(by)
+    );
+    overlay += &format!(
+        "<text class=\"chart__label chart__label--budget\" x=\"99%\" y=\"{}%\" dy=\"-4\" text-anchor=\"end\">{} {}</text>",
+        pct_y(by),
         escape(tr.chart_budget),
         escape(&format::gib(budget))
     );
     if let Some(o) = &r.oom {
         let x = ev_to_x(o.event);
         let y = y_of(o.reserved);
-        svg += &format!(
-            "<circle class=\"chart__oom\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\
-             <text class=\"chart__label chart__label--oom\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
-            px(x),
-            px(y),
-            px(if x > WIDTH * 0.7 { x - 10.0 } else { x + 10.0 }),
-            px((y - 8.0).max(TOP + 10.0)),
-            if x > WIDTH * 0.7 { "end" } else { "start" },
+        let right = x > WIDTH * 0.6;
+        overlay += &format!(
+            "<circle class=\"chart__oom\" cx=\"{}%\" cy=\"{}%\" r=\"6\"/>\
+             <text class=\"chart__label chart__label--oom\" x=\"{}%\" y=\"{}%\" dx=\"{}\" dy=\"20\" text-anchor=\"{}\">{}</text>",
+            pct_x(x),
+            pct_y(y),
+            pct_x(x),
+            // under the point: above it is the usable line's own label
+            pct_y(y),
+            if right { -10 } else { 10 },
+            if right { "end" } else { "start" },
             escape(tr.chart_oom)
         );
     }
     let svg = format!(
-        "<svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>",
+        "<div class=\"chart__plot\">\
+         <svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>\
+         <svg class=\"chart__overlay\" aria-hidden=\"true\">{overlay}</svg></div>",
         Shortest(WIDTH),
         Shortest(HEIGHT)
+    );
+    let phases: String = named
+        .iter()
+        .map(|(first, last, label)| {
+            let no = if first == last {
+                first.to_string()
+            } else {
+                format!("{first}–{last}")
+            };
+            el(
+                "li",
+                &[],
+                &(el("span", &[("class", "chart__phase-no")], &no) + &escape(label)),
+            )
+        })
+        .collect();
+    let phases = el(
+        "ol",
+        &[("class", "chart__phases"), ("data-testid", "chart-phases")],
+        &phases,
     );
     let legend = format!(
         "<p class=\"chart__legend\"><span class=\"chart__key chart__key--allocated\"></span>{}\
@@ -209,7 +293,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     el(
         "figure",
         &[("class", "chart"), ("data-testid", "timeline")],
-        &(title + &svg + &legend + &table(tr, a, program, &spans)),
+        &(title + &svg + &phases + &legend + &table(tr, a, program, &spans)),
     )
 }
 
@@ -265,6 +349,17 @@ fn table(tr: &Strings, a: &Run, program: Program, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(0.1), 0.25);
+        assert_eq!(tick_step(0.3), 0.5);
+        assert_eq!(tick_step(0.8), 1.0);
+        assert_eq!(tick_step(2.2), 5.0);
+        assert_eq!(tick_step(17.0), 20.0);
+        assert_eq!(tick_step(f64::MAX), 1e6);
+        assert_eq!(tick_step(f64::NAN), 1e6);
+    }
     use crate::i18n::en;
     use estimator::{analyze, gpu, Budget, TrainConfig};
 
@@ -283,6 +378,9 @@ mod tests {
         assert!(html.contains("class=\"chart__oom\""));
         assert!(html.contains("<polyline class=\"chart__allocated\""));
         assert!(html.contains("estimate_loss()"));
+        // a y axis in GiB, and the stretches named under the chart
+        assert!(html.contains(" GiB</text>"), "tick labels");
+        assert!(html.contains("data-testid=\"chart-phases\""));
         assert!(html.contains("<table"));
         // it fits with a 48 GB card: no OOM point
         let big = Budget::for_gpu(gpu::find("a6000").unwrap());

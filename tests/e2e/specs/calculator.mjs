@@ -190,6 +190,41 @@ export const tests = {
     await close(page);
   },
 
+  async 'the memory chart on a phone: a GiB axis, numbered stretches named below, no label over another'(ctx) {
+    for (const query of ['?batch_size=16&compile=False&gpu=rtx3060', '?lang=ja&program=nanochat&depth=12&device_batch_size=8&gpu=rtx4090',
+      '?lang=de&batch_size=8&gpu=rtx3060']) {
+      const page = await open(ctx, query, { viewport: { width: 390, height: 844 } });
+      await page.waitForSelector('[data-testid=timeline]', { state: 'attached' });
+      const chart = await page.evaluate(() => {
+        const fig = document.querySelector('[data-testid=timeline]');
+        fig.style.contentVisibility = 'visible';
+        fig.scrollIntoView();
+        const box = fig.getBoundingClientRect();
+        const labels = [...fig.querySelectorAll('.chart__overlay text')].map((t) => {
+          const r = t.getBoundingClientRect();
+          return { text: t.textContent, tick: t.classList.contains('chart__tick'), left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+        });
+        return {
+          ticks: labels.filter((l) => l.tick && / GiB$/.test(l.text)).map((l) => l.text),
+          labels,
+          inside: labels.every((l) => l.left >= box.left - 1 && l.right <= box.right + 1),
+          phases: fig.querySelector('[data-testid=chart-phases]').textContent,
+        };
+      });
+      assert.ok(chart.ticks.length >= 2, `${query}: y ticks ${JSON.stringify(chart.ticks)}`);
+      assert.ok(chart.inside, `${query}: every label inside the chart`);
+      for (let i = 0; i < chart.labels.length; i += 1) {
+        for (let j = i + 1; j < chart.labels.length; j += 1) {
+          const [a, b] = [chart.labels[i], chart.labels[j]];
+          const overlap = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+          assert.ok(!overlap, `${query}: "${a.text}" overlaps "${b.text}"`);
+        }
+      }
+      assert.match(chart.phases, /^1/, `${query}: the stretches are named under the chart`);
+      await close(page);
+    }
+  },
+
   async 'screenshots: default, out of memory, phone width, dark'(ctx) {
     const shots = [
       ['default.png', '', { width: 1280, height: 900 }],
