@@ -7,7 +7,8 @@ fn main() {
         console_error_panic_hook::hook(info);
         // a mark on <html> that a panic happened: every engine's test driver can read it, where
         // only some of them can read the console
-        vramfit_web::browser::set_root_attribute("data-panicked", "true");
+        // (with the message, so a test in an engine without a console still says what failed)
+        vramfit_web::browser::set_root_attribute("data-panicked", &info.to_string());
     }));
     let (lang, _, _) = vramfit_web::state::initial_lang(&vramfit_web::browser::query());
     vramfit_web::i18n::load(lang, |_| leptos::mount::mount_to_body(vramfit_web::App));

@@ -1,7 +1,7 @@
 // The browser suite for one engine, as node:test tests: every spec in specs/ against the built
 // dist/, served on 127.0.0.1. A test that needs what the engine's driver cannot do
 // (`export const needs = {'test name': ['console']}` in its spec) is reported as skipped, with
-// the reason, never left out silently.
+// the reason, never left out silently; a known bug in one engine runs as a TODO that names it.
 //
 //   node --test --test-concurrency=1 tests/e2e/engines/             all three engines
 //   node --test tests/e2e/engines/firefox.test.mjs                   one engine
@@ -56,7 +56,10 @@ export async function suite(engineName) {
     });
     for (const { name, mod } of specs) {
       for (const [title, fn] of Object.entries(mod.tests ?? {})) {
-        test(`${name} › ${title}`, async (t) => {
+        // a bug an engine shows that is known and not yet fixed: it still runs and says how it
+        // went, as a TODO (`export const knownFailures = {webkit: {'test name': 'what'}}`)
+        const todo = mod.knownFailures?.[engineName]?.[title];
+        test(`${name} › ${title}`, todo ? { todo } : {}, async (t) => {
           const unknown = (mod.needs?.[title] ?? []).filter((c) => !CAPABILITIES.includes(c));
           assert.deepEqual(unknown, [], `${name}: needs names no capability`);
           const lacking = (mod.needs?.[title] ?? []).filter((c) => c in engine.missing);
