@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use vramfit_i18n::{Lang, TAGS};
+
 pub const USAGE: &str = "\
 usage: vramfit [options] [CONFIG.py ...] [--key=value ...]                      nanoGPT's train.py
        vramfit [options] --program=nanochat [base_train.py's flags]             nanochat
@@ -48,6 +50,8 @@ options:
                       card's: PCIe 4.0 x16 = 32, NVLink bridge = 56.25, A100 NVLink = 300)
   --oom-message FILE  a CUDA out-of-memory message (or a log holding one; - for stdin): reads
                       its numbers, infers the card, and says which tensor of this config failed
+  --lang L            the report's language: en, zh-Hans, zh-Hant, ja or de (default: from
+                      LC_ALL, LC_MESSAGES or LANG; English otherwise). --json is always English
   --json              one JSON object on stdout
   --list-gpus         the GPU presets
   -h, --help          this text
@@ -81,6 +85,8 @@ pub struct Args {
     pub nnodes: Option<u32>,
     pub link_gbps: Option<f64>,
     pub oom_message: Option<String>,
+    /// `--lang`: the text report's language (else the locale's).
+    pub lang: Option<Lang>,
     pub json: bool,
     pub help: bool,
     pub version: bool,
@@ -109,6 +115,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "nproc-per-node",
     "nnodes",
     "link-gbps",
+    "lang",
 ];
 
 /// Words that start a launch line: an interpreter, a launcher, or a script vramfit knows.
@@ -235,6 +242,11 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                     })?)
                 }
                 "oom-message" => args.oom_message = Some(value.clone()),
+                "lang" => {
+                    args.lang = Some(Lang::from_tag(&value).ok_or_else(|| {
+                        ArgError(format!("--lang={value} is not one of {}", TAGS.join(", ")))
+                    })?)
+                }
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),
                 "mfu" => {
@@ -295,5 +307,11 @@ mod tests {
         // MFU is a fraction, not memory
         let e = parse(&argv("--mfu=abc")).unwrap_err();
         assert!(e.0.contains("not a fraction"), "{e}");
+        let e = parse(&argv("--lang=fr")).unwrap_err();
+        assert!(e.0.contains("--lang=fr is not one of en, zh-Hans"), "{e}");
+        assert_eq!(
+            parse(&argv("--lang zh_TW")).unwrap().lang,
+            Some(Lang::ZhHant)
+        );
     }
 }

@@ -8,19 +8,19 @@ use estimator::input::command_line::Launch;
 use estimator::programs::build_nanogpt::fixes::{rank_fixes, BngFixReport};
 use estimator::programs::build_nanogpt::{analyze, BngAnalysis, BngConfig};
 use estimator::programs::Program;
-use estimator::units::{format_bytes, format_params, gib_signed};
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
-use crate::report::run_text;
-use crate::{fail, respond};
-use vramfit_i18n::en;
+use crate::report::{fix_table, head, notes, run_text, saving, FixRow, Peaks, Text};
+use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::bng_fix_text;
+use vramfit_i18n::format::{bytes, params};
+use vramfit_i18n::{fill, Strings};
 use vramfit_report::build_nanogpt::{to_json, warnings};
 
 /// The constants the command line gives, then the processes the launcher or
 /// `--nproc_per_node` starts.
-fn config(args: &Args, launch: Option<Launch>) -> Result<BngConfig, String> {
+fn config(args: &Args, tr: &Strings, launch: Option<Launch>) -> Result<BngConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
         if let Some(a) = l.args.first() {
@@ -38,96 +38,131 @@ fn config(args: &Args, launch: Option<Launch>) -> Result<BngConfig, String> {
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc_per_node={}", n * args.nnodes.unwrap_or(1)));
     }
-    BngConfig::from_args(&flags).map_err(|e| e.to_string())
+    BngConfig::from_args(&flags).map_err(|e| config_error(tr, &e))
 }
 
-pub fn main(args: &Args, launch: Option<Launch>) -> ExitCode {
-    let cfg = match config(args, launch) {
+pub fn main(args: &Args, tr: &Strings, launch: Option<Launch>) -> ExitCode {
+    let cfg = match config(args, tr, launch) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
     respond(
         args,
+        tr,
         |budget| analyze(&cfg, budget),
         |budget| rank_fixes(&cfg, budget),
         to_json,
-        to_text,
+        |a, budget, fixes| to_text(tr, a, budget, fixes),
     )
 }
 
-fn to_text(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> String {
+fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> String {
     let cfg = &a.config;
-    let mut out = String::new();
-    let mut line = |t: String| {
-        out.push_str(&t);
-        out.push('\n');
-    };
-    line(format!(
-        "model     build-nanogpt train_gpt2.py: n_layer {}, n_head {}, n_embd {}, vocab {}: {} parameters",
-        cfg.n_layer,
-        cfg.n_head,
-        cfg.n_embd,
-        cfg.vocab_size,
-        format_params(a.params())
-    ));
-    line(format!(
-        "batch     B {} × T {} × {} micro-steps = total_batch_size {} tokens",
-        cfg.b,
-        cfg.t,
-        cfg.grad_accum_steps(),
-        cfg.total_batch_size
-    ));
-    line(format!(
-        "settings  use_compile={}, bf16 autocast, fused AdamW, allocator {}",
-        if cfg.use_compile { "True" } else { "False" },
-        cfg.allocator.as_str()
-    ));
-    line(String::new());
-    let p = |ph| format_bytes(a.phase_bytes(ph).unwrap_or(0));
-    let phases = format!(
-        "  phases: first iteration {} · steady {} · validation {} / {} · reserved {}",
-        p(Phase::TrainFirstIter),
-        p(Phase::TrainSteady),
-        p(Phase::Eval),
-        p(Phase::EvalAfterStep),
-        format_bytes(a.free_run.peak_reserved)
+    let mut out = Text::default();
+    head(
+        &mut out,
+        &[
+            (
+                tr.cli_row_model,
+                fill(
+                    tr.cli_model_bng,
+                    &[
+                        ("layers", &cfg.n_layer.to_string()),
+                        ("heads", &cfg.n_head.to_string()),
+                        ("embd", &cfg.n_embd.to_string()),
+                        ("vocab", &cfg.vocab_size.to_string()),
+                        (
+                            "params",
+                            &fill(tr.params_count, &[("n", &params(a.params()))]),
+                        ),
+                    ],
+                ),
+            ),
+            (
+                tr.cli_row_batch,
+                fill(
+                    tr.cli_batch_bng,
+                    &[
+                        ("b", &cfg.b.to_string()),
+                        ("t", &cfg.t.to_string()),
+                        ("micro", &cfg.grad_accum_steps().to_string()),
+                        ("total", &cfg.total_batch_size.to_string()),
+                    ],
+                ),
+            ),
+            (
+                tr.cli_row_settings,
+                fill(
+                    tr.cli_settings_bng,
+                    &[
+                        ("compile", if cfg.use_compile { "True" } else { "False" }),
+                        ("allocator", cfg.allocator.as_str()),
+                    ],
+                ),
+            ),
+        ],
     );
-    out.push_str(&run_text(
+    out.blank();
+    let peaks = Peaks {
+        phases: [
+            Phase::TrainFirstIter,
+            Phase::TrainSteady,
+            Phase::Eval,
+            Phase::EvalAfterStep,
+        ]
+        .into_iter()
+        .filter_map(|p| Some((p, a.phase_bytes(p)?)))
+        .collect(),
+        reserved: a.free_run.peak_reserved,
+    };
+    run_text(
+        &mut out,
+        tr,
         &a.run,
         budget,
         &a.verdict,
         Program::BuildNanoGpt,
-        &phases,
-    ));
-    let mut line = |t: String| {
-        out.push_str(&t);
-        out.push('\n');
-    };
+        &peaks,
+    );
     if let Some(r) = fixes {
-        line(String::new());
+        out.blank();
         if let Some(b) = r.largest_b_that_fits {
-            line(format!("largest B that fits this card: {b}"));
+            out.line(fill(tr.bng_largest_b, &[("n", &b.to_string())]));
         }
-        line("fixes, best first:".into());
-        for (i, f) in r.fixes.iter().enumerate() {
-            let (title, why) = bng_fix_text(en(), f, cfg, budget.other_bytes);
-            line(format!(
-                "  {:>2}  {:<56} {:>10} {:>10}  {:<4}  {}",
-                i + 1,
-                title,
-                format_bytes(f.peak_bytes),
-                format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
-                if f.verdict.fits { "yes" } else { "no" },
-                en().impact(f.impact)
-            ));
-            line(format!("      {why}"));
-            for e in f.edits(cfg) {
-                line(format!("      {e}"));
-            }
-        }
+        out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
+        let rows: Vec<FixRow> = r
+            .fixes
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
+                FixRow {
+                    cells: vec![
+                        (i + 1).to_string(),
+                        title,
+                        bytes(f.peak_bytes),
+                        saving(f.saving_bytes),
+                        if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
+                        tr.impact(f.impact).to_string(),
+                    ],
+                    below: std::iter::once(why).chain(f.edits(cfg)).collect(),
+                }
+            })
+            .collect();
+        fix_table(
+            &mut out,
+            &[
+                "#",
+                tr.cli_col_change,
+                tr.col_peak,
+                tr.col_saving,
+                tr.col_fits,
+                tr.col_impact,
+            ],
+            &[true, false, true, true, false, false],
+            &rows,
+        );
     }
-    for w in warnings(cfg) {
-        line(format!("note: {w}"));
-    }
-    out
+    notes(&mut out, tr, &warnings(cfg));
+    out.into_string()
 }

@@ -15,7 +15,19 @@ use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
 use args::{Args, Source};
+use vramfit_i18n::format::use_separators;
+use vramfit_i18n::{en, Lang, Strings};
 use vramfit_report::nanogpt::Answer;
+
+/// A refused setting in the report's language. English keeps the estimator's own wording, which
+/// carries details the translated templates leave out (what could not be read, and why).
+pub(crate) fn config_error(tr: &Strings, e: &estimator::ConfigError) -> String {
+    if tr.lang == en().lang {
+        e.to_string()
+    } else {
+        vramfit_i18n::error(tr, e)
+    }
+}
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -35,6 +47,18 @@ fn one_line(msg: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The text report's language: `--lang`, else the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: the
+/// first one set, as POSIX orders them), else English.
+fn language(args: &Args) -> Lang {
+    args.lang.unwrap_or_else(|| {
+        ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            .and_then(|v| Lang::from_locale(&v))
+            .unwrap_or(Lang::En)
+    })
 }
 
 /// Config files larger than this are not nanoGPT configs.
@@ -57,6 +81,12 @@ fn main() -> ExitCode {
         println!("vramfit {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
+    let tr = if args.json {
+        en()
+    } else {
+        language(&args).bundled()
+    };
+    use_separators(tr);
     if args.list_gpus {
         for g in gpu::PRESETS {
             println!(
@@ -93,8 +123,10 @@ fn main() -> ExitCode {
     };
     match program {
         Program::NanoGpt => {}
-        Program::Nanochat | Program::NanochatSft => return nanochat::main(&args, program, launch),
-        Program::BuildNanoGpt => return build_nanogpt::main(&args, launch),
+        Program::Nanochat | Program::NanochatSft => {
+            return nanochat::main(&args, tr, program, launch)
+        }
+        Program::BuildNanoGpt => return build_nanogpt::main(&args, tr, launch),
     }
 
     let mut conf = Configurator::new();
@@ -131,14 +163,14 @@ fn main() -> ExitCode {
             }
             Source::Override(arg) => {
                 if let Err(e) = conf.apply_override(arg) {
-                    return fail(e);
+                    return fail(config_error(tr, &e));
                 }
             }
         }
     }
     let (cfg, skipped) = match conf.finish() {
         Ok(x) => x,
-        Err(e) => return fail(e),
+        Err(e) => return fail(config_error(tr, &e)),
     };
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
 
@@ -153,7 +185,7 @@ fn main() -> ExitCode {
     };
     let analysis = match estimator::analyze(&cfg, &budget) {
         Ok(a) => a,
-        Err(e) => return fail(e),
+        Err(e) => return fail(config_error(tr, &e)),
     };
     let est = &analysis.estimate;
     let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
@@ -177,7 +209,7 @@ fn main() -> ExitCode {
     let text = if args.json {
         format!("{}\n", vramfit_report::nanogpt::to_json(&answer))
     } else {
-        report::to_text(&answer)
+        report::to_text(tr, &answer)
     };
     // a closed pipe (vramfit | head) is not an error worth a panic
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -258,6 +290,7 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
 /// OOM message), the analysis and the ranked fixes, printed as JSON or text.
 pub(crate) fn respond<A, F>(
     args: &Args,
+    tr: &Strings,
     analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
     rank: impl FnOnce(&Budget) -> Option<F>,
     json: impl FnOnce(&A, &Budget, Option<&F>) -> serde_json::Value,
@@ -273,7 +306,7 @@ pub(crate) fn respond<A, F>(
     };
     let analysis = match analyze(&budget) {
         Ok(a) => a,
-        Err(e) => return fail(e),
+        Err(e) => return fail(config_error(tr, &e)),
     };
     let fixes = rank(&budget);
     let out = if args.json {

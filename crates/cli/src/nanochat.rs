@@ -9,20 +9,25 @@ use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::programs::Program;
-use estimator::units::{format_bytes, format_params, gib_signed};
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
-use crate::report::run_text;
-use crate::{fail, respond};
-use vramfit_i18n::en;
+use crate::report::{fix_table, head, notes, run_text, saving, FixRow, Peaks, Text};
+use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::nanochat_fix_text;
+use vramfit_i18n::format::{bytes, params};
+use vramfit_i18n::{fill, Strings};
 use vramfit_report::nanochat::{to_json, warnings};
 
 /// The config the command line describes: base_train.py's flags in order, then what the
 /// launcher said (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`) and vramfit's
 /// `--nproc_per_node`.
-fn config(args: &Args, program: Program, launch: Option<Launch>) -> Result<NanochatConfig, String> {
+fn config(
+    args: &Args,
+    tr: &Strings,
+    program: Program,
+    launch: Option<Launch>,
+) -> Result<NanochatConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
         flags.extend(l.args);
@@ -36,110 +41,148 @@ fn config(args: &Args, program: Program, launch: Option<Launch>) -> Result<Nanoc
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
     }
-    vramfit_report::nanochat_config(program, &flags).map_err(|e| e.to_string())
+    vramfit_report::nanochat_config(program, &flags).map_err(|e| config_error(tr, &e))
 }
 
-pub fn main(args: &Args, program: Program, launch: Option<Launch>) -> ExitCode {
-    let cfg = match config(args, program, launch) {
+pub fn main(args: &Args, tr: &Strings, program: Program, launch: Option<Launch>) -> ExitCode {
+    let cfg = match config(args, tr, program, launch) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
     respond(
         args,
+        tr,
         |budget| analyze(&cfg, budget),
         |budget| rank_fixes(&cfg, budget),
         to_json,
-        to_text,
+        |a, budget, fixes| to_text(tr, a, budget, fixes),
     )
 }
 
-fn to_text(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> String {
+fn to_text(
+    tr: &Strings,
+    a: &NanochatAnalysis,
+    budget: &Budget,
+    fixes: Option<&NanochatFixReport>,
+) -> String {
     let cfg = &a.config;
     let s = &a.shape;
-    let mut out = String::new();
-    let mut line = |t: String| {
-        out.push_str(&t);
-        out.push('\n');
+    let mut out = Text::default();
+    let script = match cfg.script {
+        Script::Base => "base_train.py",
+        Script::Sft => "chat_sft.py",
     };
-    line(format!(
-        "model     nanochat {}: depth {} → model_dim {}, {} heads of {}, vocab {}: {} parameters",
-        match cfg.script {
-            Script::Base => "base_train.py",
-            Script::Sft => "chat_sft.py",
-        },
-        s.l,
-        s.c,
-        s.h,
-        s.d,
-        s.v,
-        format_params(s.total_params())
-    ));
-    line(format!(
-        "batch     device_batch_size {} × max_seq_len {} × {} micro-steps = total_batch_size {} tokens",
-        cfg.device_batch_size,
-        cfg.max_seq_len,
-        cfg.grad_accum_steps(),
-        cfg.total_batch_tokens()
-    ));
-    line(format!(
-        "settings  window_pattern {}, {} attention, torch.compile, bf16, allocator {}",
-        cfg.window_pattern,
-        cfg.attention.as_str(),
-        cfg.allocator.as_str()
-    ));
-    line(String::new());
-    let p = |ph| format_bytes(a.phase_bytes(ph).unwrap_or(0));
-    let phases = format!(
-        "  phases: first iteration {} · steady {} · evaluate_bpb() {} / {} · reserved {}",
-        p(Phase::TrainFirstIter),
-        p(Phase::TrainSteady),
-        p(Phase::Eval),
-        p(Phase::EvalAfterStep),
-        format_bytes(a.free_run.peak_reserved)
-    ) + &a
-        .phase_bytes(Phase::Core)
-        .map_or(String::new(), |b| format!(" · CORE {}", format_bytes(b)));
-    out.push_str(&run_text(
+    head(
+        &mut out,
+        &[
+            (
+                tr.cli_row_model,
+                fill(
+                    tr.cli_model_nanochat,
+                    &[
+                        ("script", script),
+                        ("depth", &s.l.to_string()),
+                        ("dim", &s.c.to_string()),
+                        ("heads", &s.h.to_string()),
+                        ("head_dim", &s.d.to_string()),
+                        ("vocab", &s.v.to_string()),
+                        (
+                            "params",
+                            &fill(tr.params_count, &[("n", &params(s.total_params()))]),
+                        ),
+                    ],
+                ),
+            ),
+            (
+                tr.cli_row_batch,
+                fill(
+                    tr.cli_batch_nanochat,
+                    &[
+                        ("batch", &cfg.device_batch_size.to_string()),
+                        ("seq", &cfg.max_seq_len.to_string()),
+                        ("micro", &cfg.grad_accum_steps().to_string()),
+                        ("total", &cfg.total_batch_tokens().to_string()),
+                    ],
+                ),
+            ),
+            (
+                tr.cli_row_settings,
+                fill(
+                    tr.cli_settings_nanochat,
+                    &[
+                        ("pattern", &cfg.window_pattern.to_string()),
+                        ("attention", cfg.attention.as_str()),
+                        ("allocator", cfg.allocator.as_str()),
+                    ],
+                ),
+            ),
+        ],
+    );
+    out.blank();
+    let peaks = Peaks {
+        phases: [
+            Phase::TrainFirstIter,
+            Phase::TrainSteady,
+            Phase::Eval,
+            Phase::EvalAfterStep,
+            Phase::Core,
+        ]
+        .into_iter()
+        .filter_map(|p| Some((p, a.phase_bytes(p)?)))
+        .collect(),
+        reserved: a.free_run.peak_reserved,
+    };
+    run_text(
+        &mut out,
+        tr,
         &a.run,
         budget,
         &a.verdict,
         Program::Nanochat,
-        &phases,
-    ));
-    let mut line = |t: String| {
-        out.push_str(&t);
-        out.push('\n');
-    };
+        &peaks,
+    );
     if let Some(r) = fixes {
-        line(String::new());
+        out.blank();
         if let Some(b) = r.largest_device_batch_that_fits {
-            line(format!(
-                "largest --device-batch-size that fits this card: {b}"
-            ));
+            out.line(fill(tr.nc_largest_batch, &[("n", &b.to_string())]));
         }
         if let Some(n) = r.largest_core_example_that_fits {
-            line(format!(
-                "the CORE evaluation fits examples up to {n} tokens (choices × length)"
-            ));
+            out.line(fill(tr.cli_core_fits, &[("n", &n.to_string())]));
         }
-        line("fixes, best first:".into());
-        for (i, f) in r.fixes.iter().enumerate() {
-            let (title, why) = nanochat_fix_text(en(), f, cfg, budget.other_bytes);
-            line(format!(
-                "  {:>2}  {:<64} {:>10} {:>10}  {:<4}  {}",
-                i + 1,
-                title,
-                format_bytes(f.peak_bytes),
-                format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
-                if f.verdict.fits { "yes" } else { "no" },
-                en().impact(f.impact)
-            ));
-            line(format!("      {why}"));
-            line(format!("      {}", f.command_line()));
-        }
+        out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
+        let rows: Vec<FixRow> = r
+            .fixes
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
+                FixRow {
+                    cells: vec![
+                        (i + 1).to_string(),
+                        title,
+                        bytes(f.peak_bytes),
+                        saving(f.saving_bytes),
+                        if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
+                        tr.impact(f.impact).to_string(),
+                    ],
+                    below: vec![why, f.command_line()],
+                }
+            })
+            .collect();
+        fix_table(
+            &mut out,
+            &[
+                "#",
+                tr.cli_col_change,
+                tr.col_peak,
+                tr.col_saving,
+                tr.col_fits,
+                tr.col_impact,
+            ],
+            &[true, false, true, true, false, false],
+            &rows,
+        );
     }
-    for w in warnings(cfg) {
-        line(format!("note: {w}"));
-    }
-    out
+    notes(&mut out, tr, &warnings(cfg));
+    out.into_string()
 }

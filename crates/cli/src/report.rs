@@ -1,13 +1,18 @@
-//! What the CLI prints as text (its JSON is crates/report's contract).
+//! What the CLI prints as text, in the language chosen (`--lang`, else the locale). Its JSON is
+//! crates/report's contract and stays English whatever the language.
+//!
+//! Columns are padded by display width (unicode-width), not by `char`s: a CJK character takes
+//! two terminal cells, so `{:<58}` would misalign every Chinese or Japanese row.
+
+use unicode_width::UnicodeWidthStr;
 
 use estimator::engine::run::Run;
 use estimator::programs::Program;
-use estimator::units::{format_bytes, format_params, gib, gib_signed};
 use estimator::{Budget, Component, Phase, Risk, Verdict};
 
-use vramfit_i18n::en;
 use vramfit_i18n::fix_text::fix_text;
-use vramfit_report::common::{diagnosis_sentence, phase_name};
+use vramfit_i18n::format::{bytes, decimal, gib, gib_abs, params};
+use vramfit_i18n::{diagnosis_sentence, fill, place, Strings};
 use vramfit_report::nanogpt::Answer;
 
 const BAR_WIDTH: usize = 60;
@@ -56,221 +61,373 @@ pub fn glyph(c: Component) -> char {
     }
 }
 
-pub fn label(c: Component) -> &'static str {
-    match c {
-        Component::Params => "parameters",
-        Component::Optimizer => "optimizer state",
-        Component::Gradients => "gradients",
-        Component::Activations => "activations",
-        Component::Logits => "logits & loss",
-        Component::Other => "other",
+/// `s` followed by spaces up to `width` terminal cells.
+pub fn pad(s: &str, width: usize) -> String {
+    format!("{s}{}", " ".repeat(width.saturating_sub(s.width())))
+}
+
+/// `s` after spaces up to `width` terminal cells.
+pub fn pad_left(s: &str, width: usize) -> String {
+    format!("{}{s}", " ".repeat(width.saturating_sub(s.width())))
+}
+
+/// Lines of text, each ending in a line break.
+#[derive(Default)]
+pub struct Text(String);
+
+impl Text {
+    pub fn line(&mut self, s: impl AsRef<str>) {
+        self.0.push_str(s.as_ref());
+        self.0.push('\n');
     }
+
+    pub fn blank(&mut self) {
+        self.0.push('\n');
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// The head of a report: each row's label (model, batch, settings, ddp), padded to one width,
+/// then its text.
+pub fn head(out: &mut Text, rows: &[(&str, String)]) {
+    let width = rows.iter().map(|(l, _)| l.width()).max().unwrap_or(0) + 2;
+    for (label, text) in rows {
+        out.line(format!("{}{text}", pad(label, width.max(10))));
+    }
+}
+
+/// The phases a program runs with their peaks, and the most the allocator reserved.
+pub struct Peaks {
+    pub phases: Vec<(Phase, u128)>,
+    pub reserved: u128,
 }
 
 /// The peak, the bar, the legend, the phases, the verdict and where the card runs out: what every
 /// program's report shows of its replayed run.
-pub fn run_text(an: &Run, budget: &Budget, v: &Verdict, program: Program, phases: &str) -> String {
+pub fn run_text(
+    out: &mut Text,
+    tr: &Strings,
+    an: &Run,
+    budget: &Budget,
+    v: &Verdict,
+    program: Program,
+    peaks: &Peaks,
+) {
     let g = &budget.gpu;
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    let phase_name = |p| phase_name(program, p);
     let (peak_phase, peak_stage, peak_micro) = an.peak_at();
-    let step = if peak_micro > 0 {
-        format!(", micro-step {peak_micro}")
-    } else {
-        String::new()
-    };
-    line(format!(
-        "peak {} in {} ({}{})",
-        format_bytes(an.peak_bytes()),
-        peak_phase.map_or("model load", phase_name),
-        peak_stage.id().replace('_', " "),
-        step
+    out.line(fill(
+        tr.cli_peak,
+        &[
+            ("bytes", &bytes(an.peak_bytes())),
+            (
+                "place",
+                &place(tr, program, peak_phase, peak_stage, peak_micro),
+            ),
+        ],
     ));
     let comps = an.components();
     // one stacked bar against the card's total memory, '|' at what the allocator may use
     let scale = g.total_bytes.max(an.peak_bytes()).max(1) as f64;
-    let mut bar = String::new();
+    let mut cells: Vec<char> = Vec::new();
     for c in Component::ALL {
         let n = (comps.get(c) as f64 / scale * BAR_WIDTH as f64).round() as usize;
-        bar.extend(std::iter::repeat_n(glyph(c), n));
+        cells.extend(std::iter::repeat_n(glyph(c), n));
     }
     let mark = ((v.budget_bytes as f64 / scale) * BAR_WIDTH as f64).round() as usize;
-    let mut cells: Vec<char> = bar.chars().collect();
     cells.resize(BAR_WIDTH.max(cells.len()), '·');
     if mark < cells.len() {
         cells[mark] = '|';
     }
     let colour = colour_wanted();
-    line(format!("  [{}]", bar_cells(&cells, colour)));
+    out.line(format!("  [{}]", bar_cells(&cells, colour)));
+    let name_width = Component::ALL
+        .iter()
+        .map(|&c| tr.component(c).width())
+        .max()
+        .unwrap_or(0);
     for c in Component::ALL {
-        line(format!(
-            "  {} {:<16} {:>10}",
+        out.line(format!(
+            "  {} {}  {}",
             bar_cells(&[glyph(c)], colour),
-            label(c),
-            format_bytes(comps.get(c))
+            pad(tr.component(c), name_width),
+            pad_left(&bytes(comps.get(c)), 10)
         ));
     }
-    line(phases.to_string());
-    line(String::new());
-    let word = match v.risk {
-        Risk::Fits => "FITS",
-        Risk::Tight => "TIGHT",
-        Risk::Oom => "OUT OF MEMORY",
-    };
-    line(format!(
-        "{} on {}: the caching allocator reserves {:.2} GiB; it may use {:.2} GiB ({:.2} total − {:.2} context − {:.2} other)",
-        word,
-        g.name,
-        gib(v.need_bytes),
-        gib(v.budget_bytes),
-        gib(g.total_bytes),
-        gib(budget.context_bytes),
-        gib(budget.other_bytes)
+    let mut items: Vec<String> = peaks
+        .phases
+        .iter()
+        .map(|&(p, b)| format!("{} {}", tr.phase_for(program, p), bytes(b)))
+        .collect();
+    items.push(format!("{} {}", tr.cli_reserved, bytes(peaks.reserved)));
+    out.line(format!(
+        "  {}",
+        fill(tr.cli_phases, &[("list", &items.join(" · "))])
     ));
-    line(if v.headroom_bytes >= 0 {
-        format!("  {:.2} GiB to spare", gib_signed(v.headroom_bytes))
+    out.blank();
+    let word = match v.risk {
+        Risk::Fits => tr.verdict_fits,
+        Risk::Tight => tr.verdict_tight,
+        Risk::Oom => tr.verdict_oom,
+    };
+    out.line(fill(
+        tr.cli_verdict,
+        &[
+            ("word", &word.to_uppercase()),
+            ("card", g.name),
+            ("need", &gib(v.need_bytes)),
+            ("usable", &gib(v.budget_bytes)),
+            ("total", &gib(g.total_bytes)),
+            ("context", &gib(budget.context_bytes)),
+            ("other", &gib(budget.other_bytes)),
+        ],
+    ));
+    let margin = gib_abs(v.headroom_bytes);
+    let margin = if v.headroom_bytes >= 0 {
+        fill(tr.headroom, &[("gib", &margin)])
     } else {
-        format!("  {:.2} GiB short", -gib_signed(v.headroom_bytes))
-    });
+        fill(tr.shortfall, &[("gib", &margin)])
+    };
+    out.line(format!("  {margin}"));
     if let Some(o) = an.oom() {
-        line(format!(
-            "  out of memory in {} ({}{}): {} requested for {}; {} allocated, {} reserved but unallocated, largest free block {}",
-            o.phase.map_or("model load", phase_name),
-            o.stage.id().replace('_', " "),
-            if o.micro_step > 0 { format!(", micro-step {}", o.micro_step) } else { String::new() },
-            format_bytes(o.requested),
-            en().term(o.term),
-            format_bytes(o.allocated),
-            format_bytes(o.reserved - o.allocated),
-            format_bytes(o.largest_free)
+        out.line(format!(
+            "  {}",
+            fill(
+                tr.oom_explained,
+                &[
+                    ("where", &place(tr, program, o.phase, o.stage, o.micro_step)),
+                    ("requested", &bytes(o.requested)),
+                    ("tensor", tr.term(o.term)),
+                    ("allocated", &bytes(o.allocated)),
+                    ("fragmented", &bytes(o.reserved - o.allocated)),
+                    ("largest", &bytes(o.largest_free)),
+                ],
+            )
         ));
     }
-    out
 }
 
-pub fn to_text(a: &Answer) -> String {
+/// One row of a fix table: the cells, and the lines under it (why, the command or the edits).
+pub struct FixRow {
+    pub cells: Vec<String>,
+    pub below: Vec<String>,
+}
+
+/// A ranked fix table: a header, then each row's cells padded to its column's width (text
+/// columns left, numbers right, by `right`), the lines under each row indented.
+pub fn fix_table(out: &mut Text, header: &[&str], right: &[bool], rows: &[FixRow]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.cells[i].width())
+                .chain([header[i].width()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .zip(right)
+            .map(|((c, &w), &r)| if r { pad_left(c, w) } else { pad(c, w) })
+            .collect();
+        format!("  {}", padded.join("  ").trim_end())
+    };
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    out.line(line(&header));
+    for r in rows {
+        out.line(line(&r.cells));
+        for b in &r.below {
+            out.line(format!("      {b}"));
+        }
+    }
+}
+
+/// A fix's saving, signed: `+3.65 GiB`, `-0.94 GiB`.
+pub fn saving(bytes: i128) -> String {
+    let sign = if bytes < 0 { '-' } else { '+' };
+    format!("{sign}{}", gib_abs(bytes))
+}
+
+/// The notes a program adds under its report (English: the JSON's `warnings`).
+pub fn notes(out: &mut Text, tr: &Strings, warnings: &[&str]) {
+    for w in warnings {
+        out.line(fill(tr.cli_note, &[("text", w)]));
+    }
+}
+
+pub fn to_text(tr: &Strings, a: &Answer) -> String {
     let est = a.est;
     let cfg = &est.config;
-    let g = &a.budget.gpu;
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!(
-        "model     {} layers, {} heads, n_embd {}, vocab {}: {} parameters ({} with wpe)",
-        cfg.n_layer,
-        cfg.n_head,
-        cfg.n_embd,
-        cfg.vocab_size,
-        format_params(est.params.reported),
-        format_params(est.params.total)
-    ));
-    line(format!(
-        "batch     batch_size {} × gradient_accumulation_steps {} = {} sequences, {} tokens per iteration",
-        cfg.batch_size,
-        cfg.gradient_accumulation_steps,
-        cfg.effective_batch(),
-        cfg.tokens_per_iter()
-    ));
+    let mut out = Text::default();
+    let yes_no = |b: bool| if b { "True" } else { "False" };
+    let mut rows = vec![
+        (
+            tr.cli_row_model,
+            fill(
+                tr.cli_model_nanogpt,
+                &[
+                    ("layers", &cfg.n_layer.to_string()),
+                    ("heads", &cfg.n_head.to_string()),
+                    ("embd", &cfg.n_embd.to_string()),
+                    ("vocab", &cfg.vocab_size.to_string()),
+                    (
+                        "params",
+                        &fill(tr.params_count, &[("n", &params(est.params.reported))]),
+                    ),
+                    ("total", &params(est.params.total)),
+                ],
+            ),
+        ),
+        (
+            tr.cli_row_batch,
+            fill(
+                tr.cli_batch_nanogpt,
+                &[
+                    ("batch", &cfg.batch_size.to_string()),
+                    ("accum", &cfg.gradient_accumulation_steps.to_string()),
+                    ("seqs", &cfg.effective_batch().to_string()),
+                    ("tokens", &cfg.tokens_per_iter().to_string()),
+                ],
+            ),
+        ),
+    ];
     if let Some(r) = a.analysis.ranks() {
         let t = a.time();
-        line(format!(
-            "ddp       world_size {}: {} micro-steps per GPU ({} ÷ {}); ≈ {:.2} s per iteration, {:.2}× one GPU (all-reduce of {} over {} GB/s: {:.2} s, {:.2} s not hidden)",
-            r.world_size,
-            r.accum_per_rank,
-            cfg.gradient_accumulation_steps,
-            r.world_size,
-            t.seconds,
-            t.speedup(),
-            format_bytes(t.allreduce_bytes),
-            g.link_gbps,
-            t.allreduce_seconds,
-            t.exposed_seconds
-        ));
-        line(format!(
-            "          per GPU: rank 0 (runs estimate_loss()) {} · other ranks {} · DDP buckets {} on every rank; the steady peak counts a second set while DDP rebuilds them ({} without)",
-            format_bytes(r.rank0_peak),
-            format_bytes(r.other_ranks_peak),
-            format_bytes(r.bucket_bytes),
-            format_bytes(r.steady_without_rebuild)
+        let world = r.world_size.to_string();
+        let per_rank = fill(
+            tr.ddp_accum_per_rank,
+            &[
+                ("accum", &r.accum_per_rank.to_string()),
+                ("total", &cfg.gradient_accumulation_steps.to_string()),
+                ("world", &world),
+            ],
+        );
+        let time = fill(
+            tr.ddp_time,
+            &[
+                ("s", &decimal(t.seconds, 2)),
+                ("world", &world),
+                ("speedup", &decimal(t.speedup(), 2)),
+                ("bytes", &bytes(t.allreduce_bytes)),
+                ("comm", &decimal(t.allreduce_seconds, 2)),
+                ("exposed", &decimal(t.exposed_seconds, 2)),
+            ],
+        );
+        rows.push((tr.cli_row_ddp, format!("{per_rank}; {time}")));
+        rows.push((
+            "",
+            fill(
+                tr.cli_ddp_ranks,
+                &[
+                    ("rank0", &bytes(r.rank0_peak)),
+                    ("others", &bytes(r.other_ranks_peak)),
+                    ("buckets", &bytes(r.bucket_bytes)),
+                    ("without", &bytes(r.steady_without_rebuild)),
+                ],
+            ),
         ));
     }
-    line(format!(
-        "settings  block_size {}, {}, compile={}, {} attention, dropout {}, bias={}, allocator {}",
-        cfg.block_size,
-        cfg.dtype.as_str(),
-        if cfg.compile { "True" } else { "False" },
-        cfg.attention.as_str(),
-        cfg.dropout,
-        if cfg.bias { "True" } else { "False" },
-        cfg.allocator.as_str()
+    rows.push((
+        tr.cli_row_settings,
+        fill(
+            tr.cli_settings_nanogpt,
+            &[
+                ("block", &cfg.block_size.to_string()),
+                ("dtype", cfg.dtype.as_str()),
+                ("compile", yes_no(cfg.compile)),
+                ("attention", cfg.attention.as_str()),
+                ("dropout", &cfg.dropout.to_string()),
+                ("bias", yes_no(cfg.bias)),
+                ("allocator", cfg.allocator.as_str()),
+            ],
+        ),
     ));
-    line(String::new());
-    let phase = |p| format_bytes(a.analysis.phase_bytes(p).unwrap_or(0));
-    let phases = format!(
-        "  phases: first iteration {} · steady {} · estimate_loss() {} · reserved {}",
-        phase(Phase::TrainFirstIter),
-        phase(Phase::TrainSteady),
-        phase(Phase::Eval),
-        format_bytes(a.analysis.free_run.peak_reserved)
-    );
-    out.push_str(&run_text(
+    head(&mut out, &rows);
+    out.blank();
+    let peaks = Peaks {
+        phases: [Phase::TrainFirstIter, Phase::TrainSteady, Phase::Eval]
+            .into_iter()
+            .map(|p| (p, a.analysis.phase_bytes(p).unwrap_or(0)))
+            .collect(),
+        reserved: a.analysis.free_run.peak_reserved,
+    };
+    run_text(
+        &mut out,
+        tr,
         a.analysis,
         a.budget,
         &a.verdict,
         Program::NanoGpt,
-        &phases,
-    ));
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
+        &peaks,
+    );
     if let Some((m, d)) = &a.message {
-        line(String::new());
-        match (m.recognised, d) {
-            (false, _) => line("the pasted text is not a CUDA out-of-memory message: nothing was read from it".into()),
-            (true, Some(d)) => line(diagnosis_sentence(m, d)),
-            (true, None) => line(format!(
-                "no tensor of this config has the requested size ({}): the run's config probably differs",
-                format_bytes(m.tried_to_allocate_bytes.unwrap_or(0))
-            )),
-        }
+        out.blank();
+        out.line(match (m.recognised, d) {
+            (false, _) => tr.cli_not_oom_message.to_string(),
+            (true, Some(d)) => diagnosis_sentence(tr, m, d),
+            (true, None) => fill(
+                tr.cli_no_match,
+                &[("requested", &bytes(m.tried_to_allocate_bytes.unwrap_or(0)))],
+            ),
+        });
     }
     if let Some(r) = &a.fixes {
-        line(String::new());
+        out.blank();
         if let Some(b) = r.largest_batch_that_fits {
-            line(format!("largest batch_size that fits this card: {b}"));
+            out.line(fill(tr.largest_batch, &[("n", &b.to_string())]));
         }
-        line(format!(
-            "fixes, best first (time per iteration now ≈ {:.1} s):",
-            r.current_seconds
+        out.line(fill(
+            tr.cli_heading_time,
+            &[
+                ("text", tr.fixes_heading),
+                (
+                    "time",
+                    &fill(tr.time_now, &[("s", &decimal(r.current_seconds, 1))]),
+                ),
+            ],
         ));
-        line(format!(
-            "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>6}  {}",
-            "#", "change", "new peak", "saving", "fits", "eff.batch", "time", "changes in training"
-        ));
-        for (i, f) in r.fixes.iter().enumerate() {
-            let (title, why) = fix_text(en(), f, cfg, a.budget.other_bytes);
-            line(format!(
-                "  {:>2}  {:<58} {:>10} {:>10}  {:<4} {:>8} {:>5.2}×  {}",
-                i + 1,
-                title,
-                format_bytes(f.peak_bytes),
-                format!("{:+.2} GiB", gib_signed(f.saving_bytes)),
-                if f.fits() { "yes" } else { "no" },
-                f.effective_batch,
-                f.iter_time_ratio,
-                en().impact(f.impact)
-            ));
-            line(format!("      {why}"));
-        }
+        let rows: Vec<FixRow> = r
+            .fixes
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (title, why) = fix_text(tr, f, cfg, a.budget.other_bytes);
+                FixRow {
+                    cells: vec![
+                        (i + 1).to_string(),
+                        title,
+                        bytes(f.peak_bytes),
+                        saving(f.saving_bytes),
+                        if f.fits() { tr.yes } else { tr.no }.to_string(),
+                        f.effective_batch.to_string(),
+                        format!("{}×", decimal(f.iter_time_ratio, 2)),
+                        tr.impact(f.impact).to_string(),
+                    ],
+                    below: vec![why],
+                }
+            })
+            .collect();
+        fix_table(
+            &mut out,
+            &[
+                "#",
+                tr.cli_col_change,
+                tr.col_peak,
+                tr.col_saving,
+                tr.col_fits,
+                tr.col_batch,
+                tr.col_time,
+                tr.col_impact,
+            ],
+            &[true, false, true, true, false, true, true, false],
+            &rows,
+        );
     }
-    out
+    out.into_string()
 }
 
 #[cfg(test)]
@@ -284,5 +441,14 @@ mod tests {
         let c = bar_cells(&cells, true);
         assert!(c.starts_with("\x1b[48;5;25m"), "{c:?}");
         assert!(c.ends_with("·|"), "{c:?}");
+    }
+
+    #[test]
+    fn columns_are_padded_by_terminal_cells() {
+        // two cells per CJK character
+        assert_eq!(pad("勾配", 6), "勾配  ");
+        assert_eq!(pad_left("1.0 GiB", 9), "  1.0 GiB");
+        assert_eq!(saving(-(1 << 30)), "-1.00 GiB");
+        assert_eq!(saving(3 << 29), "+1.50 GiB");
     }
 }

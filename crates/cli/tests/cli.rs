@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json, run};
+use common::{json, run, run_env};
 use std::process::Command;
 
 use serde_json::Value;
@@ -148,6 +148,11 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--context-gib=lots"], "not a number"),
         (&["--batch_size"], "--key=value"),
         (&["-q"], "unknown option '-q'"),
+        (
+            &["--lang=fr"],
+            "--lang=fr is not one of en, zh-Hans, zh-Hant, ja, de",
+        ),
+        (&["--lang"], "--lang needs a value"),
     ];
     for (args, needle) in cases {
         let out = run(args);
@@ -391,6 +396,88 @@ fn gpu_auto_reads_nvidia_smi() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs nvidia-smi"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The text report in each language: `--lang`, else `LC_ALL` over `LC_MESSAGES` over `LANG`;
+/// the JSON the same in every language.
+#[test]
+fn the_report_speaks_the_chosen_language() {
+    let text = |args: &[&str], env: &[(&str, &str)]| {
+        let out = run_env(args, env);
+        assert!(out.status.success(), "{args:?} {env:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let oom = ["--batch_size=16", "--gpu", "rtx3060"];
+    let ja = text(&[&["--lang", "ja"][..], &oom].concat(), &[]);
+    for needle in ["メモリ不足", "パラメータ", "11.94 GiB", "変更案"] {
+        assert!(ja.contains(needle), "missing {needle:?} in\n{ja}");
+    }
+    let de = text(&oom, &[("LANG", "de_DE.UTF-8")]);
+    for needle in [
+        "ZU WENIG SPEICHER auf RTX 3060",
+        "Aktivierungen",
+        "11,94 GiB",
+    ] {
+        assert!(de.contains(needle), "missing {needle:?} in\n{de}");
+    }
+    let all = [("LC_ALL", "zh_TW.UTF-8"), ("LANG", "de_DE.UTF-8")];
+    assert!(text(&oom, &all).contains("記憶體不足"));
+    let c = text(&oom, &[("LANG", "C.UTF-8")]);
+    assert!(c.contains("OUT OF MEMORY on RTX 3060"), "{c}");
+    let flag_wins = text(&[&["--lang=en"][..], &oom].concat(), &all);
+    assert_eq!(flag_wins, c);
+    let json_ja = run_env(
+        &[&["--json"][..], &oom].concat(),
+        &[("LANG", "ja_JP.UTF-8")],
+    );
+    let json_en = run_env(&[&["--json"][..], &oom].concat(), &[]);
+    assert_eq!(json_ja.stdout, json_en.stdout);
+    // a refused value is said in the language too
+    let bad = run_env(&["--batch_size=0"], &[("LANG", "de_DE.UTF-8")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("außerhalb"));
+}
+
+/// Every program's report in every language fills every placeholder, and its fix table's
+/// columns line up in terminal cells (a CJK character takes two).
+#[test]
+fn every_language_fills_and_aligns_every_report() {
+    use unicode_width::UnicodeWidthStr;
+    let programs: [&[&str]; 3] = [
+        &["--batch_size=16", "--gpu", "rtx3060", "--nproc_per_node=2"],
+        &["--program=nanochat", "--depth=12", "--gpu", "rtx4090"],
+        &["--program=build-nanogpt", "--gpu", "rtx3090"],
+    ];
+    for lang in ["en", "zh-Hans", "zh-Hant", "ja", "de"] {
+        for args in programs {
+            let out = run(&[&["--lang", lang][..], args].concat());
+            assert!(out.status.success(), "{lang} {args:?}");
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                !text.contains('{'),
+                "{lang} {args:?}: a placeholder left\n{text}"
+            );
+            // the new-peak column is right-aligned: it ends at one cell on every row
+            let ends: Vec<usize> = text
+                .lines()
+                .filter(|l| {
+                    l.trim_start()
+                        .split("  ")
+                        .next()
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+                })
+                .filter_map(|l| {
+                    let at = l.find(" GiB").or_else(|| l.find(" MiB"))?;
+                    Some(l[..at].width())
+                })
+                .collect();
+            assert!(ends.len() >= 3, "{lang} {args:?}: no fix table\n{text}");
+            assert!(
+                ends.windows(2).all(|w| w[0] == w[1]),
+                "{lang} {args:?}: {ends:?}\n{text}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -261,6 +261,56 @@ strings! {
     ddp_time,
     lang_loading,
     lang_failed,
+    /// The command line's text report: the row labels of its head (padded to one width).
+    cli_row_model,
+    cli_row_batch,
+    cli_row_settings,
+    cli_row_ddp,
+    /// `{layers} {heads} {embd} {vocab} {params} {total}`.
+    cli_model_nanogpt,
+    /// `{batch} {accum} {seqs} {tokens}`.
+    cli_batch_nanogpt,
+    /// `{block} {dtype} {compile} {attention} {dropout} {bias} {allocator}`.
+    cli_settings_nanogpt,
+    /// `{rank0} {others} {buckets} {without}`.
+    cli_ddp_ranks,
+    /// `{script} {depth} {dim} {heads} {head_dim} {vocab} {params}`.
+    cli_model_nanochat,
+    /// `{batch} {seq} {micro} {total}`.
+    cli_batch_nanochat,
+    /// `{pattern} {attention} {allocator}`.
+    cli_settings_nanochat,
+    /// `{layers} {heads} {embd} {vocab} {params}`.
+    cli_model_bng,
+    /// `{b} {t} {micro} {total}`.
+    cli_batch_bng,
+    /// `{compile} {allocator}`.
+    cli_settings_bng,
+    /// `{bytes} {place}`.
+    cli_peak,
+    /// `{list}`.
+    cli_phases,
+    cli_reserved,
+    /// `{word} {card} {need} {usable} {total} {context} {other}`.
+    cli_verdict,
+    cli_not_oom_message,
+    /// `{requested}`.
+    cli_no_match,
+    /// `{requested} {tensor} {size} {where} {fragmented} {how}`.
+    cli_diagnosis,
+    /// `{bytes}`.
+    cli_diagnosis_fragmented,
+    cli_diagnosis_reproduced,
+    cli_diagnosis_elsewhere,
+    /// `{n}`.
+    cli_core_fits,
+    cli_col_change,
+    /// `{text}`: a note under the report.
+    cli_note,
+    /// `{text}`: a heading that introduces a list.
+    cli_heading,
+    /// `{text} {time}`.
+    cli_heading_time,
 }
 
 impl Strings {
@@ -449,6 +499,28 @@ impl Lang {
         self == Lang::En || LOADED.with(|l| l.borrow()[self as usize].is_some())
     }
 
+    /// This language compiled in, for programs that carry every language (the command line;
+    /// the page fetches its files instead, and the linker drops this when nothing calls it).
+    pub fn bundled(self) -> &'static Strings {
+        static BUNDLED: [std::sync::OnceLock<Strings>; 5] =
+            [const { std::sync::OnceLock::new() }; 5];
+        let text = match self {
+            Lang::En => return en(),
+            Lang::ZhHans => include_str!("../../../i18n/zh-Hans.txt"),
+            Lang::ZhHant => include_str!("../../../i18n/zh-Hant.txt"),
+            Lang::Ja => include_str!("../../../i18n/ja.txt"),
+            Lang::De => include_str!("../../../i18n/de.txt"),
+        };
+        BUNDLED[self as usize].get_or_init(|| parse(text, Some(en())).0)
+    }
+
+    /// The language a POSIX locale names (`de_DE.UTF-8`, `zh_TW`, `ja_JP.eucJP@x`); `C`,
+    /// `POSIX` and languages vramfit does not speak give `None`.
+    pub fn from_locale(locale: &str) -> Option<Lang> {
+        let name = locale.split(['.', '@']).next().unwrap_or("");
+        Lang::from_tag(name)
+    }
+
     /// Keeps a parsed language for the rest of the session.
     pub fn store(self, strings: Strings) {
         let leaked: &'static Strings = Box::leak(Box::new(strings));
@@ -552,6 +624,41 @@ pub fn place(
     place
 }
 
+/// Which tensor of a nanoGPT config an out-of-memory message's failed request is, and where in
+/// the run: the command line's sentence (and, in English, the JSON's `explanation`).
+pub fn diagnosis_sentence(
+    tr: &Strings,
+    m: &estimator::oom::OomMessage,
+    d: &estimator::oom::Diagnosis,
+) -> String {
+    let fragmented = m
+        .reserved_unallocated_bytes
+        .map(|r| fill(tr.cli_diagnosis_fragmented, &[("bytes", &format::bytes(r))]))
+        .unwrap_or_default();
+    let how = if d.reproduced {
+        tr.cli_diagnosis_reproduced
+    } else {
+        tr.cli_diagnosis_elsewhere
+    };
+    fill(
+        tr.cli_diagnosis,
+        &[
+            (
+                "requested",
+                &format::bytes(m.tried_to_allocate_bytes.unwrap_or(0)),
+            ),
+            ("tensor", tr.term(d.term)),
+            ("size", &format::bytes(d.tensor_bytes)),
+            (
+                "where",
+                &place(tr, Program::NanoGpt, d.phase, d.stage, d.micro_step),
+            ),
+            ("fragmented", &fragmented),
+            ("how", how),
+        ],
+    )
+}
+
 /// A query or field value that was not applied, in the language being rendered.
 pub fn issue(tr: &Strings, i: &estimator::query::QueryIssue) -> String {
     match &i.problem {
@@ -602,6 +709,31 @@ mod tests {
         );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         Box::leak(text.into_boxed_str())
+    }
+
+    #[test]
+    fn bundled_languages_are_their_files_and_locales_name_them() {
+        for lang in Lang::ALL {
+            assert_eq!(lang.bundled().lang, lang.tag());
+            assert_eq!(lang.bundled().cli_row_model, {
+                let (s, _) = parse(language_file(lang), None);
+                s.cli_row_model
+            });
+        }
+        for (locale, lang) in [
+            ("de_DE.UTF-8", Some(Lang::De)),
+            ("de_AT", Some(Lang::De)),
+            ("zh_TW.UTF-8", Some(Lang::ZhHant)),
+            ("zh_CN.GB18030", Some(Lang::ZhHans)),
+            ("ja_JP.eucJP@euro", Some(Lang::Ja)),
+            ("en_GB.UTF-8", Some(Lang::En)),
+            ("C.UTF-8", None),
+            ("POSIX", None),
+            ("", None),
+            ("fr_FR.UTF-8", None),
+        ] {
+            assert_eq!(Lang::from_locale(locale), lang, "{locale}");
+        }
     }
 
     #[test]

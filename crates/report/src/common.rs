@@ -3,9 +3,7 @@
 
 use estimator::engine::run::Run;
 use estimator::oom::{Diagnosis, OomMessage};
-use estimator::programs::Program;
-use estimator::units::format_bytes;
-use estimator::{Budget, Phase, Verdict};
+use estimator::{Budget, Verdict};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use vramfit_i18n::en;
@@ -105,68 +103,19 @@ pub fn oom_message(m: &OomMessage) -> Value {
 pub fn diagnosis(m: &OomMessage, d: &Diagnosis) -> Value {
     let mut v = value(d);
     if let Value::Object(map) = &mut v {
-        map.insert("explanation".into(), value(diagnosis_sentence(m, d)));
+        map.insert(
+            "explanation".into(),
+            value(vramfit_i18n::diagnosis_sentence(en(), m, d)),
+        );
     }
     v
-}
-
-/// "The 3.07 GiB request is the fp32 copy … in steady training (loss, micro-step 2); …".
-pub fn diagnosis_sentence(m: &OomMessage, d: &Diagnosis) -> String {
-    let place = format!(
-        "{}, {}{}",
-        d.phase
-            .map_or("model load", |p| phase_name(Program::NanoGpt, p)),
-        d.stage.id().replace('_', " "),
-        if d.micro_step > 0 {
-            format!(", micro-step {}", d.micro_step)
-        } else {
-            String::new()
-        }
-    );
-    let fragmented = m
-        .reserved_unallocated_bytes
-        .map(|r| {
-            format!(
-                "; {} was reserved but unallocated (fragmentation)",
-                format_bytes(r)
-            )
-        })
-        .unwrap_or_default();
-    let how = if d.reproduced {
-        "simulating this config under the message's budget fails at the same request"
-    } else {
-        "this config has a tensor of that size there, but under the message's budget the simulation fails elsewhere or not at all: check the config"
-    };
-    format!(
-        "The {} request is the {} ({}) in {}{}; {}.",
-        format_bytes(m.tried_to_allocate_bytes.unwrap_or(0)),
-        en().term(d.term),
-        format_bytes(d.tensor_bytes),
-        place,
-        fragmented,
-        how
-    )
-}
-
-/// A phase as the program's own code names it.
-pub fn phase_name(program: Program, p: Phase) -> &'static str {
-    match (program, p) {
-        (_, Phase::TrainFirstIter) => "the first training iteration",
-        (_, Phase::TrainSteady) => "steady training",
-        (Program::NanoGpt, Phase::Eval) => "estimate_loss() at iteration 0",
-        (Program::NanoGpt, Phase::EvalAfterStep) => "a later estimate_loss()",
-        (Program::BuildNanoGpt, Phase::Eval) => "validation at step 0",
-        (Program::BuildNanoGpt, Phase::EvalAfterStep) => "a later validation",
-        (_, Phase::Eval) => "evaluate_bpb() at step 0",
-        (_, Phase::EvalAfterStep) => "evaluate_bpb() at the last step",
-        (_, Phase::Core) => "the CORE evaluation",
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use estimator::engine::events::Stage;
+    use estimator::Phase;
 
     #[test]
     fn serde_names_are_the_ids() {

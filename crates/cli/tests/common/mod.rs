@@ -6,11 +6,21 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-pub fn run(args: &[&str]) -> Output {
+/// The binary with `args` in a locale-free environment (its text follows `LC_ALL`, `LC_MESSAGES`
+/// and `LANG`), plus `env`.
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vramfit"))
         .args(args)
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env_remove("LANG")
+        .envs(env.iter().copied())
         .output()
         .expect("vramfit runs")
+}
+
+pub fn run(args: &[&str]) -> Output {
+    run_env(args, &[])
 }
 
 pub fn json(args: &[&str]) -> Value {
