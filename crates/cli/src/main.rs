@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use estimator::configurator::Configurator;
 use estimator::input::command_line;
+use estimator::oom::CardSaid;
 use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
@@ -337,7 +338,7 @@ pub(crate) fn budget_for(
     message: Option<&estimator::oom::OomMessage>,
 ) -> Result<Budget, String> {
     // a pasted out-of-memory message: its numbers, and the card it came from
-    let message_card = message.and_then(|m| m.card());
+    let said = message.and_then(|m| m.card_said());
     if args.gpu.as_deref() == Some("auto") {
         let mut budget = nvidia_smi::budget(args.gpu_index.unwrap_or(0))?;
         if let Some(x) = args.other_gib {
@@ -354,7 +355,10 @@ pub(crate) fn budget_for(
                 ))
             }
         },
-        None => message_card.unwrap_or_else(gpu::default_cli_gpu),
+        None => match said {
+            Some(CardSaid::Preset(g)) => g,
+            _ => gpu::default_cli_gpu(),
+        },
     };
     let mut budget = Budget::for_gpu(card);
     let custom = [
@@ -380,15 +384,13 @@ pub(crate) fn budget_for(
     }
     // what else the message says held the card
     if let Some(m) = message {
-        if args.gpu.is_none() && message_card.is_none() {
-            if let Some(total) = m.total_capacity_bytes {
-                budget.gpu.total_bytes = total;
-                budget.gpu.name = "card from the message";
-                budget.gpu.id = "custom";
-            }
+        if let (None, Some(CardSaid::Custom { total_bytes })) = (&args.gpu, said) {
+            budget.gpu.total_bytes = total_bytes;
+            budget.gpu.name = "card from the message";
+            budget.gpu.id = "custom";
         }
         if args.other_gib.is_none() {
-            budget.other_bytes = m.other_processes.iter().map(|p| p.1).sum();
+            budget.other_bytes = m.other_bytes();
         }
         if args.context_gib.is_none() {
             if let Some(c) = m.context_bytes() {

@@ -66,6 +66,30 @@ impl OomMessage {
     pub fn card(&self) -> Option<&'static Gpu> {
         gpu::nearest_by_capacity(self.total_capacity_bytes?)
     }
+
+    /// The card as the message gives it: the preset its capacity matches, else a card of that
+    /// capacity; `None` when the message names no capacity.
+    pub fn card_said(&self) -> Option<CardSaid> {
+        Some(match self.card() {
+            Some(g) => CardSaid::Preset(g),
+            None => CardSaid::Custom {
+                total_bytes: self.total_capacity_bytes?,
+            },
+        })
+    }
+
+    /// What the other processes the message lists held of the card.
+    pub fn other_bytes(&self) -> u128 {
+        self.other_processes.iter().map(|p| p.1).sum()
+    }
+}
+
+/// The card an out-of-memory message came from (see [`OomMessage::card_said`]); the page and
+/// the command line each set their card from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CardSaid {
+    Preset(&'static Gpu),
+    Custom { total_bytes: u128 },
 }
 
 /// Longest text read: a log of this size is already far more than any message.

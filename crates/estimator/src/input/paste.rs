@@ -6,7 +6,7 @@
 use crate::configurator::{Configurator, Skipped};
 use crate::error::ConfigError;
 use crate::input::json_config::{self, Setting};
-use crate::oom::{diagnose, parse, Diagnosis, OomMessage};
+use crate::oom::{diagnose, parse, CardSaid, Diagnosis, OomMessage};
 use crate::programs::build_nanogpt::BngConfig;
 use crate::programs::nanochat::NanochatConfig;
 use crate::programs::Program;
@@ -257,16 +257,15 @@ pub fn looks_like_json(text: &str) -> bool {
 /// What an OOM message says about the card: which one it is, what else was on it, the cap.
 fn apply_message(state: &mut PageState, m: &OomMessage) {
     let gib = |b: u128| (crate::units::gib(b) * 100.0).round() / 100.0;
-    match m.card() {
-        Some(card) => state.gpu = card.id.to_string(),
-        None => {
-            if let Some(total) = m.total_capacity_bytes {
-                state.gpu = "custom".into();
-                state.vram_gib = gib(total).max(0.25);
-            }
+    match m.card_said() {
+        Some(CardSaid::Preset(card)) => state.gpu = card.id.to_string(),
+        Some(CardSaid::Custom { total_bytes }) => {
+            state.gpu = "custom".into();
+            state.vram_gib = gib(total_bytes).max(0.25);
         }
+        None => {}
     }
-    state.other_gib = gib(m.other_processes.iter().map(|p| p.1).sum());
+    state.other_gib = gib(m.other_bytes());
     if let Some(c) = m.context_bytes() {
         state.context_gib = Some(gib(c));
     }
