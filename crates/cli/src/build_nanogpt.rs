@@ -163,6 +163,6 @@ fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
             &rows,
         );
     }
-    notes(&mut out, tr, &warnings(cfg));
+    notes(&mut out, tr, &warnings(tr, cfg));
     out.into_string()
 }

@@ -183,6 +183,6 @@ fn to_text(
             &rows,
         );
     }
-    notes(&mut out, tr, &warnings(cfg));
+    notes(&mut out, tr, &warnings(tr, cfg));
     out.into_string()
 }

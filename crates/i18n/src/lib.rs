@@ -311,6 +311,11 @@ strings! {
     cli_heading,
     /// `{text} {time}`.
     cli_heading_time,
+    /// What nanochat's numbers assume (the report's notes; the JSON's `warnings` in English):
+    /// a cold Inductor cache, chat_sft.py's inherited settings, FA3, CORE, sampling.
+    nc_notes[5],
+    /// build-nanogpt's: HellaSwag and sampling, more than one GPU.
+    bng_notes[2],
 }
 
 impl Strings {

@@ -9,22 +9,16 @@ use estimator::{Budget, Phase};
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
+use vramfit_i18n::{en, Strings};
 
 /// What the numbers assume.
-pub fn warnings(cfg: &BngConfig) -> Vec<&'static str> {
+pub fn warnings(tr: &Strings, cfg: &BngConfig) -> Vec<&'static str> {
     let mut w = Vec::new();
     if !cfg.use_compile {
-        w.push(
-            "HellaSwag (4 rows per example) and sampling (4 × 32 tokens) run beside validation \
-             on the same memory with far fewer tokens; they are not replayed",
-        );
+        w.push(tr.bng_notes[0]);
     }
     if cfg.world_size > 1 {
-        w.push(
-            "more than one GPU: every process holds the whole model, its AdamW state and DDP's \
-             gradient buckets, as nanoGPT's train.py under DDP (measured for train.py, not for \
-             train_gpt2.py)",
-        );
+        w.push(tr.bng_notes[1]);
     }
     w
 }
@@ -88,7 +82,7 @@ pub fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -
             "largest_B_that_fits",
             value(fixes.and_then(|r| r.largest_b_that_fits)),
         ),
-        ("warnings", value(warnings(cfg))),
+        ("warnings", value(warnings(en(), cfg))),
     ]);
     object(pairs)
 }

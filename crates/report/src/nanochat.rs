@@ -9,35 +9,23 @@ use estimator::{Budget, Phase};
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
+use vramfit_i18n::{en, Strings};
 
 /// What vramfit says beside the numbers: what they assume.
-pub fn warnings(cfg: &NanochatConfig) -> Vec<&'static str> {
-    let mut w = vec![
-        "iteration 0 can be higher on a machine whose Inductor cache is cold: autotuning a new \
-         kernel briefly holds an L2-sized buffer and copies of the kernel's arguments",
-    ];
+pub fn warnings(tr: &Strings, cfg: &NanochatConfig) -> Vec<&'static str> {
+    let n = &tr.nc_notes;
+    let mut w = vec![n[0]];
     if cfg.script == Script::Sft {
-        w.push(
-            "chat_sft.py inherits max_seq_len, device_batch_size and total_batch_size from the \
-             base checkpoint; vramfit assumes base_train.py's defaults (2048, 32, the automatic \
-             total for --depth) unless given; the ChatCORE evaluation is not in these peaks",
-        );
+        w.push(n[1]);
     }
     if cfg.attention == NanochatAttention::Fa3 {
-        w.push(
-            "attention=fa3: FA3's saved tensors are derived from its source (no mask, the same \
-             q, k, v, output and log-sum-exp), not measured",
-        );
+        w.push(n[2]);
     }
     if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
-        w.push(
-            "the CORE evaluation is not in these peaks: its examples' sizes come from the eval \
-             bundle; give --core-max-tokens (choices × tokens of its largest example), or see \
-             largest_core_example_that_fits",
-        );
+        w.push(n[3]);
     }
     if cfg.sample_every > 0 {
-        w.push("sampling (16 tokens from 7 prompts with a KV cache) is not in these peaks");
+        w.push(n[4]);
     }
     w
 }
@@ -134,7 +122,7 @@ pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFix
             "largest_core_example_that_fits",
             value(fixes.and_then(|r| r.largest_core_example_that_fits)),
         ),
-        ("warnings", value(warnings(cfg))),
+        ("warnings", value(warnings(en(), cfg))),
     ]);
     object(pairs)
 }
