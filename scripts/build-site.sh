@@ -6,3 +6,6 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/tests/e2e/node_modules/.bin:$PATH"
 cargo fetch --quiet
 trunk build --release --offline "$@"
+# .br and .gz beside each file, for hosts that serve precompressed files (after the post-build
+# hook, so the service worker's precache list holds only the files themselves)
+node scripts/precompress.mjs dist

@@ -6,11 +6,12 @@
 
 import { chromium } from 'playwright-core';
 import { readFile, readdir, writeFile, stat } from 'node:fs/promises';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
+import { firstPaint, firstPaintTable } from './first_paint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -31,9 +32,9 @@ async function pageWeight() {
     // not loaded by the page itself: the 404 fallback, the service worker, the embedding page's script
     if (!['wasm', 'js', 'css', 'html'].includes(ext) || ['404.html', 'sw.js', 'embed.js'].includes(name)) continue;
     const body = await readFile(path.join(dist, name));
-    rows.push({ file: name, kind: ext, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+    rows.push({ file: name, kind: ext, raw: body.length, gzip: gzipSync(body, { level: 9 }).length, brotli: brotliCompressSync(body).length });
   }
-  const total = rows.reduce((a, r) => ({ raw: a.raw + r.raw, gzip: a.gzip + r.gzip }), { raw: 0, gzip: 0 });
+  const total = rows.reduce((a, r) => ({ raw: a.raw + r.raw, gzip: a.gzip + r.gzip, brotli: a.brotli + r.brotli }), { raw: 0, gzip: 0, brotli: 0 });
   return { files: rows, total };
 }
 
@@ -161,6 +162,7 @@ const browser = await chromium.launch({
 const weight = await pageWeight();
 const floor = await floorWeight(process.argv[3], weight);
 const timings = await browserTimings(server.url, browser);
+const first_paint = await firstPaint(server.url, browser, 5);
 await browser.close();
 await server.close();
 
@@ -173,6 +175,7 @@ const result = {
   page_weight_floor: floor,
   npm_wasm: await npmWeight(),
   ...timings,
+  first_paint,
   native,
   budgets: BUDGET,
 };
@@ -180,6 +183,7 @@ result.within_budget = {
   page_weight: weight.total.gzip / 1024 <= BUDGET.pageGzipKB,
   npm_wasm: result.npm_wasm ? result.npm_wasm.gzip / 1024 <= BUDGET.npmWasmGzipKB : null,
   first_bar: result.first_bar_ms.median <= BUDGET.firstBarMs,
+  first_bar_throttled: first_paint.every((r) => r.within),
   repaint_median: result.input_to_repaint_ms.median <= BUDGET.repaintMedianMs,
   repaint_p95: result.input_to_repaint_ms.p95 <= BUDGET.repaintP95Ms,
   native_estimate_plus_fixes: native ? native.every((c) => c.estimate_plus_fixes_closed_form_us / 1000 <= BUDGET.nativeEstimatePlusFixesMs) : null,
@@ -206,9 +210,9 @@ const ok = (x) => (x === null ? '' : x ? 'ok' : 'OVER');
 const lines = [];
 lines.push(`machine: ${result.machine}; ${result.chromium}`);
 lines.push('');
-lines.push('page weight (first visit)          raw        gzip');
-for (const f of weight.files) lines.push(`  ${f.file.padEnd(32)} ${kb(f.raw).padStart(9)}  ${kb(f.gzip).padStart(9)}`);
-lines.push(`  ${'total'.padEnd(32)} ${kb(weight.total.raw).padStart(9)}  ${kb(weight.total.gzip).padStart(9)}   budget ${BUDGET.pageGzipKB} KB: ${ok(result.within_budget.page_weight)}`);
+lines.push('page weight (first visit)          raw        gzip     brotli');
+for (const f of weight.files) lines.push(`  ${f.file.padEnd(32)} ${kb(f.raw).padStart(9)}  ${kb(f.gzip).padStart(9)}  ${kb(f.brotli).padStart(9)}`);
+lines.push(`  ${'total'.padEnd(32)} ${kb(weight.total.raw).padStart(9)}  ${kb(weight.total.gzip).padStart(9)}  ${kb(weight.total.brotli).padStart(9)}   budget ${BUDGET.pageGzipKB} KB gzip: ${ok(result.within_budget.page_weight)}`);
 if (floor) {
   lines.push(`  floor: Leptos + the estimator, no interface (tools/weight-floor), with this CSS and HTML: ${kb(floor.with_page_css_html_gzip)} gzipped`);
 }
@@ -217,6 +221,7 @@ if (result.npm_wasm) {
 }
 lines.push('');
 lines.push(`first bar painted (median of 7)    ${result.first_bar_ms.median.toFixed(0)} ms   budget ${BUDGET.firstBarMs} ms: ${ok(result.within_budget.first_bar)}`);
+lines.push(firstPaintTable(first_paint));
 lines.push(`slider input → repaint (200)       median ${result.input_to_repaint_ms.median.toFixed(1)} ms, p95 ${result.input_to_repaint_ms.p95.toFixed(1)} ms   budgets ${BUDGET.repaintMedianMs}/${BUDGET.repaintP95Ms} ms: ${ok(result.within_budget.repaint_median)}/${ok(result.within_budget.repaint_p95)}`);
 const h = result.heap;
 const series = (k) => h.map((r) => (r[k] / 2 ** 20).toFixed(1)).join(' → ');

@@ -42,12 +42,24 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
-      const body = await readFile(file);
+      // as a host that serves precompressed files does (scripts/precompress.mjs writes them):
+      // Brotli if the browser takes it, else gzip, else the file itself
+      const accepts = String(req.headers['accept-encoding'] ?? '');
+      let body = null;
+      let encoding = null;
+      for (const [enc, ext] of [['br', '.br'], ['gzip', '.gz']]) {
+        if (body || !new RegExp(`\\b${enc}\\b`).test(accepts)) continue;
+        body = await readFile(file + ext).catch(() => null);
+        if (body) encoding = enc;
+      }
+      body ??= await readFile(file);
       // as a good static host serves a Trunk build: hashed files forever, the rest revalidated
       const hashed = /-[0-9a-f]{16}(_bg)?\.(wasm|js|css|svg)$/.test(file);
       res.writeHead(200, {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+        vary: 'accept-encoding',
+        ...(encoding ? { 'content-encoding': encoding } : {}),
       });
       res.end(body);
     } catch {

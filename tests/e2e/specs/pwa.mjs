@@ -2,7 +2,8 @@
 // static files with nothing loaded from anywhere else.
 
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -19,6 +20,22 @@ async function waitForServiceWorker(page) {
 }
 
 export const tests = {
+  async 'precompressed: each file has .br and .gz twins equal to it, and the page is served Brotli'(ctx) {
+    const dist = path.join(ctx.root, 'dist');
+    const names = (await readdir(dist, { recursive: true })).filter((n) => /\.(html|js|css|wasm|txt|webmanifest)$/.test(n));
+    assert.ok(names.some((n) => n.endsWith('.wasm')) && names.some((n) => n.startsWith('i18n')), names.join(' '));
+    for (const name of names) {
+      const body = await readFile(path.join(dist, name));
+      assert.deepEqual(brotliDecompressSync(await readFile(path.join(dist, `${name}.br`))), body, `${name}.br`);
+      assert.deepEqual(gunzipSync(await readFile(path.join(dist, `${name}.gz`))), body, `${name}.gz`);
+    }
+    // the test server serves them as such a host does: the browser gets Brotli and decodes it
+    const page = await open(ctx, '?gpu=rtx3060');
+    const wasm = await page.evaluate(() => performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm')));
+    if (wasm && wasm.encodedBodySize) assert.ok(wasm.encodedBodySize < wasm.decodedBodySize * 0.5, JSON.stringify(wasm));
+    await close(page);
+  },
+
   async 'installable: Chromium reports no installability errors'(ctx) {
     // installability is not checked in incognito contexts: use a real profile
     const profile = await mkdtemp(path.join(os.tmpdir(), 'vramfit-profile-'));
