@@ -8,7 +8,7 @@ use estimator::input::command_line::Launch;
 use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
-use estimator::programs::Program;
+use estimator::programs::{config_from_flags, Program, ProgramConfig};
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
@@ -41,7 +41,11 @@ fn config(
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
     }
-    vramfit_report::nanochat_config(program, &flags).map_err(|e| config_error(tr, &e))
+    match config_from_flags(program, &flags) {
+        Ok(ProgramConfig::Nanochat(cfg)) => Ok(cfg),
+        Ok(_) => Err(format!("--program={} is not nanochat", program.id())),
+        Err(e) => Err(config_error(tr, &e)),
+    }
 }
 
 pub fn main(args: &Args, tr: &Strings, program: Program, launch: Option<Launch>) -> ExitCode {

@@ -15,8 +15,7 @@ pub mod nanogpt;
 use estimator::error::ConfigError;
 use estimator::input::json_config::{self, Setting};
 use estimator::programs::build_nanogpt::BngConfig;
-use estimator::programs::nanochat::NanochatConfig;
-use estimator::programs::Program;
+use estimator::programs::{config_from_flags, Program, ProgramConfig};
 use estimator::{gpu, Budget};
 use serde_json::Value;
 
@@ -143,9 +142,8 @@ fn whole_answer(
     budget: &Budget,
     with_fixes: bool,
 ) -> Result<Value, Failure> {
-    Ok(match program {
-        Program::NanoGpt => {
-            let cfg = nanogpt::config(args)?;
+    Ok(match config_from_flags(program, args)? {
+        ProgramConfig::NanoGpt(cfg) => {
             let analysis = estimator::analyze(&cfg, budget)?;
             let mfu = estimator::speed::DEFAULT_MFU;
             let fixes = with_fixes
@@ -162,16 +160,14 @@ fn whole_answer(
                 mfu,
             })
         }
-        Program::Nanochat | Program::NanochatSft => {
-            let cfg = nanochat_config(program, args)?;
+        ProgramConfig::Nanochat(cfg) => {
             let analysis = estimator::programs::nanochat::analyze(&cfg, budget)?;
             let fixes = with_fixes
                 .then(|| estimator::programs::nanochat::fixes::rank_fixes(&cfg, budget))
                 .flatten();
             nanochat::to_json(&analysis, budget, fixes.as_ref())
         }
-        Program::BuildNanoGpt => {
-            let cfg = BngConfig::from_args(args)?;
+        ProgramConfig::BuildNanoGpt(cfg) => {
             let analysis = estimator::programs::build_nanogpt::analyze(&cfg, budget)?;
             let fixes = with_fixes
                 .then(|| estimator::programs::build_nanogpt::fixes::rank_fixes(&cfg, budget))
@@ -179,14 +175,6 @@ fn whole_answer(
             build_nanogpt::to_json(&analysis, budget, fixes.as_ref())
         }
     })
-}
-
-/// nanochat's config for base_train.py or chat_sft.py from the script's flags.
-pub fn nanochat_config(program: Program, args: &[String]) -> Result<NanochatConfig, ConfigError> {
-    match program {
-        Program::NanochatSft => NanochatConfig::from_sft_args(args),
-        _ => NanochatConfig::from_args(args),
-    }
 }
 
 /// A program's settings at their defaults, under the names its config takes.
@@ -200,9 +188,10 @@ pub fn defaults(program: Program) -> Value {
                     .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
             )
         }
-        Program::Nanochat | Program::NanochatSft => {
-            nanochat_config(program, &[]).map_or(Value::Null, |c| nanochat::config(&c))
-        }
+        Program::Nanochat | Program::NanochatSft => match config_from_flags(program, &[]) {
+            Ok(ProgramConfig::Nanochat(c)) => nanochat::config(&c),
+            _ => Value::Null,
+        },
         Program::BuildNanoGpt => build_nanogpt::config(&BngConfig::default()),
     }
 }

@@ -1,9 +1,8 @@
 //! nanoGPT's train.py: the answer and its JSON.
 
-use estimator::configurator::Configurator;
 use estimator::fixes::FixReport;
 use estimator::oom::{Diagnosis, OomMessage};
-use estimator::{Analysis, Budget, ConfigError, Estimate, Phase, Verdict, FIELDS_JSON_ORDER};
+use estimator::{Analysis, Budget, Estimate, Phase, Verdict, FIELDS_JSON_ORDER};
 use serde_json::{json, Value};
 use vramfit_i18n::en;
 use vramfit_i18n::fix_text::fix_text;
@@ -37,16 +36,6 @@ impl Answer<'_> {
             self.mfu,
         )
     }
-}
-
-/// train.py's config from `--key=value` overrides (a JSON config's), as its configurator takes
-/// them.
-pub fn config(args: &[String]) -> Result<estimator::TrainConfig, ConfigError> {
-    let mut conf = Configurator::new();
-    for a in args {
-        conf.apply_override(a)?;
-    }
-    conf.finish().map(|(cfg, _)| cfg)
 }
 
 /// The answer as the CLI's `--json` prints it.

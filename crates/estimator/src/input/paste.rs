@@ -7,9 +7,7 @@ use crate::configurator::{Configurator, Skipped};
 use crate::error::ConfigError;
 use crate::input::json_config::{self, Setting};
 use crate::oom::{diagnose, parse, CardSaid, Diagnosis, OomMessage};
-use crate::programs::build_nanogpt::BngConfig;
-use crate::programs::nanochat::NanochatConfig;
-use crate::programs::Program;
+use crate::programs::config_from_flags;
 use crate::query::PageState;
 
 /// Longest paste read (a long log is cut, not refused).
@@ -121,20 +119,9 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                 if l.world_size > 1 {
                     args.push(format!("--nproc-per-node={}", l.world_size));
                 }
-                let sft = l.program == crate::programs::Program::NanochatSft;
-                let parsed = if sft {
-                    crate::programs::nanochat::NanochatConfig::from_sft_args(&args)
-                } else {
-                    crate::programs::nanochat::NanochatConfig::from_args(&args)
-                };
-                match parsed {
+                match config_from_flags(l.program, &args) {
                     Ok(cfg) => {
-                        out.state.program = l.program;
-                        if sft {
-                            out.state.nanochat_sft = cfg;
-                        } else {
-                            out.state.nanochat = cfg;
-                        }
+                        out.state.set_config(l.program, cfg);
                         out.pasted = Pasted::CommandLine {
                             world_size: l.world_size,
                             unknown_files: Vec::new(),
@@ -220,23 +207,7 @@ pub fn interpret_json(root: &Setting, current: &PageState) -> PasteOutcome {
     };
     let mut state = current.clone();
     let applied = json_config::to_args(root, current.program).and_then(|(program, args)| {
-        match program {
-            Program::NanoGpt => {
-                let mut conf = Configurator::new();
-                for a in &args {
-                    conf.apply_override(a)?;
-                }
-                state.config = conf.finish()?.0;
-            }
-            Program::Nanochat => state.nanochat = NanochatConfig::from_args(&args)?,
-            Program::NanochatSft => state.nanochat_sft = NanochatConfig::from_sft_args(&args)?,
-            Program::BuildNanoGpt => {
-                let cfg = BngConfig::from_args(&args)?;
-                cfg.validate()?;
-                state.bng = cfg;
-            }
-        }
-        state.program = program;
+        state.set_config(program, config_from_flags(program, &args)?);
         Ok(())
     });
     match applied {
@@ -275,6 +246,7 @@ fn apply_message(state: &mut PageState, m: &OomMessage) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::programs::Program;
     use crate::Dtype;
 
     #[test]

@@ -11,7 +11,7 @@ use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
 use crate::programs::build_nanogpt::BngConfig;
 use crate::programs::nanochat::config::Script;
 use crate::programs::nanochat::NanochatConfig;
-use crate::programs::Program;
+use crate::programs::{Program, ProgramConfig};
 use crate::pyliteral::PyValue;
 
 /// Everything the page's inputs hold.
@@ -158,6 +158,17 @@ impl PageState {
         match self.program {
             Program::NanochatSft => &mut self.nanochat_sft,
             _ => &mut self.nanochat,
+        }
+    }
+
+    /// Makes `program` the page's, with `config` (from [`crate::programs::config_from_flags`]
+    /// for that program) as its settings.
+    pub fn set_config(&mut self, program: Program, config: ProgramConfig) {
+        self.program = program;
+        match config {
+            ProgramConfig::NanoGpt(c) => self.config = c,
+            ProgramConfig::Nanochat(c) => *self.nanochat_config_mut() = c,
+            ProgramConfig::BuildNanoGpt(c) => self.bng = c,
         }
     }
 

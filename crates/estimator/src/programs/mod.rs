@@ -71,6 +71,40 @@ use crate::error::ConfigError;
 use crate::gpu::Budget;
 use crate::input::query::PageState;
 
+/// One program's settings, checked as the program itself checks them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProgramConfig {
+    NanoGpt(nanogpt::config::TrainConfig),
+    /// base_train.py's or chat_sft.py's (its `script` says which).
+    Nanochat(nanochat::NanochatConfig),
+    BuildNanoGpt(build_nanogpt::BngConfig),
+}
+
+/// A program's config from its own flags — train.py's `--key=value` overrides, base_train.py's
+/// and chat_sft.py's argparse flags, train_gpt2.py's constants as `--B=16` — with every check
+/// the script makes. The one reading behind the command line, a JSON config and a pasted launch
+/// line.
+pub fn config_from_flags(program: Program, flags: &[String]) -> Result<ProgramConfig, ConfigError> {
+    Ok(match program {
+        Program::NanoGpt => {
+            let mut conf = nanogpt::configurator::Configurator::new();
+            for f in flags {
+                conf.apply_override(f)?;
+            }
+            ProgramConfig::NanoGpt(conf.finish()?.0)
+        }
+        Program::Nanochat => ProgramConfig::Nanochat(nanochat::NanochatConfig::from_args(flags)?),
+        Program::NanochatSft => {
+            ProgramConfig::Nanochat(nanochat::NanochatConfig::from_sft_args(flags)?)
+        }
+        Program::BuildNanoGpt => {
+            let cfg = build_nanogpt::BngConfig::from_args(flags)?;
+            cfg.validate()?;
+            ProgramConfig::BuildNanoGpt(cfg)
+        }
+    })
+}
+
 /// One program's full answer: the replayed run (what every view shows) and what only that
 /// program has (nanoGPT's closed form and explanations, nanochat's model shape).
 #[derive(Clone, Debug, PartialEq)]
