@@ -358,6 +358,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             xy1,
             early_ws,
         ));
+        // fp32 computes lm_head's input gradient first and its weight gradient only at the end
+        // of the backward (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1): dx (4·BTC) here.
+        let lm_head = if z.half { s * vc } else { 4 * btc };
         out.push(at(
             Moment::LossBackward,
             true,
@@ -365,7 +368,7 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
                 (Term::Logits, s * btv),
                 (Term::ZeroTangent, s * btv),
                 (Term::LossGrads, s * btv),
-                (Term::LmHeadGrads, s * vc),
+                (Term::LmHeadGrads, lm_head),
                 (Term::ForwardLocals, 4 * tc),
             ],
             xy2,
@@ -479,11 +482,19 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
     // What the loss path leaves alive through the rest of the backward: the logits (still
     // bound to `logits`), and for compile the zero tangent and lm_head's 16-bit weight grad,
     // which torch 2.11 frees only when the compiled backward ends.
-    let loss_leftovers: Vec<(Term, u128)> = if z.compiled {
+    // In fp32 the compiled backward keeps dlogits instead, for lm_head's weight gradient at
+    // its end (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1).
+    let loss_leftovers: Vec<(Term, u128)> = if z.compiled && z.half {
         vec![
             (Term::Logits, kept_logits),
             (Term::ZeroTangent, kept_logits),
             (Term::LmHeadGrads, s * vc),
+        ]
+    } else if z.compiled {
+        vec![
+            (Term::Logits, kept_logits),
+            (Term::ZeroTangent, kept_logits),
+            (Term::LossGrads, s * btv),
         ]
     } else {
         vec![(Term::Logits, kept_logits)]
@@ -503,7 +514,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
         for &(term, b) in &loss_leftovers {
             t.add(term, b);
         }
-        t.add(Term::TiedWeightGrad, 4 * vc);
+        // (a compiled fp32 backward makes lm_head's weight gradient only at its end)
+        let fp32_compiled = z.compiled && !z.half;
+        t.add(Term::TiedWeightGrad, if fp32_compiled { 0 } else { 4 * vc });
         // At the MLP's first backward matmul (GELU's output grad allocated): the residual grad
         // (4), the branch's grad (its 16-bit cast, or the dropout backward's output, which
         // frees the mask) and d(gelu) (4·s). The manual path's attention backward holds up to
@@ -539,8 +552,11 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
     // is ready, a compiled backward returns a full fresh set first (+4P if `.grad` exists).
     {
         let mut t = base.clone();
+        // (a compiled fp32 backward frees dlogits once lm_head's weight gradient exists)
         for &(term, b) in &loss_leftovers {
-            t.add(term, b);
+            if term != Term::LossGrads {
+                t.add(term, b);
+            }
         }
         t.add(Term::TiedWeightGrad, 4 * vc);
         if !m.grads || z.compiled {
@@ -626,8 +642,11 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 &[
                     (Term::PrevLogits, kept),
                     // x_mid, c_fc's input, h and gelu's output (Inductor frees a buffer after
-                    // the kernel that last reads it): 22·BTC measured for 16-bit
-                    (Term::BlockTransient, if z.half { 22 } else { 40 } * btc),
+                    // the kernel that last reads it): 22·BTC measured for 16-bit. fp32 peaks in
+                    // the next block's attention: x, ln_1's output and the previous c_fc output
+                    // (kept for reuse), qkv and the memory-efficient SDPA's three (N, C)
+                    // buffers, 48·BTC (trace nanogpt-compiled-fp32_char_T256_B64_ga2_cold)
+                    (Term::BlockTransient, if z.half { 22 } else { 48 } * btc),
                     (Term::WeightCopies, copy),
                 ],
             ),

@@ -475,29 +475,47 @@ impl<'a> Gen<'a> {
     }
 
     /// A compiled block under no_grad: Inductor frees each buffer after its last use; the weight
-    /// casts are per-use buffers.
-    fn compiled_eval_block(&mut self, x: T) -> T {
+    /// casts are per-use buffers. `prev_h` is the previous block's c_fc output: Inductor's
+    /// buffer reuse keeps a dead buffer that a later one of the same size will take over (the
+    /// next block's c_fc output) instead of freeing it (trace
+    /// nanogpt-compiled-fp32_char_T256_B64_ga2_cold: at the eval peak, in a block's attention,
+    /// the (N, 4C) buffer of the previous block's c_fc is still allocated).
+    fn compiled_eval_block(&mut self, x: T, prev_h: &mut T) -> T {
         let (btc, c, s) = (self.btc(), self.c, self.s);
         let tr = Term::BlockTransient;
         let ln1c = self.a(s * btc, tr);
         let w = self.cast(3 * c * c);
         let qkv = self.a(3 * s * btc, tr);
-        self.free_all(&[ln1c, w]);
+        // ln_1's output is kept the same way until c_proj's output takes it over (the trace's
+        // second (N, C) LayerNorm buffer at that peak)
+        self.f(w);
+        // fp32 attention runs the memory-efficient SDPA kernel, which allocates two more
+        // (N, C) fp32 buffers beside its output (same trace: three (N, C) fp32 tensors from
+        // the SDPA call at the eval peak; 16-bit runs take the cuDNN kernel, output only)
+        let sdpa_extra = if self.half {
+            vec![]
+        } else {
+            vec![self.a(4 * btc, tr), self.a(4 * btc, tr)]
+        };
         let y = self.a(s * btc, tr);
+        self.free_all(&sdpa_extra);
         self.f(qkv);
         let w = self.cast(c * c);
+        self.f(ln1c);
         let proj = self.a(s * btc, tr);
         self.free_all(&[y, w]);
         let x_mid = self.a(4 * btc, tr);
         self.free_all(&[proj, x]);
         let ln2c = self.a(s * btc, tr);
         let w = self.cast(4 * c * c);
+        // this block's c_fc output takes over the previous block's buffer
+        self.f(prev_h.take());
         let h = self.a(4 * s * btc, tr);
         // c_fc's input lives until GELU's kernel has run (measured: 22·BTC at the eval peak of
         // a compiled character-level model, not 20)
         let g = self.a(4 * s * btc, tr);
         self.free_all(&[ln2c, w]);
-        self.f(h);
+        *prev_h = h;
         let w = self.cast(4 * c * c);
         let mlp = self.a(s * btc, tr);
         self.free_all(&[g, w]);
@@ -524,9 +542,10 @@ impl<'a> Gen<'a> {
         }
         let mut blocks = Vec::new();
         let mut pending: Vec<T> = Vec::new();
+        let mut prev_h: T = None;
         for _ in 0..self.cfg.n_layer {
             if eval {
-                x = self.compiled_eval_block(x);
+                x = self.compiled_eval_block(x, &mut prev_h);
                 continue;
             }
             let ln1c = self.a(s * btc, act);
@@ -571,6 +590,7 @@ impl<'a> Gen<'a> {
         }
         let pending_left = std::mem::take(&mut pending);
         self.free_all(&pending_left);
+        self.f(prev_h);
         let lnfc = self.a(s * btc, Term::FinalActivations);
         let rf = self.a(4 * bt, Term::FinalActivations);
         if eval {
@@ -781,13 +801,29 @@ impl<'a> Gen<'a> {
             };
             let dlogits = self.a(s * lbtv, Term::LossGrads);
             self.free_all(&[fwd.stats[1], fwd.lsm]);
-            let dw_lm = self.a(s * vc, Term::LmHeadGrads);
+            // 16-bit: lm_head's weight gradient first, then dlogits dies after dx. fp32: the
+            // graph computes dx first and lm_head's weight gradient only at the end, beside the
+            // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
+            // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
+            // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
+            let dw_lm = if self.half {
+                self.a(s * vc, Term::LmHeadGrads)
+            } else {
+                None
+            };
             if first_backward {
                 self.a(self.workspace, Term::CublasWorkspace);
             }
+            // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
+            // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
             self.f(fwd.lnfc);
             let dx = self.a(s * btc, Term::BlockTransient);
-            self.free_all(&[dlogits, fwd.w_lm]);
+            let dlogits = if self.half {
+                self.free_all(&[dlogits, fwd.w_lm]);
+                None
+            } else {
+                dlogits
+            };
             let dx32 = self.a(4 * btc, Term::BlockTransient);
             self.f(dx);
             let g = self.a(4 * btc, Term::BlockTransient);
@@ -799,11 +835,10 @@ impl<'a> Gen<'a> {
             // the tied weight's gradient is lm_head's, in fp32, plus the embedding's: the graph
             // upcasts lm_head's bf16 one at the end, beside the embedding's dense buffer
             // (measured: build-nanogpt's compiled B1 T512, 4·V·C at the end of every backward)
-            fwd.tied_grad = if self.half {
-                self.a(4 * vc, Term::TiedWeightGrad)
-            } else {
-                None
-            };
+            fwd.tied_grad = self.a(4 * vc, Term::TiedWeightGrad);
+            // fp32: that is lm_head's own weight gradient (dlogitsᵀ · ln_f's output); dlogits
+            // dies with it
+            self.f(dlogits);
             self.embedding_backward(&mut fwd, g, true, &mut fresh, xy);
             // the compiled graph returns: its leftovers die, fresh grads land in .grad
             self.free_all(&[tangent, dw_lm, fwd.tw]);
