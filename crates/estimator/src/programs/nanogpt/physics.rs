@@ -682,7 +682,6 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 &[
                     (Term::BlockTransient, 6 * s * btc),
                     (Term::WeightCopies, casts),
-                    (Term::ForwardLocals, 4 * z.tc),
                     (Term::InductorAutotune, 4 * s * btc + z.autotune_l2),
                 ],
             ));

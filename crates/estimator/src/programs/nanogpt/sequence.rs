@@ -591,8 +591,14 @@ impl<'a> Gen<'a> {
             Term::BlockActivations
         };
         let pos = self.a(8 * self.t, Term::FinalActivations);
-        let pemb = self.a(4 * tc, Term::ForwardLocals);
-        // (under no_grad the embeddings' sum is inlined into block 0's kernels)
+        // under no_grad pos_emb, tok_emb and their sum are inlined into block 0's kernels, never
+        // stored (trace nanogpt-compiled-bf16_char_T2048_B1_ga2: no (T, C) or (N, C) fp32
+        // buffer at the eval peak; training keeps pos_emb as a saved tensor)
+        let pemb = if eval {
+            None
+        } else {
+            self.a(4 * tc, Term::ForwardLocals)
+        };
         let mut x = if eval { None } else { self.a(4 * btc, act) };
         let mut emb_mask = None;
         if self.dropout && !eval {
