@@ -33,6 +33,18 @@ fn cold_cache_runs_within_targets() {
     assert_within_targets(scored, 0.03);
 }
 
+/// 14 compiled configs held out from the model's development (new sizes, a 4-layer 256-wide
+/// model, GA 3), predicted (data/predictions/nanogpt-compiled-check.json) before they were
+/// measured on fresh caches (nanogpt-compiled-check.jsonl).
+#[test]
+fn held_out_cold_runs_within_targets() {
+    let runs = project_runs("nanogpt-compiled-check.jsonl");
+    assert_eq!(runs.len(), 14);
+    let scored = score(&runs, replay);
+    eprintln!("{}", scored.1);
+    assert_within_targets(scored, 0.03);
+}
+
 #[test]
 fn warm_cache_runs_steady_within_targets_and_below_the_cold_prediction() {
     let runs = project_runs("nanogpt-compiled-warm.jsonl");
