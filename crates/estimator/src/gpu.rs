@@ -48,6 +48,30 @@ impl Gpu {
         }
     }
 
+    /// The card's L2 cache in bytes (`torch.cuda.get_device_properties().L2_cache_size`, the
+    /// CUDA `l2CacheSize`; NVIDIA's datasheets). Inductor's benchmarker allocates a buffer this
+    /// large to flush the L2 before each timing (`InductorBenchmarker.benchmark_gpu`); on the H100
+    /// it is 50 MiB (trace nanogpt-compiled-bf16_char_T256_B64_ga1: a 50.00 MiB buffer from
+    /// benchmarking.py's `benchmark_gpu`).
+    pub fn l2_cache_bytes(&self) -> u128 {
+        const MIB: u128 = 1 << 20;
+        let mib_x2: u128 = match self.id {
+            "rtx3060" => 6,
+            "rtx3080" | "rtx2080ti" => 10,
+            "rtx3080_12" | "rtx3090" | "rtx3090ti" | "a6000" | "v100_16" | "v100_32" | "a10" => 12,
+            "t4" => 8,
+            "rtx4060ti16" => 64,
+            "rtx4070" => 72,
+            "rtx4070ti" | "rtx4070tis" | "l4" => 96,
+            "rtx4080" => 128,
+            "rtx4090" => 144,
+            "rtx5090" | "rtx6000ada" => 192,
+            "a100_40" | "a100_80" => 80,
+            _ => 100, // h100, h200: 50 MiB
+        };
+        mib_x2 * MIB / 2
+    }
+
     /// Peak TFLOP/s for a dtype on this card.
     pub fn peak_tflops(&self, dtype: Dtype) -> f64 {
         match dtype {

@@ -114,10 +114,14 @@ pub enum Term {
     AttentionMask,
     /// Loss and other scalars the loop keeps on the GPU.
     Scalars,
+    /// torch.compile on a cold Inductor cache: while a Triton kernel with several candidate
+    /// configs is autotuned on its first call, the benchmarker's L2-flush buffer and clones of
+    /// the arguments the kernel mutates.
+    InductorAutotune,
 }
 
 /// Every term, in declaration order (`Term as usize` indexes it).
-pub const ALL_TERMS: [Term; 34] = [
+pub const ALL_TERMS: [Term; 35] = [
     Term::Params,
     Term::MaskBuffers,
     Term::AdamState,
@@ -152,6 +156,7 @@ pub const ALL_TERMS: [Term; 34] = [
     Term::EmbeddingGradBuffer,
     Term::AttentionMask,
     Term::Scalars,
+    Term::InductorAutotune,
 ];
 
 impl Term {
@@ -166,9 +171,8 @@ impl Term {
             | ForwardLocals | BlockTransient | AttentionMask => Component::Activations,
             Logits | PrevLogits | StaleTrainLogits | LogSoftmax | LossFp32Copy | LossGrads
             | ZeroTangent | LmHeadGrads => Component::Logits,
-            CublasWorkspace | TokenIds | AllocatorRounding | TokenBytes | Scalars => {
-                Component::Other
-            }
+            CublasWorkspace | TokenIds | AllocatorRounding | TokenBytes | Scalars
+            | InductorAutotune => Component::Other,
         }
     }
 
@@ -210,6 +214,7 @@ impl Term {
             EmbeddingGradBuffer => "embedding_grad_buffer",
             AttentionMask => "attention_mask",
             Scalars => "scalars",
+            InductorAutotune => "inductor_autotune",
         }
     }
 }

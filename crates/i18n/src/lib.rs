@@ -95,7 +95,7 @@ strings! {
     /// What each component is, in [`Component::ALL`] order.
     component_help[6],
     /// Term names, in [`Term`] declaration order.
-    terms[34],
+    terms[35],
     phase_first_iter,
     phase_steady,
     phase_eval,

@@ -97,14 +97,20 @@ pub fn estimate_patched(
 ) -> Result<Estimate, ConfigError> {
     cfg.validate()?;
     let workspace = gpu.cublas_workspace_bytes();
-    let sizes = Sizes::new(cfg, workspace, patches);
+    // a compiled run is predicted as a user's first run of its config: a cold Inductor cache,
+    // whose autotuning allocates an L2-flush buffer (sequence.rs `autotune_gelu`)
+    let l2 = if cfg.compile { gpu.l2_cache_bytes() } else { 0 };
+    let mut sizes = Sizes::new(cfg, workspace, patches);
+    sizes.autotune_l2 = l2;
     let eval_sizes = match patches.eval_batch_size {
         Some(b) if b != cfg.batch_size => {
             let eval_cfg = TrainConfig {
                 batch_size: b.max(1),
                 ..cfg.clone()
             };
-            Sizes::new(&eval_cfg, workspace, patches)
+            let mut z = Sizes::new(&eval_cfg, workspace, patches);
+            z.autotune_l2 = l2;
+            z
         }
         _ => sizes.clone(),
     };

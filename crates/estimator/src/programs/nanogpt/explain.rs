@@ -136,6 +136,13 @@ pub fn formula(term: Term, cfg: &TrainConfig, total_params: u64, bytes: u128) ->
             let one = if n == 1 { bytes } else { ws };
             f("n·workspace", format!("{n}·{one}"))
         }
+        Term::InductorAutotune => {
+            let l2 = bytes.saturating_sub(4 * s * btc);
+            f(
+                &format!("L2 + 4·{s}·B·T·C"),
+                format!("{l2} + 4·{s}·{b}·{t}·{c}"),
+            )
+        }
         Term::TokenIds => {
             let n = multiple(bytes, 8 * bt, 0);
             f(&format!("{n}·8·B·T"), format!("{n}·8·{b}·{t}"))

@@ -33,6 +33,9 @@ pub enum Moment {
     EvalLoss,
     /// Eval: inside a block's forward.
     EvalBlock,
+    /// torch.compile, cold Inductor cache: a GELU kernel autotuned on its first call (the first
+    /// eval's block 0, the first backward's last block).
+    Autotune,
 }
 
 impl Moment {
@@ -47,6 +50,7 @@ impl Moment {
             Moment::OptimizerStep => "optimizer_step",
             Moment::EvalLoss => "eval_loss",
             Moment::EvalBlock => "eval_block",
+            Moment::Autotune => "autotune",
         }
     }
 }
@@ -124,6 +128,9 @@ pub struct Sizes {
     pub mask_buffers: u128,
     /// One cuBLAS workspace (§2.6).
     pub workspace: u128,
+    /// torch.compile on a cold Inductor cache: the card's L2 size, the autotuner's flush
+    /// buffer (0: no autotuning, eager or not set). [`crate::estimate`] sets it.
+    pub autotune_l2: u128,
     /// X and Y, int64 (B, T) each.
     pub token_ids: u128,
     /// Allocator overhead of the model as loaded (§6.4, allocator_rounding.rs).
@@ -220,6 +227,7 @@ impl Sizes {
                 0
             },
             workspace,
+            autotune_l2: 0,
             token_ids: 16 * bt,
             rounding_model: model_rounding(cfg),
             adam_set: if patches.shard_optimizer {
@@ -358,6 +366,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             xy1,
             early_ws,
         ));
+        // fp32 computes lm_head's input gradient first and its weight gradient only at the end
+        // of the backward (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1): dx (4·BTC) here.
+        let lm_head = if z.half { s * vc } else { 4 * btc };
         out.push(at(
             Moment::LossBackward,
             true,
@@ -365,7 +376,7 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
                 (Term::Logits, s * btv),
                 (Term::ZeroTangent, s * btv),
                 (Term::LossGrads, s * btv),
-                (Term::LmHeadGrads, s * vc),
+                (Term::LmHeadGrads, lm_head),
                 (Term::ForwardLocals, 4 * tc),
             ],
             xy2,
@@ -479,11 +490,19 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
     // What the loss path leaves alive through the rest of the backward: the logits (still
     // bound to `logits`), and for compile the zero tangent and lm_head's 16-bit weight grad,
     // which torch 2.11 frees only when the compiled backward ends.
-    let loss_leftovers: Vec<(Term, u128)> = if z.compiled {
+    // In fp32 the compiled backward keeps dlogits instead, for lm_head's weight gradient at
+    // its end (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1).
+    let loss_leftovers: Vec<(Term, u128)> = if z.compiled && z.half {
         vec![
             (Term::Logits, kept_logits),
             (Term::ZeroTangent, kept_logits),
             (Term::LmHeadGrads, s * vc),
+        ]
+    } else if z.compiled {
+        vec![
+            (Term::Logits, kept_logits),
+            (Term::ZeroTangent, kept_logits),
+            (Term::LossGrads, s * btv),
         ]
     } else {
         vec![(Term::Logits, kept_logits)]
@@ -503,7 +522,9 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
         for &(term, b) in &loss_leftovers {
             t.add(term, b);
         }
-        t.add(Term::TiedWeightGrad, 4 * vc);
+        // (a compiled fp32 backward makes lm_head's weight gradient only at its end)
+        let fp32_compiled = z.compiled && !z.half;
+        t.add(Term::TiedWeightGrad, if fp32_compiled { 0 } else { 4 * vc });
         // At the MLP's first backward matmul (GELU's output grad allocated): the residual grad
         // (4), the branch's grad (its 16-bit cast, or the dropout backward's output, which
         // frees the mask) and d(gelu) (4·s). The manual path's attention backward holds up to
@@ -533,14 +554,51 @@ fn micro_step(z: &Sizes, m: MicroStep) -> Vec<MomentBytes> {
             micro_step: m.index,
             terms: t,
         });
+
+        // The run's first backward on a cold Inductor cache: GELU's backward kernel (in place
+        // on d(gelu)) is autotuned on its first call, in the last block, once the branch's
+        // grad, c_proj's weight cast and GELU's saved output are freed: the clone of d(gelu)
+        // and the L2-flush buffer beside the residual grad, d(gelu) and c_proj's weight grad
+        // (sequence.rs `autotune_gelu`; trace nanogpt-compiled-bf16_char_T256_B64_ga1).
+        if z.compiled && z.autotune_l2 > 0 && m.phase == Phase::TrainFirstIter && m.index == 1 {
+            let mut t = base.clone();
+            t.add(
+                Term::BlockActivations,
+                (z.n_layer * z.per_layer).saturating_sub(4 * s * btc + mask_freed),
+            );
+            t.add(Term::EmbeddingDropoutMask, z.emb_dropout_mask);
+            t.add(
+                Term::WeightCopies,
+                z.weight_copies
+                    .saturating_sub(if z.half { 2 * vc + 8 * z.c * z.c } else { 0 }),
+            );
+            for &(term, b) in &loss_leftovers {
+                t.add(term, b);
+            }
+            t.add(Term::TiedWeightGrad, if fp32_compiled { 0 } else { 4 * vc });
+            let dw = if z.half { 8 } else { 16 } * z.c * z.c;
+            t.add(Term::BlockTransient, (4 + 4 * s) * btc + dw);
+            t.add(Term::InductorAutotune, 4 * s * btc + z.autotune_l2);
+            t.add(Term::TokenIds, xy2);
+            t.add(Term::CublasWorkspace, 2 * z.workspace);
+            out.push(MomentBytes {
+                phase: m.phase,
+                moment: Moment::Autotune,
+                micro_step: m.index,
+                terms: t,
+            });
+        }
     }
 
     // End of the backward: every gradient exists; eager accumulates each into `.grad` as it
     // is ready, a compiled backward returns a full fresh set first (+4P if `.grad` exists).
     {
         let mut t = base.clone();
+        // (a compiled fp32 backward frees dlogits once lm_head's weight gradient exists)
         for &(term, b) in &loss_leftovers {
-            t.add(term, b);
+            if term != Term::LossGrads {
+                t.add(term, b);
+            }
         }
         t.add(Term::TiedWeightGrad, 4 * vc);
         if !m.grads || z.compiled {
@@ -611,7 +669,24 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
     if z.compiled {
         // Inductor fuses the loss into reductions and frees weight casts per use.
         let copy = if z.half { 2 * z.vc } else { 0 };
-        vec![
+        let mut out = Vec::new();
+        // The first eval on a cold Inductor cache: block 0's GELU kernel is autotuned (the
+        // clone of its in-place (N, 4C) buffer and the L2-flush buffer) while c_fc's output,
+        // c_proj's and SDPA's (N, C) outputs and the block's three weight casts are alive; the
+        // embeddings' sum and x + attn are inlined, never stored (sequence.rs
+        // `compiled_eval_block`; trace nanogpt-compiled-bf16_char_T256_B64_ga1).
+        if z.autotune_l2 > 0 && phase == Phase::Eval {
+            let casts = if z.half { 16 * z.c * z.c } else { 0 };
+            out.push(moment(
+                Moment::Autotune,
+                &[
+                    (Term::BlockTransient, 6 * s * btc),
+                    (Term::WeightCopies, casts),
+                    (Term::InductorAutotune, 4 * s * btc + z.autotune_l2),
+                ],
+            ));
+        }
+        out.extend([
             moment(
                 Moment::EvalLoss,
                 &[
@@ -626,12 +701,16 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 &[
                     (Term::PrevLogits, kept),
                     // x_mid, c_fc's input, h and gelu's output (Inductor frees a buffer after
-                    // the kernel that last reads it): 22·BTC measured for 16-bit
-                    (Term::BlockTransient, if z.half { 22 } else { 40 } * btc),
+                    // the kernel that last reads it): 22·BTC measured for 16-bit. fp32 peaks in
+                    // the next block's attention: x, ln_1's output and the previous c_fc output
+                    // (kept for reuse), qkv and the memory-efficient SDPA's three (N, C)
+                    // buffers, 48·BTC (trace nanogpt-compiled-fp32_char_T256_B64_ga2_cold)
+                    (Term::BlockTransient, if z.half { 22 } else { 48 } * btc),
                     (Term::WeightCopies, copy),
                 ],
             ),
-        ]
+        ]);
+        out
     } else if z.half {
         // a block under no_grad: its MLP holds x_in, x_mid, ln_2's fp32 output, h and gelu
         // (28·BTC); the manual path's attention, at the softmax, holds x_in, ln_1's output, qkv

@@ -43,6 +43,12 @@ pub(crate) struct Gen<'a> {
     pub(crate) prefetch: bool,
     /// Rows of `wpe` (its gradient's size): the model's block_size, whatever length is fed.
     pub(crate) wpe_rows: u128,
+    /// torch.compile on a cold Inductor cache (a user's first run of a config): the card's L2
+    /// size, the benchmarker's flush buffer (0: no autotuning modelled).
+    pub(crate) l2: u128,
+    /// The eval graph's, the training forward's and the training backward's GELU kernels are
+    /// still to be autotuned on their first call.
+    tune: [bool; 3],
 }
 
 /// The tensors one block keeps for its backward.
@@ -91,7 +97,29 @@ impl<'a> Gen<'a> {
             workspace,
             prefetch: true,
             wpe_rows: u128::from(cfg.block_size),
+            l2: 0,
+            tune: [false; 3],
         }
+    }
+
+    /// The first call of a compiled graph's GELU kernel on a cold Inductor cache: Triton's
+    /// autotuner times each candidate config (`CachingAutotuner.benchmark_all_configs`), first
+    /// cloning the buffer the kernel writes in place (`clone_preserve_strides`: the (N, 4C)
+    /// GELU buffer, 4·s·BTC) and, per timing, allocating an L2-sized flush buffer
+    /// (`benchmark_gpu`); both are freed before the kernel's real launch. Traces
+    /// nanogpt-compiled-bf16_char_T256_B64_ga1 (eval: 50 MiB + the 48 MiB clone at
+    /// `triton_poi_fused__unsafe_view_gelu_5`; iteration 0: the same at the backward's
+    /// `..._gelu_gelu_backward_...` kernel) and nanogpt-compiled-fp32_gpt2_T2048_B1_ga1. A warm
+    /// cache holds the chosen configs and skips this (measured: nanogpt-compiled-warm.jsonl).
+    /// Other kernels are autotuned too, with smaller clones: the GELU one is the largest.
+    fn autotune_gelu(&mut self, graph: usize) {
+        if self.l2 == 0 || !self.tune[graph] {
+            return;
+        }
+        self.tune[graph] = false;
+        let clone = self.a(4 * self.s * self.btc(), Term::InductorAutotune);
+        let flush = self.a(self.l2, Term::InductorAutotune);
+        self.free_all(&[flush, clone]);
     }
 
     pub(crate) fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
@@ -475,34 +503,81 @@ impl<'a> Gen<'a> {
     }
 
     /// A compiled block under no_grad: Inductor frees each buffer after its last use; the weight
-    /// casts are per-use buffers.
-    fn compiled_eval_block(&mut self, x: T) -> T {
+    /// casts are per-use buffers. `prev_h` is the previous block's c_fc output: Inductor's
+    /// buffer reuse keeps a dead buffer that a later one of the same size will take over (the
+    /// next block's c_fc output) instead of freeing it (trace
+    /// nanogpt-compiled-fp32_char_T256_B64_ga2_cold: at the eval peak, in a block's attention,
+    /// the (N, 4C) buffer of the previous block's c_fc is still allocated).
+    ///
+    /// `first`: block 0. There the embeddings' sum and `x + attn` are never materialised
+    /// (Inductor inlines the gather and the adds into the kernels that read them), c_proj's and
+    /// SDPA's outputs and the weight casts stay until the block's end (trace
+    /// nanogpt-compiled-bf16_char_T256_B64_ga1, eval peak at block 0's GELU: ln_1/c_proj's and
+    /// SDPA's (N, C) outputs, c_fc's (N, 4C), the three weight casts, no fp32 (N, C)).
+    fn compiled_eval_block(&mut self, x: T, prev_h: &mut T, first: bool) -> T {
         let (btc, c, s) = (self.btc(), self.c, self.s);
         let tr = Term::BlockTransient;
+        let mut casts = Vec::new();
         let ln1c = self.a(s * btc, tr);
         let w = self.cast(3 * c * c);
         let qkv = self.a(3 * s * btc, tr);
-        self.free_all(&[ln1c, w]);
+        // ln_1's output is kept the same way until c_proj's output takes it over (the trace's
+        // second (N, C) LayerNorm buffer at that peak)
+        if first {
+            casts.push(w);
+        } else {
+            self.f(w);
+        }
+        // fp32 attention runs the memory-efficient SDPA kernel, which allocates two more
+        // (N, C) fp32 buffers beside its output (same trace: three (N, C) fp32 tensors from
+        // the SDPA call at the eval peak; 16-bit runs take the cuDNN kernel, output only)
+        let sdpa_extra = if self.half {
+            vec![]
+        } else {
+            vec![self.a(4 * btc, tr), self.a(4 * btc, tr)]
+        };
         let y = self.a(s * btc, tr);
+        self.free_all(&sdpa_extra);
         self.f(qkv);
         let w = self.cast(c * c);
+        self.f(ln1c);
         let proj = self.a(s * btc, tr);
-        self.free_all(&[y, w]);
-        let x_mid = self.a(4 * btc, tr);
-        self.free_all(&[proj, x]);
+        let x_mid = if first {
+            casts.push(w);
+            None
+        } else {
+            self.free_all(&[y, w]);
+            let x_mid = self.a(4 * btc, tr);
+            self.free_all(&[proj, x]);
+            x_mid
+        };
         let ln2c = self.a(s * btc, tr);
         let w = self.cast(4 * c * c);
+        // this block's c_fc output takes over the previous block's buffer
+        self.f(prev_h.take());
         let h = self.a(4 * s * btc, tr);
-        // c_fc's input lives until GELU's kernel has run (measured: 22·BTC at the eval peak of
-        // a compiled character-level model, not 20)
-        let g = self.a(4 * s * btc, tr);
-        self.free_all(&[ln2c, w]);
-        self.f(h);
+        let g = if first {
+            casts.push(w);
+            self.f(ln2c);
+            self.autotune_gelu(0);
+            self.a(4 * s * btc, tr)
+        } else {
+            // c_fc's input lives until GELU's kernel has run (measured: 22·BTC at the eval
+            // peak of a compiled character-level model, not 20)
+            let g = self.a(4 * s * btc, tr);
+            self.free_all(&[ln2c, w]);
+            g
+        };
+        *prev_h = h;
         let w = self.cast(4 * c * c);
         let mlp = self.a(s * btc, tr);
         self.free_all(&[g, w]);
         let x_out = self.a(4 * btc, tr);
         self.free_all(&[mlp, x_mid]);
+        if first {
+            self.free_all(&[proj, y]);
+            self.free_all(&casts);
+        }
         x_out
     }
 
@@ -516,17 +591,25 @@ impl<'a> Gen<'a> {
             Term::BlockActivations
         };
         let pos = self.a(8 * self.t, Term::FinalActivations);
-        let pemb = self.a(4 * tc, Term::ForwardLocals);
-        let mut x = self.a(4 * btc, act);
+        // under no_grad pos_emb, tok_emb and their sum are inlined into block 0's kernels, never
+        // stored (trace nanogpt-compiled-bf16_char_T2048_B1_ga2: no (T, C) or (N, C) fp32
+        // buffer at the eval peak; training keeps pos_emb as a saved tensor)
+        let pemb = if eval {
+            None
+        } else {
+            self.a(4 * tc, Term::ForwardLocals)
+        };
+        let mut x = if eval { None } else { self.a(4 * btc, act) };
         let mut emb_mask = None;
         if self.dropout && !eval {
             emb_mask = self.a(btc, Term::EmbeddingDropoutMask);
         }
         let mut blocks = Vec::new();
         let mut pending: Vec<T> = Vec::new();
-        for _ in 0..self.cfg.n_layer {
+        let mut prev_h: T = None;
+        for layer in 0..self.cfg.n_layer {
             if eval {
-                x = self.compiled_eval_block(x);
+                x = self.compiled_eval_block(x, &mut prev_h, layer == 0);
                 continue;
             }
             let ln1c = self.a(s * btc, act);
@@ -543,6 +626,7 @@ impl<'a> Gen<'a> {
             let r2 = self.a(4 * bt, act);
             let w_fc = self.cast(4 * c * c);
             let hh = self.a(4 * s * btc, act);
+            self.autotune_gelu(1);
             let g = self.a(4 * s * btc, act);
             let w_mproj = self.cast(4 * c * c);
             pending.push(self.a(s * btc, Term::BlockTransient));
@@ -571,6 +655,7 @@ impl<'a> Gen<'a> {
         }
         let pending_left = std::mem::take(&mut pending);
         self.free_all(&pending_left);
+        self.f(prev_h);
         let lnfc = self.a(s * btc, Term::FinalActivations);
         let rf = self.a(4 * bt, Term::FinalActivations);
         if eval {
@@ -640,6 +725,8 @@ impl<'a> Gen<'a> {
         let d = dw_first(self, 4 * c * c);
         let dgelu = self.a(4 * s * btc, tr);
         self.free_all(&[gin, w_mproj, g]);
+        // (compiled, first backward on a cold cache: GELU's backward kernel, in place on dgelu)
+        self.autotune_gelu(2);
         self.weight_grad_done(d, 4 * c * c, keep_grads, grads);
         let dh = self.a(4 * s * btc, tr);
         self.free_all(&[dgelu, hh]);
@@ -781,13 +868,29 @@ impl<'a> Gen<'a> {
             };
             let dlogits = self.a(s * lbtv, Term::LossGrads);
             self.free_all(&[fwd.stats[1], fwd.lsm]);
-            let dw_lm = self.a(s * vc, Term::LmHeadGrads);
+            // 16-bit: lm_head's weight gradient first, then dlogits dies after dx. fp32: the
+            // graph computes dx first and lm_head's weight gradient only at the end, beside the
+            // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
+            // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
+            // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
+            let dw_lm = if self.half {
+                self.a(s * vc, Term::LmHeadGrads)
+            } else {
+                None
+            };
             if first_backward {
                 self.a(self.workspace, Term::CublasWorkspace);
             }
+            // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
+            // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
             self.f(fwd.lnfc);
             let dx = self.a(s * btc, Term::BlockTransient);
-            self.free_all(&[dlogits, fwd.w_lm]);
+            let dlogits = if self.half {
+                self.free_all(&[dlogits, fwd.w_lm]);
+                None
+            } else {
+                dlogits
+            };
             let dx32 = self.a(4 * btc, Term::BlockTransient);
             self.f(dx);
             let g = self.a(4 * btc, Term::BlockTransient);
@@ -799,11 +902,10 @@ impl<'a> Gen<'a> {
             // the tied weight's gradient is lm_head's, in fp32, plus the embedding's: the graph
             // upcasts lm_head's bf16 one at the end, beside the embedding's dense buffer
             // (measured: build-nanogpt's compiled B1 T512, 4·V·C at the end of every backward)
-            fwd.tied_grad = if self.half {
-                self.a(4 * vc, Term::TiedWeightGrad)
-            } else {
-                None
-            };
+            fwd.tied_grad = self.a(4 * vc, Term::TiedWeightGrad);
+            // fp32: that is lm_head's own weight gradient (dlogitsᵀ · ln_f's output); dlogits
+            // dies with it
+            self.f(dlogits);
             self.embedding_backward(&mut fwd, g, true, &mut fresh, xy);
             // the compiled graph returns: its leftovers die, fresh grads land in .grad
             self.free_all(&[tangent, dw_lm, fwd.tw]);
@@ -1026,6 +1128,12 @@ pub const STEADY_ITERATIONS: u32 = 3;
 pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     let workspace = gpu.cublas_workspace_bytes();
     let mut g = Gen::new(cfg, workspace, patches);
+    // vramfit predicts a user's first run of a config: a cold Inductor cache (a rerun of the
+    // same config finds the autotuned configs on disk and stays below it)
+    if cfg.compile {
+        g.l2 = gpu.l2_cache_bytes();
+        g.tune = [true; 3];
+    }
     g.model_load();
     // DDP(model): the Reducer's gradient buckets, before the first batch (ddp.rs)
     let bucket_sizes = crate::ddp::bucket_bytes(cfg);
