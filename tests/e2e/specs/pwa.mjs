@@ -2,7 +2,7 @@
 // static files with nothing loaded from anywhere else.
 
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +88,9 @@ export const tests = {
     await waitForServiceWorker(page);
     const sw = path.join(dir, 'sw.js');
     await writeFile(sw, (await readFile(sw, 'utf8')).replace(/const VERSION = '[0-9a-f]+'/, "const VERSION = 'next'"));
+    // a deploy writes the compressed twins anew too; without them the server sends the new file
+    await rm(`${sw}.br`);
+    await rm(`${sw}.gz`);
     await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
     await page.waitForSelector('#vramfit-update');
     assert.match(await page.textContent('#vramfit-update'), /new version/);
