@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
-import { firstPaint, firstPaintTable } from './first_paint.mjs';
+import { firstPaint, firstPaintTable, watchFirstBar } from './first_paint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -65,21 +65,7 @@ async function browserTimings(base, browser) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   // the first frame with the bar in it: the bar's node appears, then the frame after it is painted
-  await page.addInitScript(() => {
-    window.__firstBar = new Promise((resolve) => {
-      const seen = () => {
-        if (!document.querySelector('[data-testid="segment-logits"]')) return false;
-        requestAnimationFrame(() => {
-          const ch = new MessageChannel();
-          ch.port1.onmessage = () => resolve(performance.now());
-          ch.port2.postMessage(0);
-        });
-        return true;
-      };
-      const mo = new MutationObserver(() => { if (seen()) mo.disconnect(); });
-      document.addEventListener('DOMContentLoaded', () => { if (!seen()) mo.observe(document.body, { childList: true, subtree: true }); });
-    });
-  });
+  await page.addInitScript(watchFirstBar);
   const firstBar = [];
   for (let i = 0; i < 7; i++) {
     await page.goto(`${base}/?gpu=rtx3060`);

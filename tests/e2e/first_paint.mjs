@@ -26,8 +26,8 @@ export const STATES = [
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Resolves with performance.now() at the first frame painted after the bar's node appears. */
-function watchFirstBar() {
+/** Sets `window.__firstBar`: performance.now() at the first frame painted after the bar's node appears. */
+export function watchFirstBar() {
   window.__firstBar = new Promise((resolve) => {
     const seen = () => {
       if (!document.querySelector('[data-testid="segment-logits"]')) return false;

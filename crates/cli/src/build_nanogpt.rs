@@ -11,10 +11,10 @@ use estimator::programs::Program;
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
-use crate::report::{fix_table, head, notes, run_text, saving, FixRow, Peaks, Text};
+use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::bng_fix_text;
-use vramfit_i18n::format::{bytes, params};
+use vramfit_i18n::format::params;
 use vramfit_i18n::{fill, Strings};
 use vramfit_report::build_nanogpt::{to_json, warnings};
 
@@ -130,38 +130,10 @@ fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
             out.line(fill(tr.bng_largest_b, &[("n", &b.to_string())]));
         }
         out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
-        let rows: Vec<FixRow> = r
-            .fixes
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
-                FixRow {
-                    cells: vec![
-                        (i + 1).to_string(),
-                        title,
-                        bytes(f.peak_bytes),
-                        saving(f.saving_bytes),
-                        if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
-                        tr.impact(f.impact).to_string(),
-                    ],
-                    below: std::iter::once(why).chain(f.edits(cfg)).collect(),
-                }
-            })
-            .collect();
-        fix_table(
-            &mut out,
-            &[
-                "#",
-                tr.cli_col_change,
-                tr.col_peak,
-                tr.col_saving,
-                tr.col_fits,
-                tr.col_impact,
-            ],
-            &[true, false, true, true, false, false],
-            &rows,
-        );
+        ranked_fix_table(&mut out, tr, &r.fixes, |f| {
+            let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
+            (title, std::iter::once(why).chain(f.edits(cfg)).collect())
+        });
     }
     notes(&mut out, tr, &warnings(tr, cfg));
     out.into_string()

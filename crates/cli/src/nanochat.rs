@@ -12,10 +12,10 @@ use estimator::programs::{config_from_flags, Program, ProgramConfig};
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
-use crate::report::{fix_table, head, notes, run_text, saving, FixRow, Peaks, Text};
+use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::nanochat_fix_text;
-use vramfit_i18n::format::{bytes, params};
+use vramfit_i18n::format::params;
 use vramfit_i18n::{fill, Strings};
 use vramfit_report::nanochat::{to_json, warnings};
 
@@ -154,38 +154,10 @@ fn to_text(
             out.line(fill(tr.cli_core_fits, &[("n", &n.to_string())]));
         }
         out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
-        let rows: Vec<FixRow> = r
-            .fixes
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
-                FixRow {
-                    cells: vec![
-                        (i + 1).to_string(),
-                        title,
-                        bytes(f.peak_bytes),
-                        saving(f.saving_bytes),
-                        if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
-                        tr.impact(f.impact).to_string(),
-                    ],
-                    below: vec![why, f.command_line()],
-                }
-            })
-            .collect();
-        fix_table(
-            &mut out,
-            &[
-                "#",
-                tr.cli_col_change,
-                tr.col_peak,
-                tr.col_saving,
-                tr.col_fits,
-                tr.col_impact,
-            ],
-            &[true, false, true, true, false, false],
-            &rows,
-        );
+        ranked_fix_table(&mut out, tr, &r.fixes, |f| {
+            let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
+            (title, vec![why, f.command_line()])
+        });
     }
     notes(&mut out, tr, &warnings(tr, cfg));
     out.into_string()

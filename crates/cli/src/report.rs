@@ -6,6 +6,7 @@
 
 use unicode_width::UnicodeWidthStr;
 
+use estimator::engine::ranking::Ranked;
 use estimator::engine::run::Run;
 use estimator::programs::Program;
 use estimator::{Budget, Component, Phase, Risk, Verdict};
@@ -244,6 +245,48 @@ pub fn fix_table(out: &mut Text, header: &[&str], right: &[bool], rows: &[FixRow
             out.line(format!("      {b}"));
         }
     }
+}
+
+/// nanochat's and build-nanogpt's ranked fixes: number, change, new peak, saving, whether it
+/// fits, what it changes in training; under each, `text`'s lines after its title (why, and the
+/// command or the edits).
+pub fn ranked_fix_table<C, K>(
+    out: &mut Text,
+    tr: &Strings,
+    fixes: &[Ranked<C, K>],
+    text: impl Fn(&Ranked<C, K>) -> (String, Vec<String>),
+) {
+    let rows: Vec<FixRow> = fixes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (title, below) = text(f);
+            FixRow {
+                cells: vec![
+                    (i + 1).to_string(),
+                    title,
+                    bytes(f.peak_bytes),
+                    saving(f.saving_bytes),
+                    if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
+                    tr.impact(f.impact).to_string(),
+                ],
+                below,
+            }
+        })
+        .collect();
+    fix_table(
+        out,
+        &[
+            "#",
+            tr.cli_col_change,
+            tr.col_peak,
+            tr.col_saving,
+            tr.col_fits,
+            tr.col_impact,
+        ],
+        &[true, false, true, true, false, false],
+        &rows,
+    );
 }
 
 /// A fix's saving, signed: `+3.65 GiB`, `-0.94 GiB`.
