@@ -66,7 +66,7 @@ export const tests = {
     const queries = Array.from({ length: 1000 }, () => randomQuery(r));
     const lanes = 2;
     const context = await ctx.browser.newContext();
-    await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+    const done = Promise.all(Array.from({ length: lanes }, async (_, lane) => {
       const page = await context.newPage();
       const errors = [];
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -92,9 +92,25 @@ export const tests = {
       }
       await page.close();
     }));
+    // A browser that stops answering must fail this test, not hold the suite forever (seen once in
+    // WebKitGTK: its MiniBrowser session vanished mid-run and the driver never answered again).
+    // What the abandoned lanes throw once the suite closes the browser is theirs, not a new failure.
+    done.catch(() => {});
+    let timer;
+    const deadline = new Promise((_, fail) => {
+      timer = setTimeout(() => fail(new Error(`the ${queries.length} queries took over ${DEADLINE_MIN} minutes: the browser stopped answering`)), DEADLINE_MIN * 60_000);
+    });
+    try {
+      await Promise.race([done, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
     await context.close();
   },
 };
+
+/** Far above a slow run (WebKit on 2 busy cores: 9.5 minutes). */
+const DEADLINE_MIN = 20;
 
 /**
  * Seen once in four WebKit runs of this test (CI, 2026-11-26), never in Chromium or Firefox: the
@@ -105,6 +121,6 @@ export const tests = {
 export const knownFailures = {
   webkit: {
     '1,000 random valid and invalid query strings: no panic, never a blank page':
-      'an intermittent wasm panic in WebKitGTK (1 run in 4), its message not yet captured',
+      'an intermittent wasm panic in WebKitGTK (1 run in 6), its message not yet captured; once, the browser session vanished mid-run',
   },
 };
