@@ -248,10 +248,11 @@ export const tests = {
 /**
  * Seen in WebKitGTK 2.50.6 only (clean-clone CI, 2026-11-26; the same suite passed in WebKit here just
  * before): on the 360 px page the "other" component was written "31691265003679076502291559219 2.00 GiB"
- * (docs/webkit-garbled-number.png) while its bar segment had its right width — so the bytes were right and
- * their formatting as decimal text went wrong; the long number made the page overflow. The same wasm
- * formats it right in Chromium and Firefox, and safe Rust has no undefined behaviour, so a JavaScriptCore
- * miscompilation is the likeliest cause (the intermittent panic in robustness.mjs may be the same).
+ * (docs/webkit-garbled-number.png), and the details panel took "other" for the largest component (it shows
+ * the largest until one is picked), so the byte count itself was likely wrong, not only its text (the bar
+ * segment looked right); the long number made the page overflow. The same wasm gives the right answer in
+ * Chromium and Firefox, and safe Rust has no undefined behaviour, so a JavaScriptCore miscompilation is the
+ * likeliest cause (the intermittent panic in robustness.mjs may be the same).
  * Not yet reduced to a case to report; the test runs and says how it went.
  */
 export const knownFailures = {
