@@ -68,8 +68,21 @@ export class FacadePage {
         // a navigation in progress: the page's realm is being replaced
         if (!/navigat|context|realm|destroyed|discarded|stale|no such/i.test(String(e))) throw e;
       }
-      if (Date.now() > deadline) throw new Error(`waitForFunction timed out after ${timeout} ms: ${fn}`);
+      if (Date.now() > deadline) throw new Error(`waitForFunction timed out after ${timeout} ms${await this.#why()}: ${fn}`);
       await new Promise((ok) => setTimeout(ok, POLL_MS));
+    }
+  }
+
+  /**
+   * What a timed-out wait reports of the page: its URL and the panic the wasm module recorded
+   * (`<html data-panicked>`), if any; a page that no longer answers reports nothing.
+   */
+  async #why() {
+    try {
+      const [url, panicked] = await this.evaluate(() => [location.href, document.documentElement.dataset.panicked ?? null]);
+      return ` on ${url}${panicked ? `; the wasm module panicked: ${panicked}` : ''}`;
+    } catch {
+      return '';
     }
   }
 

@@ -20,6 +20,15 @@ export const missing = {
   locale: 'WebKitGTK takes the browser\'s language from the system locale, and classic WebDriver has no language option',
 };
 
+/**
+ * A failed test runs once more in WebKit, and the first failure is printed (`# webkit: flaky:`):
+ * about one CI run in four, a WebKitGTK page stopped updating mid-test (a fix list that never
+ * came, a byte count garbled once) in a test that passes on its next run and in Chromium and
+ * Firefox every time; not reproduced in 600 history navigations or 12,000 package calls here.
+ * A test that fails twice fails the suite.
+ */
+export const retry = 'WebKitGTK fails about one run in four, intermittently (README: Browser tests)';
+
 const KEYS = {
   ArrowRight: Key.ARROW_RIGHT,
   ArrowLeft: Key.ARROW_LEFT,
