@@ -6,6 +6,7 @@ use estimator::snippet;
 use estimator::TrainConfig;
 
 use super::export::snippet_block;
+use super::fix_parts::saving;
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
@@ -57,11 +58,6 @@ fn fact(label: &str, value: &str, class: &str) -> String {
 
 fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usize>) -> String {
     let (title, why) = fix_text(tr, f, from, freed);
-    let saving = if f.saving_bytes >= 0 {
-        format!("−{}", format::gib_abs(f.saving_bytes))
-    } else {
-        format!("+{}", format::gib_abs(f.saving_bytes))
-    };
     let mut class = String::from("fix");
     if f.fits() {
         class += " fix--fits";
@@ -73,7 +69,7 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
         el("span", &[("class", "fix__rank")], &r.to_string())
     });
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes), "")
-        + &fact(tr.col_saving, &saving, "")
+        + &fact(tr.col_saving, &saving(f.saving_bytes), "")
         + &fact(
             tr.col_fits,
             if f.fits() { tr.yes } else { tr.no },

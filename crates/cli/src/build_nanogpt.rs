@@ -15,12 +15,12 @@ use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::bng_fix_text;
 use vramfit_i18n::format::params;
-use vramfit_i18n::{fill, Strings};
+use vramfit_i18n::{fill, CliLang};
 use vramfit_report::build_nanogpt::{to_json, warnings};
 
 /// The constants the command line gives, then the processes the launcher or
 /// `--nproc_per_node` starts.
-fn config(args: &Args, tr: &Strings, launch: Option<Launch>) -> Result<BngConfig, String> {
+fn config(args: &Args, tr: &CliLang, launch: Option<Launch>) -> Result<BngConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
         if let Some(a) = l.args.first() {
@@ -41,7 +41,7 @@ fn config(args: &Args, tr: &Strings, launch: Option<Launch>) -> Result<BngConfig
     BngConfig::from_args(&flags).map_err(|e| config_error(tr, &e))
 }
 
-pub fn main(args: &Args, tr: &Strings, launch: Option<Launch>) -> ExitCode {
+pub fn main(args: &Args, tr: &CliLang, launch: Option<Launch>) -> ExitCode {
     let cfg = match config(args, tr, launch) {
         Ok(c) => c,
         Err(e) => return fail(e),
@@ -56,16 +56,16 @@ pub fn main(args: &Args, tr: &Strings, launch: Option<Launch>) -> ExitCode {
     )
 }
 
-fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> String {
+fn to_text(tr: &CliLang, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> String {
     let cfg = &a.config;
     let mut out = Text::default();
     head(
         &mut out,
         &[
             (
-                tr.cli_row_model,
+                tr.cli.row_model,
                 fill(
-                    tr.cli_model_bng,
+                    tr.cli.model_bng,
                     &[
                         ("layers", &cfg.n_layer.to_string()),
                         ("heads", &cfg.n_head.to_string()),
@@ -79,9 +79,9 @@ fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
                 ),
             ),
             (
-                tr.cli_row_batch,
+                tr.cli.row_batch,
                 fill(
-                    tr.cli_batch_bng,
+                    tr.cli.batch_bng,
                     &[
                         ("b", &cfg.b.to_string()),
                         ("t", &cfg.t.to_string()),
@@ -91,9 +91,9 @@ fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
                 ),
             ),
             (
-                tr.cli_row_settings,
+                tr.cli.row_settings,
                 fill(
-                    tr.cli_settings_bng,
+                    tr.cli.settings_bng,
                     &[
                         ("compile", if cfg.use_compile { "True" } else { "False" }),
                         ("allocator", cfg.allocator.as_str()),
@@ -129,12 +129,12 @@ fn to_text(tr: &Strings, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
         if let Some(b) = r.largest_b_that_fits {
             out.line(fill(tr.bng_largest_b, &[("n", &b.to_string())]));
         }
-        out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
+        out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
         ranked_fix_table(&mut out, tr, &r.fixes, |f| {
             let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
             (title, std::iter::once(why).chain(f.edits(cfg)).collect())
         });
     }
-    notes(&mut out, tr, &warnings(tr, cfg));
+    notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()
 }

@@ -17,12 +17,12 @@ use estimator::{gpu, Budget};
 
 use args::{Args, Source};
 use vramfit_i18n::format::use_separators;
-use vramfit_i18n::{en, Lang, Strings};
+use vramfit_i18n::{en, CliLang, Lang};
 use vramfit_report::nanogpt::Answer;
 
 /// A refused setting in the report's language. English keeps the estimator's own wording, which
 /// carries details the translated templates leave out (what could not be read, and why).
-pub(crate) fn config_error(tr: &Strings, e: &estimator::ConfigError) -> String {
+pub(crate) fn config_error(tr: &CliLang, e: &estimator::ConfigError) -> String {
     if tr.lang == en().lang {
         e.to_string()
     } else {
@@ -82,10 +82,10 @@ fn main() -> ExitCode {
         println!("vramfit {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
-    let tr = if args.json {
-        en()
+    let tr = &if args.json {
+        CliLang::en()
     } else {
-        language(&args).bundled()
+        language(&args).cli()
     };
     use_separators(tr);
     if args.list_gpus {
@@ -291,7 +291,7 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
 /// OOM message), the analysis and the ranked fixes, printed as JSON or text.
 pub(crate) fn respond<A, F>(
     args: &Args,
-    tr: &Strings,
+    tr: &CliLang,
     analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
     rank: impl FnOnce(&Budget) -> Option<F>,
     json: impl FnOnce(&A, &Budget, Option<&F>) -> serde_json::Value,

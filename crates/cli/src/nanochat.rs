@@ -16,7 +16,7 @@ use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::{config_error, fail, respond};
 use vramfit_i18n::fix_text::nanochat_fix_text;
 use vramfit_i18n::format::params;
-use vramfit_i18n::{fill, Strings};
+use vramfit_i18n::{fill, CliLang};
 use vramfit_report::nanochat::{to_json, warnings};
 
 /// The config the command line describes: base_train.py's flags in order, then what the
@@ -24,7 +24,7 @@ use vramfit_report::nanochat::{to_json, warnings};
 /// `--nproc_per_node`.
 fn config(
     args: &Args,
-    tr: &Strings,
+    tr: &CliLang,
     program: Program,
     launch: Option<Launch>,
 ) -> Result<NanochatConfig, String> {
@@ -48,7 +48,7 @@ fn config(
     }
 }
 
-pub fn main(args: &Args, tr: &Strings, program: Program, launch: Option<Launch>) -> ExitCode {
+pub fn main(args: &Args, tr: &CliLang, program: Program, launch: Option<Launch>) -> ExitCode {
     let cfg = match config(args, tr, program, launch) {
         Ok(c) => c,
         Err(e) => return fail(e),
@@ -64,7 +64,7 @@ pub fn main(args: &Args, tr: &Strings, program: Program, launch: Option<Launch>)
 }
 
 fn to_text(
-    tr: &Strings,
+    tr: &CliLang,
     a: &NanochatAnalysis,
     budget: &Budget,
     fixes: Option<&NanochatFixReport>,
@@ -80,9 +80,9 @@ fn to_text(
         &mut out,
         &[
             (
-                tr.cli_row_model,
+                tr.cli.row_model,
                 fill(
-                    tr.cli_model_nanochat,
+                    tr.cli.model_nanochat,
                     &[
                         ("script", script),
                         ("depth", &s.l.to_string()),
@@ -98,9 +98,9 @@ fn to_text(
                 ),
             ),
             (
-                tr.cli_row_batch,
+                tr.cli.row_batch,
                 fill(
-                    tr.cli_batch_nanochat,
+                    tr.cli.batch_nanochat,
                     &[
                         ("batch", &cfg.device_batch_size.to_string()),
                         ("seq", &cfg.max_seq_len.to_string()),
@@ -110,9 +110,9 @@ fn to_text(
                 ),
             ),
             (
-                tr.cli_row_settings,
+                tr.cli.row_settings,
                 fill(
-                    tr.cli_settings_nanochat,
+                    tr.cli.settings_nanochat,
                     &[
                         ("pattern", &cfg.window_pattern.to_string()),
                         ("attention", cfg.attention.as_str()),
@@ -151,14 +151,14 @@ fn to_text(
             out.line(fill(tr.nc_largest_batch, &[("n", &b.to_string())]));
         }
         if let Some(n) = r.largest_core_example_that_fits {
-            out.line(fill(tr.cli_core_fits, &[("n", &n.to_string())]));
+            out.line(fill(tr.cli.core_fits, &[("n", &n.to_string())]));
         }
-        out.line(fill(tr.cli_heading, &[("text", tr.fixes_heading)]));
+        out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
         ranked_fix_table(&mut out, tr, &r.fixes, |f| {
             let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
             (title, vec![why, f.command_line()])
         });
     }
-    notes(&mut out, tr, &warnings(tr, cfg));
+    notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()
 }

@@ -13,7 +13,7 @@ use estimator::{Budget, Component, Phase, Risk, Verdict};
 
 use vramfit_i18n::fix_text::fix_text;
 use vramfit_i18n::format::{bytes, decimal, gib, gib_abs, params};
-use vramfit_i18n::{diagnosis_sentence, fill, place, Strings};
+use vramfit_i18n::{diagnosis_sentence, fill, place, CliLang};
 use vramfit_report::nanogpt::Answer;
 
 const BAR_WIDTH: usize = 60;
@@ -110,7 +110,7 @@ pub struct Peaks {
 /// program's report shows of its replayed run.
 pub fn run_text(
     out: &mut Text,
-    tr: &Strings,
+    tr: &CliLang,
     an: &Run,
     budget: &Budget,
     v: &Verdict,
@@ -120,7 +120,7 @@ pub fn run_text(
     let g = &budget.gpu;
     let (peak_phase, peak_stage, peak_micro) = an.peak_at();
     out.line(fill(
-        tr.cli_peak,
+        tr.cli.peak,
         &[
             ("bytes", &bytes(an.peak_bytes())),
             (
@@ -162,10 +162,10 @@ pub fn run_text(
         .iter()
         .map(|&(p, b)| format!("{} {}", tr.phase_for(program, p), bytes(b)))
         .collect();
-    items.push(format!("{} {}", tr.cli_reserved, bytes(peaks.reserved)));
+    items.push(format!("{} {}", tr.cli.reserved, bytes(peaks.reserved)));
     out.line(format!(
         "  {}",
-        fill(tr.cli_phases, &[("list", &items.join(" · "))])
+        fill(tr.cli.phases, &[("list", &items.join(" · "))])
     ));
     out.blank();
     let word = match v.risk {
@@ -174,7 +174,7 @@ pub fn run_text(
         Risk::Oom => tr.verdict_oom,
     };
     out.line(fill(
-        tr.cli_verdict,
+        tr.cli.verdict,
         &[
             ("word", &word.to_uppercase()),
             ("card", g.name),
@@ -252,7 +252,7 @@ pub fn fix_table(out: &mut Text, header: &[&str], right: &[bool], rows: &[FixRow
 /// command or the edits).
 pub fn ranked_fix_table<C, K>(
     out: &mut Text,
-    tr: &Strings,
+    tr: &CliLang,
     fixes: &[Ranked<C, K>],
     text: impl Fn(&Ranked<C, K>) -> (String, Vec<String>),
 ) {
@@ -278,7 +278,7 @@ pub fn ranked_fix_table<C, K>(
         out,
         &[
             "#",
-            tr.cli_col_change,
+            tr.cli.col_change,
             tr.col_peak,
             tr.col_saving,
             tr.col_fits,
@@ -296,22 +296,22 @@ pub fn saving(bytes: i128) -> String {
 }
 
 /// The notes a program adds under its report (English: the JSON's `warnings`).
-pub fn notes(out: &mut Text, tr: &Strings, warnings: &[&str]) {
+pub fn notes(out: &mut Text, tr: &CliLang, warnings: &[&str]) {
     for w in warnings {
-        out.line(fill(tr.cli_note, &[("text", w)]));
+        out.line(fill(tr.cli.note, &[("text", w)]));
     }
 }
 
-pub fn to_text(tr: &Strings, a: &Answer) -> String {
+pub fn to_text(tr: &CliLang, a: &Answer) -> String {
     let est = a.est;
     let cfg = &est.config;
     let mut out = Text::default();
     let yes_no = |b: bool| if b { "True" } else { "False" };
     let mut rows = vec![
         (
-            tr.cli_row_model,
+            tr.cli.row_model,
             fill(
-                tr.cli_model_nanogpt,
+                tr.cli.model_nanogpt,
                 &[
                     ("layers", &cfg.n_layer.to_string()),
                     ("heads", &cfg.n_head.to_string()),
@@ -326,9 +326,9 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
             ),
         ),
         (
-            tr.cli_row_batch,
+            tr.cli.row_batch,
             fill(
-                tr.cli_batch_nanogpt,
+                tr.cli.batch_nanogpt,
                 &[
                     ("batch", &cfg.batch_size.to_string()),
                     ("accum", &cfg.gradient_accumulation_steps.to_string()),
@@ -360,11 +360,11 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
                 ("exposed", &decimal(t.exposed_seconds, 2)),
             ],
         );
-        rows.push((tr.cli_row_ddp, format!("{per_rank}; {time}")));
+        rows.push((tr.cli.row_ddp, format!("{per_rank}; {time}")));
         rows.push((
             "",
             fill(
-                tr.cli_ddp_ranks,
+                tr.cli.ddp_ranks,
                 &[
                     ("rank0", &bytes(r.rank0_peak)),
                     ("others", &bytes(r.other_ranks_peak)),
@@ -375,9 +375,9 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
         ));
     }
     rows.push((
-        tr.cli_row_settings,
+        tr.cli.row_settings,
         fill(
-            tr.cli_settings_nanogpt,
+            tr.cli.settings_nanogpt,
             &[
                 ("block", &cfg.block_size.to_string()),
                 ("dtype", cfg.dtype.as_str()),
@@ -410,10 +410,10 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
     if let Some((m, d)) = &a.message {
         out.blank();
         out.line(match (m.recognised, d) {
-            (false, _) => tr.cli_not_oom_message.to_string(),
+            (false, _) => tr.cli.not_oom_message.to_string(),
             (true, Some(d)) => diagnosis_sentence(tr, m, d),
             (true, None) => fill(
-                tr.cli_no_match,
+                tr.cli.no_match,
                 &[("requested", &bytes(m.tried_to_allocate_bytes.unwrap_or(0)))],
             ),
         });
@@ -424,7 +424,7 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
             out.line(fill(tr.largest_batch, &[("n", &b.to_string())]));
         }
         out.line(fill(
-            tr.cli_heading_time,
+            tr.cli.heading_time,
             &[
                 ("text", tr.fixes_heading),
                 (
@@ -458,7 +458,7 @@ pub fn to_text(tr: &Strings, a: &Answer) -> String {
             &mut out,
             &[
                 "#",
-                tr.cli_col_change,
+                tr.cli.col_change,
                 tr.col_peak,
                 tr.col_saving,
                 tr.col_fits,

@@ -16,9 +16,11 @@ use estimator::{Component, Term};
 mod table;
 pub mod fix_text;
 pub mod format;
-pub use table::{parse, ParseError};
+pub use table::{parse, ParseError, Table};
 
 strings! {
+    /// The page's strings in one language (`i18n/LANG.txt`); the command line says these too.
+    Strings {
     /// BCP 47 tag for `<html lang>`.
     lang,
     /// The language's own name, for the picker.
@@ -261,61 +263,69 @@ strings! {
     ddp_time,
     lang_loading,
     lang_failed,
-    /// The command line's text report: the row labels of its head (padded to one width).
-    cli_row_model,
-    cli_row_batch,
-    cli_row_settings,
-    cli_row_ddp,
+}
+}
+
+strings! {
+    /// The command line's own strings in one language (`crates/i18n/cli/LANG.txt`): its text
+    /// report's head, verdict, diagnosis and notes. Apart from the page's, which never needs them.
+    CliStrings {
+    /// The row labels of the head (padded to one width).
+    row_model,
+    row_batch,
+    row_settings,
+    row_ddp,
     /// `{layers} {heads} {embd} {vocab} {params} {total}`.
-    cli_model_nanogpt,
+    model_nanogpt,
     /// `{batch} {accum} {seqs} {tokens}`.
-    cli_batch_nanogpt,
+    batch_nanogpt,
     /// `{block} {dtype} {compile} {attention} {dropout} {bias} {allocator}`.
-    cli_settings_nanogpt,
+    settings_nanogpt,
     /// `{rank0} {others} {buckets} {without}`.
-    cli_ddp_ranks,
+    ddp_ranks,
     /// `{script} {depth} {dim} {heads} {head_dim} {vocab} {params}`.
-    cli_model_nanochat,
+    model_nanochat,
     /// `{batch} {seq} {micro} {total}`.
-    cli_batch_nanochat,
+    batch_nanochat,
     /// `{pattern} {attention} {allocator}`.
-    cli_settings_nanochat,
+    settings_nanochat,
     /// `{layers} {heads} {embd} {vocab} {params}`.
-    cli_model_bng,
+    model_bng,
     /// `{b} {t} {micro} {total}`.
-    cli_batch_bng,
+    batch_bng,
     /// `{compile} {allocator}`.
-    cli_settings_bng,
+    settings_bng,
     /// `{bytes} {place}`.
-    cli_peak,
+    peak,
     /// `{list}`.
-    cli_phases,
-    cli_reserved,
+    phases,
+    reserved,
     /// `{word} {card} {need} {usable} {total} {context} {other}`.
-    cli_verdict,
-    cli_not_oom_message,
+    verdict,
+    not_oom_message,
     /// `{requested}`.
-    cli_no_match,
+    no_match,
     /// `{requested} {tensor} {size} {where} {fragmented} {how}`.
-    cli_diagnosis,
+    diagnosis,
     /// `{bytes}`.
-    cli_diagnosis_fragmented,
-    cli_diagnosis_reproduced,
-    cli_diagnosis_elsewhere,
+    diagnosis_fragmented,
+    diagnosis_reproduced,
+    diagnosis_elsewhere,
     /// `{n}`.
-    cli_core_fits,
-    cli_col_change,
+    core_fits,
+    col_change,
     /// `{text}`: a note under the report.
-    cli_note,
+    note,
     /// `{text}`: a heading that introduces a list.
-    cli_heading,
+    heading,
     /// `{text} {time}`.
-    cli_heading_time,
+    heading_time,
     /// What nanochat's numbers assume (the report's notes; the JSON's `warnings` in English):
     /// a cold Inductor cache, chat_sft.py's inherited settings, FA3, CORE, sampling.
     nc_notes[5],
     /// build-nanogpt's: HellaSwag and sampling, more than one GPU.
     bng_notes[2],
+}
 }
 
 impl Strings {
@@ -519,6 +529,23 @@ impl Lang {
         BUNDLED[self as usize].get_or_init(|| parse(text, Some(en())).0)
     }
 
+    /// What the command line says in this language: both tables, compiled in.
+    pub fn cli(self) -> CliLang {
+        static BUNDLED: [std::sync::OnceLock<CliStrings>; 5] =
+            [const { std::sync::OnceLock::new() }; 5];
+        let text = match self {
+            Lang::En => return CliLang::en(),
+            Lang::ZhHans => include_str!("../cli/zh-Hans.txt"),
+            Lang::ZhHant => include_str!("../cli/zh-Hant.txt"),
+            Lang::Ja => include_str!("../cli/ja.txt"),
+            Lang::De => include_str!("../cli/de.txt"),
+        };
+        CliLang {
+            page: self.bundled(),
+            cli: BUNDLED[self as usize].get_or_init(|| parse(text, Some(cli_en())).0),
+        }
+    }
+
     /// The language a POSIX locale names (`de_DE.UTF-8`, `zh_TW`, `ja_JP.eucJP@x`); `C`,
     /// `POSIX` and languages vramfit does not speak give `None`.
     pub fn from_locale(locale: &str) -> Option<Lang> {
@@ -537,6 +564,37 @@ thread_local! {
     /// Languages loaded so far, by `Lang as usize`.
     static LOADED: std::cell::RefCell<[Option<&'static Strings>; 5]> =
         const { std::cell::RefCell::new([None; 5]) };
+}
+
+/// The command line's own strings in English, compiled in.
+pub fn cli_en() -> &'static CliStrings {
+    static EN: std::sync::OnceLock<CliStrings> = std::sync::OnceLock::new();
+    EN.get_or_init(|| parse(include_str!("../cli/en.txt"), None).0)
+}
+
+/// The command line's language: its own strings, and the page's for all that both say (terms,
+/// phases, fix titles, verdict words), which `tr.term(…)` and the like reach through `Deref`.
+#[derive(Clone, Copy, Debug)]
+pub struct CliLang {
+    pub page: &'static Strings,
+    pub cli: &'static CliStrings,
+}
+
+impl CliLang {
+    pub fn en() -> CliLang {
+        CliLang {
+            page: en(),
+            cli: cli_en(),
+        }
+    }
+}
+
+impl std::ops::Deref for CliLang {
+    type Target = Strings;
+
+    fn deref(&self) -> &Strings {
+        self.page
+    }
 }
 
 /// Replaces each `{name}` in a template.
@@ -632,21 +690,21 @@ pub fn place(
 /// Which tensor of a nanoGPT config an out-of-memory message's failed request is, and where in
 /// the run: the command line's sentence (and, in English, the JSON's `explanation`).
 pub fn diagnosis_sentence(
-    tr: &Strings,
+    tr: &CliLang,
     m: &estimator::oom::OomMessage,
     d: &estimator::oom::Diagnosis,
 ) -> String {
     let fragmented = m
         .reserved_unallocated_bytes
-        .map(|r| fill(tr.cli_diagnosis_fragmented, &[("bytes", &format::bytes(r))]))
+        .map(|r| fill(tr.cli.diagnosis_fragmented, &[("bytes", &format::bytes(r))]))
         .unwrap_or_default();
     let how = if d.reproduced {
-        tr.cli_diagnosis_reproduced
+        tr.cli.diagnosis_reproduced
     } else {
-        tr.cli_diagnosis_elsewhere
+        tr.cli.diagnosis_elsewhere
     };
     fill(
-        tr.cli_diagnosis,
+        tr.cli.diagnosis,
         &[
             (
                 "requested",
@@ -706,12 +764,18 @@ mod tests {
             >= 3
     }
 
+    /// The page's language file.
     fn language_file(lang: Lang) -> &'static str {
-        let path = format!(
-            "{}/../../i18n/{}.txt",
-            env!("CARGO_MANIFEST_DIR"),
-            lang.tag()
-        );
+        read(&format!("../../i18n/{}.txt", lang.tag()))
+    }
+
+    /// The command line's language file.
+    fn cli_language_file(lang: Lang) -> &'static str {
+        read(&format!("cli/{}.txt", lang.tag()))
+    }
+
+    fn read(relative: &str) -> &'static str {
+        let path = format!("{}/{relative}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         Box::leak(text.into_boxed_str())
     }
@@ -720,10 +784,15 @@ mod tests {
     fn bundled_languages_are_their_files_and_locales_name_them() {
         for lang in Lang::ALL {
             assert_eq!(lang.bundled().lang, lang.tag());
-            assert_eq!(lang.bundled().cli_row_model, {
-                let (s, _) = parse(language_file(lang), None);
-                s.cli_row_model
+            assert_eq!(lang.bundled().title, {
+                let (s, _) = parse::<Strings>(language_file(lang), None);
+                s.title
             });
+            assert_eq!(lang.cli().cli.row_model, {
+                let (s, _) = parse::<CliStrings>(cli_language_file(lang), None);
+                s.row_model
+            });
+            assert_eq!(lang.cli().lang, lang.tag());
         }
         for (locale, lang) in [
             ("de_DE.UTF-8", Some(Lang::De)),
@@ -755,21 +824,25 @@ mod tests {
 
     #[test]
     fn english_file_fills_every_field() {
-        let (_, problems) = parse(include_str!("../../../i18n/en.txt"), None);
+        let (_, problems) = parse::<Strings>(include_str!("../../../i18n/en.txt"), None);
         assert!(problems.is_empty(), "{problems:?}");
         assert!(en().entries().iter().all(|(_, v)| !v.is_empty()));
+        let (_, problems) = parse::<CliStrings>(include_str!("../cli/en.txt"), None);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(cli_en().entries().iter().all(|(_, v)| !v.is_empty()));
     }
 
-    /// A missing or extra key, a lost `{placeholder}` or an altered code span fails here.
-    #[test]
-    fn every_language_has_every_key_with_the_same_placeholders() {
-        let english = en().entries();
+    /// Each language's file of table `T` against English's: a missing or extra key, a lost
+    /// `{placeholder}` or an altered code span fails; so does English prose left untranslated
+    /// (a language whose long strings equal English is a fallback).
+    fn same_keys_as_english<T: Table>(english: &T, file: fn(Lang) -> &'static str) -> Vec<T> {
+        let english = english.entries();
+        let mut tables = Vec::new();
         for lang in Lang::ALL {
-            let (strings, problems) = parse(language_file(lang), None);
+            let (strings, problems) = parse::<T>(file(lang), None);
             assert!(problems.is_empty(), "{}: {problems:?}", lang.tag());
-            assert_eq!(strings.lang, lang.tag());
-            assert_eq!(strings.name, lang.native_name());
-            for ((key, en_value), (_, value)) in english.iter().zip(strings.entries()) {
+            let entries = strings.entries();
+            for ((key, en_value), (_, value)) in english.iter().zip(&entries) {
                 assert!(!value.trim().is_empty(), "{}: {key} is empty", lang.tag());
                 assert_eq!(
                     placeholders(en_value),
@@ -784,25 +857,30 @@ mod tests {
                     lang.tag()
                 );
             }
+            if lang != Lang::En {
+                let same: Vec<&String> = english
+                    .iter()
+                    .zip(&entries)
+                    .filter(|((_, en_value), (_, value))| en_value == value && is_prose(en_value))
+                    .map(|((key, _), _)| key)
+                    .collect();
+                assert!(same.is_empty(), "{}: untranslated {same:?}", lang.tag());
+            }
+            tables.push(strings);
+        }
+        tables
+    }
+
+    #[test]
+    fn every_language_has_every_key_with_the_same_placeholders() {
+        let pages = same_keys_as_english(en(), language_file);
+        for (lang, strings) in Lang::ALL.into_iter().zip(pages) {
+            assert_eq!(strings.lang, lang.tag());
+            assert_eq!(strings.name, lang.native_name());
             assert_eq!(strings.decimal_sep.chars().count(), 1, "{}", lang.tag());
             assert_eq!(strings.group_sep.chars().count(), 1, "{}", lang.tag());
         }
-    }
-
-    /// Prose must be translated: a language whose long strings equal English is a fallback.
-    #[test]
-    fn languages_do_not_fall_back_to_english_prose() {
-        let english = en().entries();
-        for lang in Lang::ALL.into_iter().filter(|l| *l != Lang::En) {
-            let (strings, _) = parse(language_file(lang), None);
-            let same: Vec<&String> = english
-                .iter()
-                .zip(strings.entries())
-                .filter(|((_, en_value), (_, value))| en_value == value && is_prose(en_value))
-                .map(|((key, _), _)| key)
-                .collect();
-            assert!(same.is_empty(), "{}: untranslated {same:?}", lang.tag());
-        }
+        same_keys_as_english(cli_en(), cli_language_file);
     }
 
     /// The arrays are indexed by the estimator's enums: the last variant of each has its string.
@@ -871,7 +949,7 @@ mod tests {
             ),
             "estimate_loss()"
         );
-        let (ja, _) = parse("list_pair = {a}、{b}\n", Some(en()));
+        let (ja, _) = parse::<Strings>("list_pair = {a}、{b}\n", Some(en()));
         assert_eq!(
             place(&ja, Program::NanoGpt, steady, Stage::Backward, 2),
             "steady training、backward、micro-step 2"
@@ -886,7 +964,7 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        let (de, _) = parse(
+        let (de, _) = parse::<Strings>(
             "err_not_divisible = {key}={value} muss durch {divisor_key}={divisor} teilbar sein\n",
             Some(en()),
         );

@@ -1,34 +1,28 @@
-//! The shape of a language: the `strings!` macro declares [`super::Strings`] (one `&'static str` per
-//! key, or a fixed-size array of them) together with its key list, and [`parse`] fills it from a
-//! language file.
+//! The shape of a language: the `strings!` macro declares a table (one `&'static str` per key, or
+//! a fixed-size array of them) together with its key list — [`super::Strings`] for the page,
+//! [`super::CliStrings`] for the command line — and [`parse`] fills either from a language file.
 //!
 //! A language file holds one `key = value` per line (`hints.3 = …` for the fourth item of an
 //! array); `#` starts a comment line; in values `\n` is a line break and `\\` a backslash.
 
-use super::Strings;
-
-/// Declares `Strings` with one field per listed key (`name` or `name[N]`), plus the one
+/// Declares a table with one field per listed key (`name` or `name[N]`), plus the one
 /// per-field accessor everything else is built on (kept small: this is wasm).
 macro_rules! strings {
-    ($( $(#[doc = $doc:literal])* $field:ident $([$n:literal])? ),* $(,)?) => {
-        /// All strings of one language.
+    ($(#[doc = $sdoc:literal])* $name:ident { $( $(#[doc = $doc:literal])* $field:ident $([$n:literal])? ),* $(,)? }) => {
+        $(#[doc = $sdoc])*
         #[derive(Clone, Debug)]
-        pub struct Strings {
+        pub struct $name {
             $( $(#[doc = $doc])* pub $field: strings!(@ty $($n)?), )*
         }
 
-        impl Strings {
-            /// Field names, in declaration order.
+        impl $crate::table::Table for $name {
             const NAMES: &'static [&'static str] = &[$( stringify!($field) ),*];
-            /// Whether each field is an array (its keys are `name.0`, `name.1`, …).
             const ARRAYS: &'static [bool] = &[$( strings!(@is_array $($n)?) ),*];
 
-            /// A language with every string empty; [`parse`](super::parse) fills it.
             fn empty() -> Self {
-                Strings { $( $field: strings!(@empty $($n)?), )* }
+                $name { $( $field: strings!(@empty $($n)?), )* }
             }
 
-            /// The strings of field number `i` (one for a plain field).
             fn field_mut(&mut self, i: usize) -> &mut [&'static str] {
                 let mut k = 0usize;
                 $(
@@ -52,22 +46,34 @@ macro_rules! strings {
     (@slice $place:expr, $n:literal) => { &mut $place[..] };
 }
 
-impl Strings {
+/// A table of strings that `strings!` declared.
+pub trait Table: Clone {
+    /// Field names, in declaration order.
+    const NAMES: &'static [&'static str];
+    /// Whether each field is an array (its keys are `name.0`, `name.1`, …).
+    const ARRAYS: &'static [bool];
+
+    /// A table with every string empty; [`parse`] fills it.
+    fn empty() -> Self;
+
+    /// The strings of field number `i` (one for a plain field).
+    fn field_mut(&mut self, i: usize) -> &mut [&'static str];
+
     /// Every key of a language file, in declaration order (`hints.0` … for arrays).
-    pub fn keys() -> Vec<String> {
-        Strings::empty()
+    fn keys() -> Vec<String> {
+        Self::empty()
             .entries()
             .into_iter()
             .map(|(k, _)| k)
             .collect()
     }
 
-    /// Every `(key, value)` pair, in [`Strings::keys`] order.
-    pub fn entries(&self) -> Vec<(String, &'static str)> {
+    /// Every `(key, value)` pair, in [`Table::keys`] order.
+    fn entries(&self) -> Vec<(String, &'static str)> {
         let mut copy = self.clone();
         let mut out = Vec::new();
-        for (i, name) in Strings::NAMES.iter().enumerate() {
-            let array = Strings::ARRAYS[i];
+        for (i, name) in Self::NAMES.iter().enumerate() {
+            let array = Self::ARRAYS[i];
             for (j, v) in copy.field_mut(i).iter().enumerate() {
                 let key = if array {
                     format!("{name}.{j}")
@@ -82,10 +88,10 @@ impl Strings {
 
     /// Sets the string a key names; false when no field has that key.
     fn set(&mut self, name: &str, index: Option<usize>, value: &'static str) -> bool {
-        let Some(i) = Strings::NAMES.iter().position(|n| *n == name) else {
+        let Some(i) = Self::NAMES.iter().position(|n| *n == name) else {
             return false;
         };
-        let array = Strings::ARRAYS[i];
+        let array = Self::ARRAYS[i];
         let slot = self.field_mut(i);
         match (array, index) {
             (false, None) => slot[0] = value,
@@ -102,7 +108,7 @@ impl Strings {
 pub enum ParseError {
     /// A line that is not `key = value`.
     NotKeyValue { line: usize },
-    /// A key `Strings` has no field for.
+    /// A key the table has no field for.
     UnknownKey { line: usize, key: String },
     /// The same key twice.
     Duplicate { line: usize, key: String },
@@ -123,8 +129,8 @@ impl std::fmt::Display for ParseError {
 
 /// Reads a language file. Keys the file lacks are taken from `fallback` (so a damaged download
 /// still renders a whole page) and reported, like every other problem, in the second value.
-pub fn parse(text: &'static str, fallback: Option<&Strings>) -> (Strings, Vec<ParseError>) {
-    let mut strings = Strings::empty();
+pub fn parse<T: Table>(text: &'static str, fallback: Option<&T>) -> (T, Vec<ParseError>) {
+    let mut strings = T::empty();
     let mut errors = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, raw) in text.lines().enumerate() {
@@ -151,8 +157,8 @@ pub fn parse(text: &'static str, fallback: Option<&Strings>) -> (Strings, Vec<Pa
             });
         }
     }
-    let fallback = fallback.map(Strings::entries).unwrap_or_default();
-    for (n, key) in Strings::keys().into_iter().enumerate() {
+    let fallback = fallback.map(T::entries).unwrap_or_default();
+    for (n, key) in T::keys().into_iter().enumerate() {
         if seen.contains(key.as_str()) {
             continue;
         }
@@ -212,7 +218,7 @@ mod tests {
     fn reads_keys_arrays_escapes_and_reports_problems() {
         let text =
             "# comment\n\ntitle = vramfit\nhints.2 = a\\nb\nnope = x\ntitle = again\nbroken line\n";
-        let (s, errors) = parse(text, None);
+        let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
         assert_eq!(s.hints[2], "a\nb");
         assert!(errors.contains(&ParseError::UnknownKey {

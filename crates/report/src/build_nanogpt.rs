@@ -9,10 +9,10 @@ use estimator::{Budget, Phase};
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
-use vramfit_i18n::{en, Strings};
+use vramfit_i18n::{cli_en, CliStrings};
 
 /// What the numbers assume.
-pub fn warnings(tr: &Strings, cfg: &BngConfig) -> Vec<&'static str> {
+pub fn warnings(tr: &CliStrings, cfg: &BngConfig) -> Vec<&'static str> {
     let mut w = Vec::new();
     if !cfg.use_compile {
         w.push(tr.bng_notes[0]);
@@ -82,7 +82,7 @@ pub fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -
             "largest_B_that_fits",
             value(fixes.and_then(|r| r.largest_b_that_fits)),
         ),
-        ("warnings", value(warnings(en(), cfg))),
+        ("warnings", value(warnings(cli_en(), cfg))),
     ]);
     object(pairs)
 }

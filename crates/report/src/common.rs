@@ -6,7 +6,7 @@ use estimator::oom::{Diagnosis, OomMessage};
 use estimator::{Budget, Verdict};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use vramfit_i18n::en;
+use vramfit_i18n::CliLang;
 
 /// Any answer part as JSON. Byte counts are u128 in the estimator and always far below 2^64;
 /// one that were not (or a NaN) becomes `null` rather than a panic.
@@ -105,7 +105,7 @@ pub fn diagnosis(m: &OomMessage, d: &Diagnosis) -> Value {
     if let Value::Object(map) = &mut v {
         map.insert(
             "explanation".into(),
-            value(vramfit_i18n::diagnosis_sentence(en(), m, d)),
+            value(vramfit_i18n::diagnosis_sentence(&CliLang::en(), m, d)),
         );
     }
     v

@@ -9,10 +9,10 @@ use estimator::{Budget, Phase};
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
-use vramfit_i18n::{en, Strings};
+use vramfit_i18n::{cli_en, CliStrings};
 
 /// What vramfit says beside the numbers: what they assume.
-pub fn warnings(tr: &Strings, cfg: &NanochatConfig) -> Vec<&'static str> {
+pub fn warnings(tr: &CliStrings, cfg: &NanochatConfig) -> Vec<&'static str> {
     let n = &tr.nc_notes;
     let mut w = vec![n[0]];
     if cfg.script == Script::Sft {
@@ -122,7 +122,7 @@ pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFix
             "largest_core_example_that_fits",
             value(fixes.and_then(|r| r.largest_core_example_that_fits)),
         ),
-        ("warnings", value(warnings(en(), cfg))),
+        ("warnings", value(warnings(cli_en(), cfg))),
     ]);
     object(pairs)
 }
