@@ -5,59 +5,6 @@ use std::fmt;
 
 use vramfit_i18n::{Lang, TAGS};
 
-pub const USAGE: &str = "\
-usage: vramfit [options] [CONFIG.py ...] [--key=value ...]                      nanoGPT's train.py
-       vramfit [options] --program=nanochat [base_train.py's flags]             nanochat
-       vramfit [options] --program=nanochat-sft [chat_sft.py's flags]
-       vramfit [options] --program=build-nanogpt [--B=16 --T=1024 ...]          build-nanogpt
-       vramfit [options] python -m scripts.base_train --depth=20 ...            a launch line
-       vramfit [options] torchrun --nproc_per_node=8 -m scripts.base_train -- ...
-
-How much GPU memory a training run needs, where it goes, and whether it fits.
-
-nanoGPT (the default): config files and --key=value overrides are applied in order, exactly as
-train.py applies them:
-  vramfit config/train_gpt2.py --batch_size=8 --compile=False --gpu rtx3060
-  keys: n_layer n_head n_embd block_size batch_size gradient_accumulation_steps dropout bias
-  dtype compile eval_iters eval_interval max_iters (and train.py's other keys, which do not change
-  memory); plus vocab_size (default 50304; 65 for shakespeare_char), attention (flash | manual)
-  and allocator (default | expandable_segments), and world_size (DDP processes, 1-64).
-
-nanochat (karpathy/nanochat 92d63d4): base_train.py's and chat_sft.py's own flags as argparse
-  takes them (--device-batch-size 8, --device-batch-size=8, a unique prefix), plus --vocab-size,
-  --attention=sdpa|fa3, --allocator, --nproc-per-node and --core-max-tokens (CORE's longest
-  example); chat_sft.py's base model: --depth --aspect-ratio --head-dim --window-pattern.
-  vramfit --program=nanochat --depth=20 --device-batch-size=4 --gpu rtx4090
-
-build-nanogpt (train_gpt2.py 6104ab1): its constants by their names: --B --T --total_batch_size
-  --use_compile --n_layer --n_head --n_embd --vocab_size --block_size, plus --allocator.
-  vramfit --program=build-nanogpt --B=16 --gpu rtx4090
-
-vramfit's own options come before a launch line.
-
-options:
-  --gpu NAME          the card (default h100, the kind the calibration runs used); --list-gpus;
-                      auto: this machine's, from nvidia-smi (with what other processes use)
-  --gpu-index N       with --gpu auto: which GPU (default 0)
-  --vram-gib X        the card's memory in GiB (a custom card; with --context-gib 0 --other-gib 0,
-                      X is the allocator's whole budget)
-  --context-gib X     CUDA context outside the allocator (default: 0.45, 0.78 on Hopper)
-  --other-gib X       memory other processes use on the card, e.g. a desktop (default 0)
-  --mfu X             model-FLOPs utilisation for the speed model (default 0.35)
-  --nproc_per_node N  DDP: processes per node, as torchrun takes it (world_size = N × nnodes)
-  --nnodes N          DDP: nodes (default 1)
-  --link-gbps X       GPU-to-GPU bandwidth per direction for the all-reduce, GB/s (default: the
-                      card's: PCIe 4.0 x16 = 32, NVLink bridge = 56.25, A100 NVLink = 300)
-  --oom-message FILE  a CUDA out-of-memory message (or a log holding one; - for stdin): reads
-                      its numbers, infers the card, and says which tensor of this config failed
-  --lang L            the report's language: en, zh-Hans, zh-Hant, ja or de (default: from
-                      LC_ALL, LC_MESSAGES or LANG; English otherwise). --json is always English
-  --json              one JSON object on stdout
-  --list-gpus         the GPU presets
-  -h, --help          this text
-  --version
-";
-
 /// One nanoGPT source of settings, in command-line order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {

@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         return fail(e);
     }
     if args.help {
-        print!("{}", args::USAGE);
+        print!("{}", language(&args).cli().cli.help);
         return ExitCode::SUCCESS;
     }
     if args.version {

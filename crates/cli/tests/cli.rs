@@ -178,6 +178,43 @@ fn unreadable_config_files_are_refused() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Every `--option` a help text names, in order of first mention.
+fn options_named(help: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    for word in help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+        let name = word.trim_end_matches('-');
+        if name.starts_with("--") && name.len() > 2 && !seen.iter().any(|s| s == name) {
+            seen.push(name.to_string());
+        }
+    }
+    seen
+}
+
+/// `--help` in the report's language, naming every option and setting English names.
+#[test]
+fn help_speaks_the_language_and_names_every_option() {
+    let english = run_env(&["--help"], &[("LANG", "C.UTF-8")]);
+    assert!(english.status.success());
+    let english = String::from_utf8(english.stdout).unwrap();
+    assert!(english.starts_with("usage: vramfit"), "{english}");
+    let options = options_named(&english);
+    assert!(options.len() > 30, "{options:?}");
+    for (tag, first_word) in [
+        ("de", "Aufruf:"),
+        ("ja", "使い方:"),
+        ("zh-Hans", "用法:"),
+        ("zh-Hant", "用法:"),
+    ] {
+        let out = run(&["--help", &format!("--lang={tag}")]);
+        assert!(out.status.success());
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(help.starts_with(first_word), "{tag}: {help}");
+        assert_eq!(options_named(&help), options, "{tag}: the options named");
+    }
+    let german = run_env(&["--help"], &[("LANG", "de_DE.UTF-8")]);
+    assert!(String::from_utf8_lossy(&german.stdout).starts_with("Aufruf:"));
+}
+
 #[test]
 fn help_and_gpu_list() {
     let out = run(&["--help"]);

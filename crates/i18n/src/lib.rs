@@ -325,6 +325,8 @@ strings! {
     nc_notes[5],
     /// build-nanogpt's: HellaSwag and sampling, more than one GPU.
     bng_notes[2],
+    /// `vramfit --help`: usage, each program's settings and every option, as printed.
+    help,
 }
 }
 
