@@ -149,8 +149,8 @@ try {
       failed = true;
       console.log(`${engineName}: package, round ${round}: ${wrong.length} answers differ from Node's`, JSON.stringify(wrong.slice(0, 3), null, 1));
     }
+    console.log(`${engineName}: package, ${configs.length * 5 * (round + 1)} calls checked`);
   }
-  console.log(`${engineName}: package, ${configs.length * 5 * 20} calls checked`);
   await context.close();
 } finally {
   await running.close();
