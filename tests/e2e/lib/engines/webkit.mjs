@@ -90,7 +90,30 @@ async function session(driverUrl, viewport) {
   return driver;
 }
 
+/**
+ * A WebDriver command with no answer by then fails the test instead of holding the suite: seen
+ * here and in CI, a window's MiniBrowser vanished mid-test and its driver never answered again.
+ * Far above the slowest real command (a full-page screenshot, a few seconds).
+ */
+const COMMAND_DEADLINE_MS = 120_000;
+
+function answered(what, promise, ms = COMMAND_DEADLINE_MS) {
+  let timer;
+  const deadline = new Promise((_, fail) => {
+    timer = setTimeout(() => fail(new Error(`webkit: no answer to ${what} in ${ms / 1000} s: the browser stopped answering`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
 function backend(driver, quit) {
+  const commands = driverCommands(driver, quit);
+  for (const [name, command] of Object.entries(commands)) {
+    if (name !== 'on') commands[name] = (...args) => answered(name, Promise.resolve().then(() => command(...args)));
+  }
+  return commands;
+}
+
+function driverCommands(driver, quit) {
   const element = (sel) => driver.findElement(By.css(sel));
   return {
     goto: (url) => driver.get(url),
@@ -148,11 +171,11 @@ export async function start() {
   const openWindow = async (viewport, env) => {
     const proc = await startDriver(display.display, env);
     drivers.add(proc);
-    const driver = await session(proc.url, viewport);
+    const driver = await answered('a new session', session(proc.url, viewport));
     return {
       driver,
       async quit() {
-        await driver.quit().catch(() => {});
+        await answered('quit', driver.quit(), 10_000).catch(() => {});
         proc.stop();
         drivers.delete(proc);
       },
