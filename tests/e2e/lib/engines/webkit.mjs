@@ -24,7 +24,8 @@ export const missing = {
  * A failed test runs once more in WebKit, and the first failure is printed (`# webkit: flaky:`):
  * about one CI run in four, a WebKitGTK page stopped updating mid-test (a fix list that never
  * came, a byte count garbled once) in a test that passes on its next run and in Chromium and
- * Firefox every time; not reproduced in 600 history navigations or 12,000 package calls here.
+ * Firefox every time; not reproduced in 600 history navigations or 12,000 package calls here, but
+ * at once with both cores held busy (README: Browser tests).
  * A test that fails twice fails the suite.
  */
 export const retry = 'WebKitGTK fails about one run in four, intermittently (README: Browser tests)';
