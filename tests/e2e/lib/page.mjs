@@ -45,7 +45,8 @@ export async function shot(ctx, page, file) {
 
 /** The wasm module has not panicked (src/main.rs marks <html>): readable in every engine. */
 export async function assertNoPanic(page, what = '') {
-  const panicked = await page.evaluate(() => document.documentElement.dataset.panicked ?? null);
+  // between two documents (a navigation in flight) there is no root element, and no record to read
+  const panicked = await page.evaluate(() => document.documentElement?.dataset.panicked ?? null);
   assert.equal(panicked, null, `the wasm module panicked ${what}`);
 }
 

@@ -86,7 +86,7 @@ export const tests = {
           await page.waitForSelector('[data-testid="total"]', { timeout: 20000 }); // generous: CI machines are busy
         } catch {
           // whether the module had panicked tells a dead module from a page that never rendered
-          const panicked = await page.evaluate(() => document.documentElement.dataset.panicked ?? null).catch(() => 'the page did not answer');
+          const panicked = await page.evaluate(() => document.documentElement?.dataset.panicked ?? null).catch(() => 'the page did not answer');
           assert.fail(`blank page for ?${q}${panicked ? ` (wasm panic: ${panicked})` : ' (no panic recorded)'}`);
         }
         assert.deepEqual(errors, [], `console errors for ?${q}`);
