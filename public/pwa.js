@@ -32,17 +32,22 @@
     bar.append(text, button);
     document.body.append(bar);
   };
-  navigator.serviceWorker.register('./sw.js').then((reg) => {
-    if (reg.waiting) offer(reg.waiting);
-    reg.addEventListener('updatefound', () => {
-      const w = reg.installing;
-      // an update replaces an active worker; the first install has none. (Not the page's
-      // controller when 'installed' fires: WebKit can report the first worker installed after
-      // it has already claimed the page, which would offer the first install as an update.)
-      if (!w || !reg.active) return;
-      w.addEventListener('statechange', () => {
-        if (w.state === 'installed') offer(w);
+  // once the page has started: installing the worker fetches every file of the site, which must
+  // not share a slow network with the first bar's module and the page's
+  addEventListener('TrunkApplicationStarted', register, { once: true });
+  function register() {
+    navigator.serviceWorker.register('./sw.js').then((reg) => {
+      if (reg.waiting) offer(reg.waiting);
+      reg.addEventListener('updatefound', () => {
+        const w = reg.installing;
+        // an update replaces an active worker; the first install has none. (Not the page's
+        // controller when 'installed' fires: WebKit can report the first worker installed after
+        // it has already claimed the page, which would offer the first install as an update.)
+        if (!w || !reg.active) return;
+        w.addEventListener('statechange', () => {
+          if (w.state === 'installed') offer(w);
+        });
       });
     });
-  });
+  }
 })();

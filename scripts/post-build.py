@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Trunk post_build hook: finishes dist/ for offline use and a strict Content-Security-Policy.
 
+* first-bar/: the first bar's small module (scripts/build-first-bar.sh), first, so the precache
+  list and the content version below include it;
+
 * sw.js: the precache list (every file of the build) and a version made from their content, so a
   new build gets a new cache and no list is kept by hand;
+* index.html: Trunk's loader waits for the first bar (public/first-bar.js) before it fetches the
+  page's module, and the page's module is not preloaded: on a slow network the first bar's small
+  module would otherwise share the bandwidth with one three times its size;
 * index.html: the sha256 of Trunk's inline loader script in the CSP, so script-src needs no
   'unsafe-inline'.
 Reads Trunk's $TRUNK_STAGING_DIR (the build before it replaces dist/).
@@ -14,6 +20,7 @@ import json
 import hashlib
 import os
 import re
+import subprocess
 import sys
 
 staging = os.environ.get('TRUNK_STAGING_DIR') or (sys.argv[1] if len(sys.argv) > 1 else None)
@@ -32,6 +39,8 @@ def read_language(path):
             out[key.strip()] = value.replace('\\n', '\n').replace('\\\\', '\\')
     return out
 
+
+subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'build-first-bar.sh')], check=True)
 
 with open(os.path.join(staging, 'manifest.webmanifest'), encoding='utf-8') as f:
     manifest = json.load(f)
@@ -64,6 +73,19 @@ version = digest.hexdigest()[:16]
 index_path = os.path.join(staging, 'index.html')
 with open(index_path, encoding='utf-8') as f:
     index = f.read()
+# Trunk's loader imports the page's glue at once and fetches its module: both wait for the first
+# bar now, and neither is preloaded
+page_preloads = r'<link rel="(?:preload|modulepreload)" href="\./vramfit-web-[^"]*"[^>]*>'
+if len(re.findall(page_preloads, index)) != 2:
+    sys.exit("post-build: index.html should hold Trunk's two preloads of the page (its glue and its wasm)")
+index = re.sub(page_preloads, '', index)
+glue_import = re.search(r"import init, \* as bindings from '(\./vramfit-web-[^']*\.js)';", index)
+if not glue_import or index.count('const wasm = await init(') != 1:
+    sys.exit("post-build: Trunk's loader has changed (no single glue import and init call)")
+index = index.replace(glue_import.group(0), (
+    'await window.vramfitFirstBar;\n'
+    "const bindings = await import('%s');\n"
+    'const init = bindings.default;' % glue_import.group(1)))
 inline = re.findall(r'<script(?![^>]*\ssrc=)[^>]*>(.*?)</script>', index, flags=re.S)
 hashes = ' '.join(
     "'sha256-%s'" % base64.b64encode(hashlib.sha256(body.encode('utf-8')).digest()).decode() for body in inline

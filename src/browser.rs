@@ -95,6 +95,16 @@ pub fn set_root_attribute(name: &str, value: &str) {
     }
 }
 
+/// Removes the element with this id, if there is one.
+pub fn remove_element(id: &str) {
+    if let Some(el) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    {
+        el.remove();
+    }
+}
+
 /// One click handler for every copy button of a panel rendered as HTML: a click on a
 /// `button[data-copy=ID]` copies the text of the element `[data-testid=ID]` in the same snippet,
 /// and the button says `done`.

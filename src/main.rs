@@ -11,5 +11,9 @@ fn main() {
         vramfit_web::browser::set_root_attribute("data-panicked", &info.to_string());
     }));
     let (lang, _, _) = vramfit_web::state::initial_lang(&vramfit_web::browser::query());
-    vramfit_web::i18n::load(lang, |_| leptos::mount::mount_to_body(vramfit_web::App));
+    vramfit_web::i18n::load(lang, |_| {
+        leptos::mount::mount_to_body(vramfit_web::App);
+        // in the same task as the mount, so no frame shows both answers or neither
+        vramfit_web::browser::remove_element(vramfit_first_bar::ID);
+    });
 }

@@ -171,9 +171,6 @@ fn debounce<T: 'static>(
     });
 }
 
-/// Where the stored language choice lives in localStorage.
-pub const LANG_STORAGE_KEY: &str = "vramfit-lang";
-
 /// The language to show: `?lang=` if it names one, else the stored choice, else the first of the
 /// browser's languages vramfit speaks, else English. Also whether the URL chose it, and the
 /// notice for a `?lang=` naming no language vramfit has.
@@ -197,11 +194,10 @@ pub fn initial_lang(query: &str) -> (Lang, bool, Option<QueryIssue>) {
             }
         }
     }
-    let lang = browser::storage_get(LANG_STORAGE_KEY)
-        .and_then(|tag| Lang::from_tag(&tag))
-        .unwrap_or_else(|| {
-            Lang::negotiate(browser::preferred_languages().iter().map(String::as_str))
-        });
+    let lang = Lang::unchosen(
+        browser::storage_get(Lang::STORAGE_KEY).as_deref(),
+        browser::preferred_languages().iter().map(String::as_str),
+    );
     (lang, false, issue)
 }
 

@@ -55,7 +55,7 @@ pub fn App() -> impl IntoView {
     }
     move || {
         let tr = app.lang.get().strings();
-        crate::format::use_separators(tr);
+        crate::format::use_separators(&tr.bar_words());
         provide_context(tr);
         if app.embed {
             view! { <EmbedPage /> }.into_any()

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::browser;
 use crate::i18n::{use_strings, Lang};
-use crate::state::{use_app, LANG_STORAGE_KEY};
+use crate::state::use_app;
 
 #[component]
 pub fn LangPicker() -> impl IntoView {
@@ -29,7 +29,7 @@ pub fn LangPicker() -> impl IntoView {
                             set_loading.set(false);
                             set_failed.set(!ok);
                             if ok {
-                                browser::storage_set(LANG_STORAGE_KEY, lang.tag());
+                                browser::storage_set(Lang::STORAGE_KEY, lang.tag());
                                 app.lang.set(lang);
                             }
                         },

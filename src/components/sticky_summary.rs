@@ -7,9 +7,8 @@ use estimator::decimal::Fixed;
 use estimator::Component;
 use leptos::prelude::*;
 
-use super::verdict_panel::verdict_words;
 use crate::format;
-use crate::i18n::use_strings;
+use crate::i18n::{use_strings, verdict_words};
 use crate::state::use_app;
 
 #[component]
@@ -22,13 +21,8 @@ pub fn StickySummary() -> impl IntoView {
             .analysis
             .with(|a| a.as_ref().ok().map(|a| (a.peak_bytes(), a.components())))?;
         // the same scale as the big bar: the card, or what the run needs when it overflows it
-        let scale = app
-            .budget
-            .with(|b| b.gpu.total_bytes)
-            .max(v.need_bytes)
-            .max(peak)
-            .max(1) as f64;
-        let (word, class, margin) = verdict_words(tr, &v);
+        let scale = v.bar_scale(app.budget.with(|b| b.gpu.total_bytes), peak) as f64;
+        let (word, class, margin) = verdict_words(&tr.bar_words(), &v);
         let usable = v.budget_bytes as f64 / scale * 100.0;
         Some(view! {
             // the verdict panel says it to screen readers (aria-live); this is its visual echo

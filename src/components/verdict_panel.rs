@@ -2,11 +2,10 @@
 //! and where and why an out-of-memory happens.
 
 use estimator::programs::ProgramAnalysis;
-use estimator::{Risk, Verdict};
 use leptos::prelude::*;
 
 use crate::format;
-use crate::i18n::{fill, place, use_strings, Strings};
+use crate::i18n::{fill, place, use_strings, verdict_words, Strings};
 use crate::state::use_app;
 
 /// "Out of memory in steady training, loss, micro-step 2: 1.54 GiB requested for …".
@@ -28,22 +27,6 @@ fn oom_sentence(tr: &Strings, a: &ProgramAnalysis) -> Option<String> {
     ))
 }
 
-/// The verdict's word, its CSS class and the headroom or shortfall: "Out of memory", "3.65 GiB short".
-pub fn verdict_words(tr: &'static Strings, v: &Verdict) -> (&'static str, &'static str, String) {
-    let (word, class) = match v.risk {
-        Risk::Fits => (tr.verdict_fits, "verdict--fits"),
-        Risk::Tight => (tr.verdict_tight, "verdict--tight"),
-        Risk::Oom => (tr.verdict_oom, "verdict--oom"),
-    };
-    let template = if v.headroom_bytes >= 0 {
-        tr.headroom
-    } else {
-        tr.shortfall
-    };
-    let margin = fill(template, &[("gib", &format::gib_abs(v.headroom_bytes))]);
-    (word, class, margin)
-}
-
 #[component]
 pub fn VerdictPanel() -> impl IntoView {
     let app = use_app();
@@ -55,7 +38,7 @@ pub fn VerdictPanel() -> impl IntoView {
             a.as_ref()
                 .map_or((0, None), |a| (a.peak_bytes(), oom_sentence(tr, a)))
         });
-        let (word, class, margin) = verdict_words(tr, &v);
+        let (word, class, margin) = verdict_words(&tr.bar_words(), &v);
         let detail = fill(
             tr.verdict_detail,
             &[

@@ -2,7 +2,9 @@
 //! strings of the language being rendered. The strings themselves live in the `vramfit-i18n` crate,
 //! shared with the command line.
 
-pub use vramfit_i18n::{en, error, fill, issue, parse, place, Lang, ParseError, Strings, TAGS};
+pub use vramfit_i18n::{
+    en, error, fill, issue, parse, place, verdict_words, Lang, ParseError, Strings, TAGS,
+};
 
 #[cfg(target_arch = "wasm32")]
 mod load;

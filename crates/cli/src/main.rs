@@ -87,7 +87,7 @@ fn main() -> ExitCode {
     } else {
         language(&args).cli()
     };
-    use_separators(tr);
+    use_separators(&tr.bar_words());
     if args.list_gpus {
         for g in gpu::PRESETS {
             println!(

@@ -5,17 +5,18 @@ use std::cell::Cell;
 
 use estimator::units::GIB;
 
-use crate::Strings;
+use crate::BarWords;
 
 thread_local! {
     /// (decimal separator, thousands separator) of the language being rendered.
     static SEPARATORS: Cell<(char, char)> = const { Cell::new(('.', ',')) };
 }
 
-/// Uses `tr`'s separators from now on (the page calls it before rendering a language).
-pub fn use_separators(tr: &Strings) {
+/// Uses a language's separators from now on (`decimal_sep` and `group_sep` of its file; the page
+/// calls it before rendering a language).
+pub fn use_separators(words: &BarWords) {
     let first = |s: &str, default| s.chars().next().unwrap_or(default);
-    SEPARATORS.set((first(tr.decimal_sep, '.'), first(tr.group_sep, ',')));
+    SEPARATORS.set((first(words.decimal_sep, '.'), first(words.group_sep, ',')));
 }
 
 /// A number Rust formatted (`1234.5`, `-0.25`), with the language's decimal separator.
@@ -87,7 +88,7 @@ mod tests {
 
     #[test]
     fn formats_for_the_language() {
-        let (de, problems) = crate::parse("decimal_sep = ,\ngroup_sep = .\n", None);
+        let (de, problems) = crate::parse::<BarWords>("decimal_sep = ,\ngroup_sep = .\n", None);
         assert!(problems
             .iter()
             .all(|p| matches!(p, crate::ParseError::Missing { .. })));
@@ -96,7 +97,7 @@ mod tests {
         assert_eq!(gib(3 << 29), "1,50 GiB");
         assert_eq!(params(123_587_328), "123,59M");
         assert_eq!(bytes(786 << 20), "786,0 MiB");
-        use_separators(crate::en());
+        use_separators(&crate::en().bar_words());
         assert_eq!(gib(3 << 29), "1.50 GiB");
     }
 }

@@ -10,7 +10,7 @@ use estimator::programs::build_nanogpt::fixes::BngFixKind;
 use estimator::programs::nanochat::fixes::NanochatFixKind;
 use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::Program;
-use estimator::{Component, Term};
+use estimator::{Component, Risk, Term, Verdict};
 
 #[macro_use]
 mod table;
@@ -267,6 +267,36 @@ strings! {
 }
 
 strings! {
+    /// The words of the one-line answer — the verdict, its margin and the number formats — read
+    /// from a page language file by the first bar (`crates/first-bar`), which leaves the rest of
+    /// the file (and the weight of [`Strings`]) to the page.
+    BarWords {
+    decimal_sep,
+    group_sep,
+    verdict_fits,
+    verdict_tight,
+    verdict_oom,
+    headroom,
+    shortfall,
+    }
+}
+
+impl Strings {
+    /// This language's [`BarWords`].
+    pub fn bar_words(&self) -> BarWords {
+        BarWords {
+            decimal_sep: self.decimal_sep,
+            group_sep: self.group_sep,
+            verdict_fits: self.verdict_fits,
+            verdict_tight: self.verdict_tight,
+            verdict_oom: self.verdict_oom,
+            headroom: self.headroom,
+            shortfall: self.shortfall,
+        }
+    }
+}
+
+strings! {
     /// The command line's own strings in one language (`crates/i18n/cli/LANG.txt`): its text
     /// report's head, verdict, diagnosis and notes. Apart from the page's, which never needs them.
     CliStrings {
@@ -501,6 +531,21 @@ impl Lang {
             .unwrap_or(Lang::En)
     }
 
+    /// The language a page opens in when its URL names none (or none vramfit speaks): the one
+    /// stored under [`Lang::STORAGE_KEY`], else [`Lang::negotiate`] over the browser's languages.
+    /// (The page and the first bar decide alike, so the first bar speaks the page's language.)
+    pub fn unchosen<'a>(
+        stored: Option<&str>,
+        preferred: impl IntoIterator<Item = &'a str>,
+    ) -> Lang {
+        stored
+            .and_then(Lang::from_tag)
+            .unwrap_or_else(|| Lang::negotiate(preferred))
+    }
+
+    /// Where the page keeps the reader's choice of language (localStorage).
+    pub const STORAGE_KEY: &str = "vramfit-lang";
+
     /// The strings of this language: English until its file has been loaded.
     pub fn strings(self) -> &'static Strings {
         match self {
@@ -606,6 +651,23 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
         out = out.replace(&format!("{{{name}}}"), value);
     }
     out
+}
+
+/// The verdict's word, its CSS class (`style/main.css`) and the headroom or shortfall:
+/// "Out of memory", "3.65 GiB short".
+pub fn verdict_words(words: &BarWords, v: &Verdict) -> (&'static str, &'static str, String) {
+    let (word, class) = match v.risk {
+        Risk::Fits => (words.verdict_fits, "verdict--fits"),
+        Risk::Tight => (words.verdict_tight, "verdict--tight"),
+        Risk::Oom => (words.verdict_oom, "verdict--oom"),
+    };
+    let template = if v.headroom_bytes >= 0 {
+        words.headroom
+    } else {
+        words.shortfall
+    };
+    let margin = fill(template, &[("gib", &format::gib_abs(v.headroom_bytes))]);
+    (word, class, margin)
 }
 
 /// English, compiled in: the language every other is checked against.

@@ -62,6 +62,12 @@ impl Verdict {
             headroom_bytes: budget_bytes as i128 - need_bytes as i128,
         }
     }
+
+    /// The bytes a bar drawing this verdict spans: the card, or what the run needs when it
+    /// overflows the card (never 0, so a share of it is always a number).
+    pub fn bar_scale(&self, card_bytes: u128, peak_bytes: u128) -> u128 {
+        card_bytes.max(self.need_bytes).max(peak_bytes).max(1)
+    }
 }
 
 /// Reserved-but-unallocated memory at the peak as a share of the peak allocated.

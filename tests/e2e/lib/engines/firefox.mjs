@@ -11,6 +11,7 @@ const EXECUTABLE = process.env.FIREFOX ?? '/usr/bin/firefox-esr';
 export const missing = {
   cdp: 'the Chrome DevTools Protocol is Chromium\'s',
   clipboard: 'BiDi cannot grant clipboard permissions to a page in Firefox ESR',
+  route: 'holding back a response (BiDi network interception) is not in this facade',
 };
 
 function launch(prefs = {}) {

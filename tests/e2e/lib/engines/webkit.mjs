@@ -18,6 +18,7 @@ export const missing = {
   console: 'classic WebDriver does not report console messages or uncaught errors',
   requests: 'classic WebDriver does not report the page\'s requests',
   locale: 'WebKitGTK takes the browser\'s language from the system locale, and classic WebDriver has no language option',
+  route: 'classic WebDriver cannot hold back or answer a request',
 };
 
 /**

@@ -1,0 +1,28 @@
+//! The first bar's English words, compiled in: the lines of `i18n/en.txt` whose keys
+//! [`BarWords`] has. The rest of the file is the page's (20 KB the first bar does not carry);
+//! other languages come as their files, fetched (`public/first-bar.js`).
+
+use std::path::Path;
+
+use vramfit_i18n::{BarWords, Table};
+
+fn main() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../i18n/en.txt");
+    println!("cargo::rerun-if-changed={}", source.display());
+    let text = std::fs::read_to_string(&source).expect("i18n/en.txt is readable");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            line.split_once(" = ")
+                .is_some_and(|(key, _)| BarWords::NAMES.contains(&key.trim()))
+        })
+        .collect();
+    assert_eq!(
+        lines.len(),
+        BarWords::NAMES.len(),
+        "i18n/en.txt has every BarWords key once"
+    );
+    let out =
+        Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("en_bar_words.txt");
+    std::fs::write(out, lines.join("\n")).expect("OUT_DIR is writable");
+}

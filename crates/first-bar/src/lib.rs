@@ -1,0 +1,257 @@
+//! The first answer a reader sees, before the page's own module has arrived: the peak, the verdict
+//! with its margin and a thin bar of the six components against the card — the page's summary
+//! line — for the state the URL holds, in the language the page will open in.
+//!
+//! Why a module of its own: the page's module carries Leptos and every panel (≈236 KB Brotli); on
+//! a phone's network (Lighthouse's "Slow 4G") it alone takes ~1.4 s to arrive. This one carries
+//! the estimator and the words (a third of that), so the right number is on screen in about half
+//! the time; the page's module is fetched after it and replaces it when mounted (`src/main.rs`
+//! removes [`ID`]). `public/first-bar.js` loads it: [`lang`] says which language file to fetch,
+//! [`paint`] paints. It builds its few elements with web-sys rather than Leptos, which is the
+//! weight it exists to avoid.
+
+use estimator::decimal::Fixed;
+use estimator::programs::analyze_page;
+use estimator::query::{query_pairs, PageState};
+use estimator::{Component, Components, Verdict};
+use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
+use web_sys::{Document, Element};
+
+/// The element's id: the page removes it once it has mounted.
+pub const ID: &str = "first-bar";
+
+/// What the first bar shows for one URL state, computed as the page computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstBar {
+    pub peak_bytes: u128,
+    pub components: Components,
+    pub verdict: Verdict,
+    /// What the bar's full width stands for ([`Verdict::bar_scale`]).
+    pub scale_bytes: u128,
+}
+
+impl FirstBar {
+    /// The answer for `query` (a page URL's query string), or `None` where the page shows no bar
+    /// of this kind: an embed (`embed=1`, its own compact layout) or a config the estimator refuses
+    /// (the page explains why; a bar would say nothing).
+    pub fn for_query(query: &str) -> Option<FirstBar> {
+        if query_pairs(query)
+            .iter()
+            .any(|(k, v)| k == "embed" && v == "1")
+        {
+            return None;
+        }
+        let (page, _) = PageState::from_query(query);
+        let budget = page.budget();
+        let analysis = analyze_page(&page, &budget).ok()?;
+        let peak_bytes = analysis.peak_bytes();
+        Some(FirstBar {
+            peak_bytes,
+            components: analysis.components(),
+            verdict: analysis.verdict,
+            scale_bytes: analysis
+                .verdict
+                .bar_scale(budget.gpu.total_bytes, peak_bytes),
+        })
+    }
+
+    /// Percent of the bar's width for `bytes`.
+    pub fn pct(&self, bytes: u128) -> f64 {
+        bytes as f64 / self.scale_bytes as f64 * 100.0
+    }
+}
+
+/// The language the page will open in (`?lang=`, else the stored choice, else the browser's), as
+/// the tag of its file `i18n/{tag}.txt`.
+#[cfg_attr(feature = "exports", wasm_bindgen::prelude::wasm_bindgen)]
+pub fn lang() -> String {
+    let window = web_sys::window();
+    let query = window
+        .as_ref()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let chosen = query_pairs(&query)
+        .into_iter()
+        .find(|(k, _)| k == "lang")
+        .and_then(|(_, tag)| Lang::from_tag(&tag));
+    let lang = chosen.unwrap_or_else(|| {
+        let stored = window
+            .as_ref()
+            .and_then(|w| w.local_storage().ok().flatten())
+            .and_then(|s| s.get_item(Lang::STORAGE_KEY).ok().flatten());
+        let preferred: Vec<String> = window
+            .as_ref()
+            .map(|w| {
+                w.navigator()
+                    .languages()
+                    .iter()
+                    .filter_map(|v| v.as_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Lang::unchosen(stored.as_deref(), preferred.iter().map(String::as_str))
+    });
+    lang.tag().to_string()
+}
+
+/// Paints the first bar at the top of the page, in the language whose file's text is `text`
+/// (`None`: English). Paints nothing when the page has already mounted, where the URL asks for no
+/// bar ([`FirstBar::for_query`]), or when the language's file could not be had (the page would
+/// then open in English, and the bar must not speak another language than the page). Returns
+/// whether it painted.
+#[cfg_attr(feature = "exports", wasm_bindgen::prelude::wasm_bindgen)]
+pub fn paint(text: Option<String>) -> bool {
+    console_error_panic_hook::set_once();
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return false;
+    };
+    // the page's module won the race (a warm cache): its own bar is there
+    if document.query_selector(".page").ok().flatten().is_some() {
+        return false;
+    }
+    let query = document.location().and_then(|l| l.search().ok());
+    let Some(bar) = FirstBar::for_query(&query.unwrap_or_default()) else {
+        return false;
+    };
+    let Some(words) = words(text) else {
+        return false;
+    };
+    format::use_separators(&words);
+    let Some(body) = document.body() else {
+        return false;
+    };
+    build(&document, &bar, &words)
+        .and_then(|el| body.prepend_with_node_1(&el))
+        .is_ok()
+}
+
+/// The words of the language whose file's text is `text`, English's where it lacks one; English's
+/// without a text when English is the language; `None` without a text for another language.
+fn words(text: Option<String>) -> Option<BarWords> {
+    let english = parse::<BarWords>(
+        include_str!(concat!(env!("OUT_DIR"), "/en_bar_words.txt")),
+        None,
+    )
+    .0;
+    match text {
+        // the other keys of the file are the page's: the problems parse reports are expected
+        // (leaked once: this module lives as long as the tab)
+        Some(text) => Some(parse(Box::leak(text.into_boxed_str()), Some(&english)).0),
+        None if lang() == Lang::En.tag() => Some(english),
+        None => None,
+    }
+}
+
+/// The summary line as the page's sticky summary draws it (`src/components/sticky_summary.rs`,
+/// the same classes), inside a `.page` so it sits where the page will.
+fn build(
+    doc: &Document,
+    bar: &FirstBar,
+    words: &BarWords,
+) -> Result<Element, wasm_bindgen::JsValue> {
+    let (word, class, margin) = verdict_words(words, &bar.verdict);
+    let outer = element(doc, "div", "page first-bar")?;
+    outer.set_id(ID);
+    let summary = element(
+        doc,
+        "div",
+        &format!("sticky-summary sticky-summary--first {class}"),
+    )?;
+    summary.set_attribute("data-testid", "first-bar")?;
+    summary.set_attribute("role", "status")?;
+
+    let text = element(doc, "p", "sticky-summary__text")?;
+    let total = element(doc, "strong", "")?;
+    total.set_attribute("data-testid", "first-bar-total")?;
+    total.set_attribute("data-bytes", &bar.peak_bytes.to_string())?;
+    total.set_text_content(Some(&format::gib(bar.peak_bytes)));
+    let word_el = element(doc, "span", "verdict__word")?;
+    word_el.set_text_content(Some(word));
+    text.append_with_node_1(&total)?;
+    text.append_with_str_1(" · ")?;
+    text.append_with_node_1(&word_el)?;
+    text.append_with_str_1(&format!(" · {margin}"))?;
+
+    let track = element(doc, "div", "sticky-summary__bar")?;
+    for c in Component::ALL {
+        let seg = element(doc, "span", &format!("bar__seg--{}", c.id()))?;
+        let bytes = bar.components.get(c);
+        seg.set_attribute("data-component", c.id())?;
+        seg.set_attribute("data-bytes", &bytes.to_string())?;
+        set_style(&seg, "width", bar.pct(bytes))?;
+        track.append_with_node_1(&seg)?;
+    }
+    let marker = element(doc, "span", "sticky-summary__marker")?;
+    set_style(&marker, "left", bar.pct(bar.verdict.budget_bytes))?;
+    track.append_with_node_1(&marker)?;
+
+    summary.append_with_node_2(&text, &track)?;
+    outer.append_with_node_1(&summary)?;
+    Ok(outer)
+}
+
+fn element(doc: &Document, tag: &str, class: &str) -> Result<Element, wasm_bindgen::JsValue> {
+    let el = doc.create_element(tag)?;
+    if !class.is_empty() {
+        el.set_class_name(class);
+    }
+    Ok(el)
+}
+
+/// A percentage through the CSSOM: the page's Content-Security-Policy (`style-src 'self'`)
+/// refuses `style` attributes, not style properties set from script.
+fn set_style(el: &Element, property: &str, pct: f64) -> Result<(), wasm_bindgen::JsValue> {
+    use wasm_bindgen::JsCast;
+    el.unchecked_ref::<web_sys::HtmlElement>()
+        .style()
+        .set_property(property, &format!("{}%", Fixed(pct, 3)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_bar_is_the_pages_answer() {
+        for query in [
+            "",
+            "?gpu=rtx3060&batch_size=16&compile=False&n_layer=24",
+            "?program=nanochat&depth=16&device_batch_size=8&gpu=rtx4090&lang=de",
+            "?program=build-nanogpt&B=32&gpu=rtx4090",
+        ] {
+            let bar = FirstBar::for_query(query).expect("a bar");
+            let (page, _) = PageState::from_query(query);
+            let a = analyze_page(&page, &page.budget()).expect("a valid config");
+            assert_eq!(bar.peak_bytes, a.peak_bytes(), "{query}");
+            assert_eq!(bar.components, a.components(), "{query}");
+            assert_eq!(bar.verdict, a.verdict, "{query}");
+            let sum: u128 = Component::ALL.iter().map(|&c| bar.components.get(c)).sum();
+            assert_eq!(sum, bar.peak_bytes, "the six segments make the total");
+            assert!(
+                bar.pct(bar.peak_bytes) <= 100.0,
+                "{query}: the bar stays inside its track"
+            );
+        }
+    }
+
+    #[test]
+    fn no_bar_for_an_embed() {
+        assert_eq!(FirstBar::for_query("?embed=1&batch_size=8"), None);
+        assert!(FirstBar::for_query("?embed=0").is_some());
+    }
+
+    #[test]
+    fn any_query_gives_an_answer_or_none_without_panicking() {
+        for query in [
+            "?batch_size=-1",
+            "?%ff%fe=1&&&=",
+            "?program=nope",
+            "?gpu=",
+            "?n_layer=1e99",
+        ] {
+            if let Some(bar) = FirstBar::for_query(query) {
+                assert!(bar.scale_bytes >= bar.peak_bytes);
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+// The first bar, before the page: a module a third of the page's size (the estimator and the words,
+// crates/first-bar) paints the peak, the verdict and the six components for the URL's state, and
+// the page replaces it when it mounts. The page's own module is fetched only once the first bar is
+// painted (index.html's loader awaits `vramfitFirstBar`, see scripts/post-build.py): on a slow
+// network the two would otherwise share the bandwidth and the processor, and the first bar would
+// come little sooner than the page. (Starting the page's download as soon as this module had
+// arrived was tried: the first bar came later, the page no sooner.) Whatever fails here, the page
+// still starts: the promise always settles.
+window.vramfitFirstBar = (async () => {
+  // a shared link that names its language: its file is fetched while the module arrives (the
+  // module decides the language; a guess it does not take is only a wasted small fetch)
+  const named = new URLSearchParams(location.search).get('lang');
+  const early = named && /^[A-Za-z-]{2,10}$/.test(named) ? { tag: named, text: words(named) } : null;
+  try {
+    const bar = await import('./first-bar/vramfit_first_bar.js');
+    await bar.default({ module_or_path: new URL('first-bar/vramfit_first_bar_bg.wasm', document.baseURI) });
+    performance.mark('vramfit:first-bar-ready');
+    const tag = bar.lang();
+    const text = tag === 'en' ? undefined : await (early?.tag === tag ? early.text : words(tag));
+    // no file, no bar: the page would open in English, and the bar must speak the page's language
+    if (tag === 'en' || text !== undefined) bar.paint(text);
+    performance.mark('vramfit:first-bar-painted');
+  } catch (e) {
+    console.warn('vramfit: no first bar, the page follows', e);
+  }
+})();
+
+/** A language file's text, or undefined (offline without a cached copy, an error status). */
+function words(tag) {
+  return fetch(`i18n/${tag}.txt`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
+}
