@@ -7,10 +7,11 @@
 // arrived was tried: the first bar came later, the page no sooner.) Whatever fails here, the page
 // still starts: the promise always settles.
 window.vramfitFirstBar = (async () => {
-  // a shared link that names its language: its file is fetched while the module arrives (the
-  // module decides the language; a guess it does not take is only a wasted small fetch)
+  // a shared link that names one of the build's languages: its file is fetched while the module
+  // arrives (the module decides the language; a guess it does not take is a wasted small fetch)
   const named = new URLSearchParams(location.search).get('lang');
-  const early = named && /^[A-Za-z-]{2,10}$/.test(named) ? { tag: named, text: words(named) } : null;
+  const files = document.querySelector('meta[name="vramfit-languages"]')?.content.split(' ') ?? [];
+  const early = files.includes(named) ? { tag: named, text: words(named) } : null;
   try {
     const bar = await import('./first-bar/vramfit_first_bar.js');
     await bar.default({ module_or_path: new URL('first-bar/vramfit_first_bar_bg.wasm', document.baseURI) });

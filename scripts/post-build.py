@@ -9,6 +9,7 @@
 * index.html: Trunk's loader waits for the first bar (public/first-bar.js) before it fetches the
   page's module, and the page's module is not preloaded: on a slow network the first bar's small
   module would otherwise share the bandwidth with one three times its size;
+* index.html: the language files the build has, for the first bar's early fetch;
 * index.html: the sha256 of Trunk's inline loader script in the CSP, so script-src needs no
   'unsafe-inline'.
 Reads Trunk's $TRUNK_STAGING_DIR (the build before it replaces dist/).
@@ -90,6 +91,10 @@ inline = re.findall(r'<script(?![^>]*\ssrc=)[^>]*>(.*?)</script>', index, flags=
 hashes = ' '.join(
     "'sha256-%s'" % base64.b64encode(hashlib.sha256(body.encode('utf-8')).digest()).decode() for body in inline
 )
+languages = sorted(n[:-len('.txt')] for n in os.listdir(i18n_dir) if n.endswith('.txt'))
+if '__LANGUAGES__' not in index:
+    sys.exit('post-build: index.html has no __LANGUAGES__ placeholder (the first bar\'s early fetch)')
+index = index.replace('__LANGUAGES__', ' '.join(languages))
 if '__SCRIPT_HASHES__' not in index:
     sys.exit('post-build: index.html has no __SCRIPT_HASHES__ placeholder in its CSP')
 index = index.replace('__SCRIPT_HASHES__', hashes)

@@ -24,10 +24,14 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-/** What the first visit downloads: the files index.html loads (not the lazily loaded languages). */
+/**
+ * What the first visit downloads: the files index.html loads, the first bar's module included
+ * (not the lazily loaded languages).
+ */
 async function pageWeight() {
   const rows = [];
-  for (const name of await readdir(dist)) {
+  const firstBar = (await readdir(path.join(dist, 'first-bar'))).map((n) => `first-bar/${n}`);
+  for (const name of [...await readdir(dist), ...firstBar]) {
     const ext = path.extname(name).slice(1);
     // not loaded by the page itself: the 404 fallback, the service worker, the embedding page's script
     if (!['wasm', 'js', 'css', 'html'].includes(ext) || ['404.html', 'sw.js', 'embed.js'].includes(name)) continue;
