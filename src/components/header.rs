@@ -9,18 +9,13 @@ use crate::browser;
 use crate::i18n::use_strings;
 use crate::state::use_app;
 
-/// `light` or `dark`: the URL's `theme` (embeds), the stored choice, else the system's.
+/// `light` or `dark`, by the rule the first bar used ([`vramfit_first_bar::theme`]).
 pub fn initial_theme() -> &'static str {
-    let from_url = crate::state::page_param(&browser::query(), "theme");
-    match from_url
-        .or_else(|| browser::storage_get("vramfit-theme"))
-        .as_deref()
-    {
-        Some("dark") => "dark",
-        Some("light") => "light",
-        _ if browser::prefers_dark() => "dark",
-        _ => "light",
-    }
+    vramfit_first_bar::theme(
+        crate::state::page_param(&browser::query(), "theme").as_deref(),
+        browser::storage_get(vramfit_first_bar::THEME_STORAGE_KEY).as_deref(),
+        browser::prefers_dark(),
+    )
 }
 
 #[component]
@@ -78,7 +73,7 @@ pub fn Header() -> impl IntoView {
                     aria-pressed=move || (theme.get() == "dark").to_string()
                     on:click=move |_| {
                         let next = if theme.get_untracked() == "dark" { "light" } else { "dark" };
-                        browser::storage_set("vramfit-theme", next);
+                        browser::storage_set(vramfit_first_bar::THEME_STORAGE_KEY, next);
                         set_theme.set(next);
                     }
                 >

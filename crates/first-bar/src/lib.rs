@@ -20,6 +20,21 @@ use web_sys::{Document, Element};
 /// The element's id: the page removes it once it has mounted.
 pub const ID: &str = "first-bar";
 
+/// Where the page keeps the reader's choice of theme (localStorage).
+pub const THEME_STORAGE_KEY: &str = "vramfit-theme";
+
+/// `light` or `dark` (`<html data-theme>`, which the style sheet reads): the URL's `theme`
+/// (embeds), else the stored choice, else the system's. The first bar sets it before it paints,
+/// so a dark page does not open light; the page sets it again from the same rule.
+pub fn theme(from_url: Option<&str>, stored: Option<&str>, system_dark: bool) -> &'static str {
+    match from_url.or(stored) {
+        Some("dark") => "dark",
+        Some("light") => "light",
+        _ if system_dark => "dark",
+        _ => "light",
+    }
+}
+
 /// What the first bar shows for one URL state, computed as the page computes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstBar {
@@ -109,8 +124,12 @@ pub fn paint(text: Option<String>) -> bool {
     if document.query_selector(".page").ok().flatten().is_some() {
         return false;
     }
-    let query = document.location().and_then(|l| l.search().ok());
-    let Some(bar) = FirstBar::for_query(&query.unwrap_or_default()) else {
+    let query = document
+        .location()
+        .and_then(|l| l.search().ok())
+        .unwrap_or_default();
+    set_theme(&document, &query);
+    let Some(bar) = FirstBar::for_query(&query) else {
         return false;
     };
     let Some(words) = words(text) else {
@@ -123,6 +142,26 @@ pub fn paint(text: Option<String>) -> bool {
     build(&document, &bar, &words)
         .and_then(|el| body.prepend_with_node_1(&el))
         .is_ok()
+}
+
+/// `<html data-theme>` as the page will set it ([`theme`]).
+fn set_theme(document: &Document, query: &str) {
+    let window = web_sys::window();
+    let from_url = query_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == "theme")
+        .map(|(_, v)| v);
+    let stored = window
+        .as_ref()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item(THEME_STORAGE_KEY).ok().flatten());
+    let system_dark = window
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches());
+    let theme = theme(from_url.as_deref(), stored.as_deref(), system_dark);
+    if let Some(root) = document.document_element() {
+        let _ = root.set_attribute("data-theme", theme);
+    }
 }
 
 /// The words of the language whose file's text is `text`, English's where it lacks one; English's
@@ -232,6 +271,16 @@ mod tests {
                 "{query}: the bar stays inside its track"
             );
         }
+    }
+
+    #[test]
+    fn theme_from_the_url_then_the_stored_choice_then_the_system() {
+        assert_eq!(theme(Some("dark"), Some("light"), false), "dark");
+        assert_eq!(theme(None, Some("light"), true), "light");
+        assert_eq!(theme(None, None, true), "dark");
+        assert_eq!(theme(None, None, false), "light");
+        // a theme the URL names wrongly is the system's, not the stored one
+        assert_eq!(theme(Some("blue"), Some("dark"), false), "light");
     }
 
     #[test]

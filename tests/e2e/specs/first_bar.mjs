@@ -28,8 +28,8 @@ const CASES = [
 ];
 
 /** A page whose own module is held until `release()`: only the first bar can paint. */
-async function held(ctx, query, { viewport = { width: 390, height: 844 }, refuse } = {}) {
-  const context = await ctx.browser.newContext({ viewport });
+async function held(ctx, query, { viewport = { width: 390, height: 844 }, refuse, colorScheme = 'light' } = {}) {
+  const context = await ctx.browser.newContext({ viewport, colorScheme });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -100,10 +100,23 @@ export const tests = {
       await context.close();
     }
   },
+
+  async 'the first bar opens in the theme the page will have'(ctx) {
+    for (const [scheme, query, theme] of [['dark', '', 'dark'], ['light', '?theme=dark', 'dark'], ['dark', '?theme=light', 'light']]) {
+      const { page, context, release } = await held(ctx, query, { colorScheme: scheme });
+      await page.waitForSelector('[data-testid="first-bar"]');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), theme, `${scheme} system, ${query}`);
+      release();
+      await page.waitForSelector('[data-testid="total"]');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), theme, `${scheme} system, ${query}: the page agrees`);
+      await context.close();
+    }
+  },
 };
 
 /** Holding back the page's module needs request interception (see lib/suite.mjs). */
 export const needs = {
   'the first bar comes before the page, equals the CLI, and the page replaces it': ['route'],
   'no first bar in an embed, nor in a language whose file cannot be had': ['route'],
+  'the first bar opens in the theme the page will have': ['route'],
 };
