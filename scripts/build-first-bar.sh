@@ -9,7 +9,7 @@ staging="${TRUNK_STAGING_DIR:?build-first-bar: TRUNK_STAGING_DIR is not set}"
 out="$staging/first-bar"
 # its "failed to get wasm-pack version" warning is harmless (it asks GitHub for news)
 wasm-pack --log-level error build crates/first-bar --release --target web \
-  --out-dir "$(realpath -m "$out")" --out-name vramfit_first_bar --no-pack
+  --out-dir "$(realpath -m "$out")" --out-name vramfit_first_bar --no-pack -- --features exports
 # the site needs the module and its glue, not the type declarations nor wasm-pack's .gitignore
 rm -f "$out"/*.d.ts "$out/.gitignore"
 printf '[build-first-bar] %s bytes of wasm (%s gzipped)\n' \
