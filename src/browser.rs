@@ -4,6 +4,9 @@
 use estimator::input::json_config::Setting;
 use wasm_bindgen::{JsCast, JsValue};
 
+// what the first bar reads too, written once there
+pub use vramfit_first_bar::browser::{preferred_languages, prefers_dark, storage_get};
+
 fn window() -> Option<web_sys::Window> {
     web_sys::window()
 }
@@ -68,21 +71,10 @@ pub fn copy(text: &str) {
     }
 }
 
-pub fn storage_get(key: &str) -> Option<String> {
-    window()?.local_storage().ok()??.get_item(key).ok()?
-}
-
 pub fn storage_set(key: &str, value: &str) {
     if let Some(Ok(Some(s))) = window().map(|w| w.local_storage()) {
         let _ = s.set_item(key, value);
     }
-}
-
-/// Whether the system asks for a dark theme.
-pub fn prefers_dark() -> bool {
-    window()
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-        .is_some_and(|m| m.matches())
 }
 
 /// Sets an attribute on `<html>` (theme, language).
@@ -145,19 +137,6 @@ pub fn page_base() -> String {
                 l.origin().unwrap_or_default(),
                 l.pathname().unwrap_or_default()
             )
-        })
-        .unwrap_or_default()
-}
-
-/// The browser's preferred languages (`navigator.languages`), most preferred first.
-pub fn preferred_languages() -> Vec<String> {
-    window()
-        .map(|w| {
-            w.navigator()
-                .languages()
-                .iter()
-                .filter_map(|v| v.as_string())
-                .collect()
         })
         .unwrap_or_default()
 }

@@ -17,6 +17,8 @@ use estimator::{Component, Components, Verdict};
 use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
 use web_sys::{Document, Element};
 
+pub mod browser;
+
 /// The element's id: the page removes it once it has mounted.
 pub const ID: &str = "first-bar";
 
@@ -80,9 +82,7 @@ impl FirstBar {
 /// the tag of its file `i18n/{tag}.txt`.
 #[cfg_attr(feature = "exports", wasm_bindgen::prelude::wasm_bindgen)]
 pub fn lang() -> String {
-    let window = web_sys::window();
-    let query = window
-        .as_ref()
+    let query = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
     let chosen = query_pairs(&query)
@@ -90,21 +90,10 @@ pub fn lang() -> String {
         .find(|(k, _)| k == "lang")
         .and_then(|(_, tag)| Lang::from_tag(&tag));
     let lang = chosen.unwrap_or_else(|| {
-        let stored = window
-            .as_ref()
-            .and_then(|w| w.local_storage().ok().flatten())
-            .and_then(|s| s.get_item(Lang::STORAGE_KEY).ok().flatten());
-        let preferred: Vec<String> = window
-            .as_ref()
-            .map(|w| {
-                w.navigator()
-                    .languages()
-                    .iter()
-                    .filter_map(|v| v.as_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Lang::unchosen(stored.as_deref(), preferred.iter().map(String::as_str))
+        Lang::unchosen(
+            browser::storage_get(Lang::STORAGE_KEY).as_deref(),
+            browser::preferred_languages().iter().map(String::as_str),
+        )
     });
     lang.tag().to_string()
 }
@@ -146,19 +135,16 @@ pub fn paint(text: Option<String>) -> bool {
 
 /// `<html data-theme>` as the page will set it ([`theme`]).
 fn set_theme(document: &Document, query: &str) {
-    let window = web_sys::window();
     let from_url = query_pairs(query)
         .into_iter()
         .find(|(k, _)| k == "theme")
         .map(|(_, v)| v);
-    let stored = window
-        .as_ref()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item(THEME_STORAGE_KEY).ok().flatten());
-    let system_dark = window
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-        .is_some_and(|m| m.matches());
-    let theme = theme(from_url.as_deref(), stored.as_deref(), system_dark);
+    let stored = browser::storage_get(THEME_STORAGE_KEY);
+    let theme = theme(
+        from_url.as_deref(),
+        stored.as_deref(),
+        browser::prefers_dark(),
+    );
     if let Some(root) = document.document_element() {
         let _ = root.set_attribute("data-theme", theme);
     }
