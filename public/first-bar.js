@@ -21,8 +21,8 @@ window.vramfitFirstBar = new Promise((resolve) => { arrived = resolve; });
     arrived();
     const tag = bar.lang();
     const text = tag === 'en' ? undefined : await (early?.tag === tag ? early.text : words(tag));
-    // no file, no bar: the page would open in English, and the bar must speak the page's language
-    if (tag === 'en' || text !== undefined) bar.paint(text);
+    // without the file of a language other than English it paints nothing (crates/first-bar)
+    bar.paint(text);
     performance.mark('vramfit:first-bar-painted');
   } catch (e) {
     console.warn('vramfit: no first bar, the page follows', e);

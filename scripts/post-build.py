@@ -3,7 +3,6 @@
 
 * first-bar/: the first bar's small module (scripts/build-first-bar.sh), first, so the precache
   list and the content version below include it;
-
 * sw.js: the precache list (every file of the build) and a version made from their content, so a
   new build gets a new cache and no list is kept by hand;
 * index.html: Trunk's loader waits for the first bar (public/first-bar.js) before it fetches the
