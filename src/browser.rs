@@ -5,17 +5,10 @@ use estimator::input::json_config::Setting;
 use wasm_bindgen::{JsCast, JsValue};
 
 // what the first bar reads too, written once there
-pub use vramfit_first_bar::browser::{preferred_languages, prefers_dark, storage_get};
+pub use vramfit_first_bar::browser::{preferred_languages, prefers_dark, query, storage_get};
 
 fn window() -> Option<web_sys::Window> {
     web_sys::window()
-}
-
-/// The current query string, with its leading `?` (or empty).
-pub fn query() -> String {
-    window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default()
 }
 
 /// Replaces the URL's query without adding a history entry (typing must not fill the history).

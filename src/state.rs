@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use estimator::programs::{analyze_page, rank_page_fixes, ProgramAnalysis, ProgramFixes};
-use estimator::query::{PageState, QueryIssue};
+use estimator::query::{page_param, PageState, QueryIssue};
 use estimator::{Budget, ConfigError, Verdict};
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
@@ -175,38 +175,24 @@ fn debounce<T: 'static>(
 /// browser's languages vramfit speaks, else English. Also whether the URL chose it, and the
 /// notice for a `?lang=` naming no language vramfit has.
 pub fn initial_lang(query: &str) -> (Lang, bool, Option<QueryIssue>) {
-    let mut issue = None;
-    if let Some(tag) = page_param(query, "lang") {
-        match Lang::from_tag(&tag) {
-            Some(lang) => return (lang, true, None),
-            None => {
-                issue = Some(QueryIssue {
-                    key: "lang".into(),
-                    value: tag.clone(),
-                    problem: estimator::query::IssueKind::Invalid(Box::new(ConfigError {
-                        key: "lang".into(),
-                        value: tag,
-                        problem: estimator::Problem::NotOneOf {
-                            choices: &crate::i18n::TAGS,
-                        },
-                    })),
-                })
-            }
-        }
-    }
-    let lang = Lang::unchosen(
-        browser::storage_get(Lang::STORAGE_KEY).as_deref(),
-        browser::preferred_languages().iter().map(String::as_str),
-    );
-    (lang, false, issue)
-}
-
-/// A page key of the query (`embed`, `bg`, `theme`, `lang`): not part of the calculator's state.
-pub fn page_param(query: &str, key: &str) -> Option<String> {
-    estimator::query::query_pairs(query)
-        .into_iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
+    // the rule, written once with the first bar's, which must open in the same language
+    let lang = vramfit_first_bar::opening_lang(query);
+    let named = page_param(query, "lang");
+    let chosen = named.as_deref().and_then(Lang::from_tag).is_some();
+    let issue = named
+        .filter(|tag| Lang::from_tag(tag).is_none())
+        .map(|tag| QueryIssue {
+            key: "lang".into(),
+            value: tag.clone(),
+            problem: estimator::query::IssueKind::Invalid(Box::new(ConfigError {
+                key: "lang".into(),
+                value: tag,
+                problem: estimator::Problem::NotOneOf {
+                    choices: &crate::i18n::TAGS,
+                },
+            })),
+        });
+    (lang, chosen, issue)
 }
 
 /// How long the inputs must rest before the URL is updated.

@@ -9,13 +9,9 @@ use crate::browser;
 use crate::i18n::use_strings;
 use crate::state::use_app;
 
-/// `light` or `dark`, by the rule the first bar used ([`vramfit_first_bar::theme`]).
+/// `light` or `dark`, by the rule the first bar used ([`vramfit_first_bar::opening_theme`]).
 pub fn initial_theme() -> &'static str {
-    vramfit_first_bar::theme(
-        crate::state::page_param(&browser::query(), "theme").as_deref(),
-        browser::storage_get(vramfit_first_bar::THEME_STORAGE_KEY).as_deref(),
-        browser::prefers_dark(),
-    )
+    vramfit_first_bar::opening_theme(&browser::query())
 }
 
 #[component]

@@ -3,6 +3,7 @@
 //! legend entry) shows what it is, its tensors with their formulas for this config, and bytes.
 
 use estimator::decimal::Fixed;
+use estimator::verdict::bar_scale;
 use estimator::Component;
 use leptos::prelude::*;
 
@@ -10,13 +11,9 @@ use crate::format;
 use crate::i18n::{fill, use_strings};
 use crate::state::use_app;
 
-/// Percent of the bar's width for `bytes`.
+/// Percent of the bar's width for `bytes` (`scale` from [`bar_scale`], never 0).
 fn pct(bytes: u128, scale: u128) -> f64 {
-    if scale == 0 {
-        0.0
-    } else {
-        bytes as f64 / scale as f64 * 100.0
-    }
+    bytes as f64 / scale as f64 * 100.0
 }
 
 /// Segments narrower than this show no label inside (it is in the legend and the details).
@@ -44,7 +41,7 @@ pub fn MemoryBar(
     let scale = Memo::new(move |_| {
         let card = app.budget.with(|b| b.gpu.total_bytes);
         let need = app.verdict.with(|v| v.map_or(0, |v| v.need_bytes));
-        card.max(need).max(total.get()).max(1)
+        bar_scale(card, need, total.get())
     });
 
     // six elements made once; only their width, bytes and labels change with the inputs

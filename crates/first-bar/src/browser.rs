@@ -5,6 +5,13 @@ fn window() -> Option<web_sys::Window> {
     web_sys::window()
 }
 
+/// The current query string, with its leading `?` (or empty).
+pub fn query() -> String {
+    window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}
+
 /// A value from localStorage; `None` where there is none or storage is refused (an embed in a
 /// partitioned iframe, a private window).
 pub fn storage_get(key: &str) -> Option<String> {

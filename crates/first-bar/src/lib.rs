@@ -12,7 +12,7 @@
 
 use estimator::decimal::Fixed;
 use estimator::programs::analyze_page;
-use estimator::query::{query_pairs, PageState};
+use estimator::query::{page_param, PageState};
 use estimator::{Component, Components, Verdict};
 use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
 use web_sys::{Document, Element};
@@ -37,6 +37,28 @@ pub fn theme(from_url: Option<&str>, stored: Option<&str>, system_dark: bool) ->
     }
 }
 
+/// The theme a page with `query` opens in ([`theme`], from what the browser holds).
+pub fn opening_theme(query: &str) -> &'static str {
+    theme(
+        page_param(query, "theme").as_deref(),
+        browser::storage_get(THEME_STORAGE_KEY).as_deref(),
+        browser::prefers_dark(),
+    )
+}
+
+/// The language a page with `query` opens in: `?lang=` where it names one, else the stored
+/// choice, else the browser's ([`Lang::unchosen`]).
+pub fn opening_lang(query: &str) -> Lang {
+    page_param(query, "lang")
+        .and_then(|tag| Lang::from_tag(&tag))
+        .unwrap_or_else(|| {
+            Lang::unchosen(
+                browser::storage_get(Lang::STORAGE_KEY).as_deref(),
+                browser::preferred_languages().iter().map(String::as_str),
+            )
+        })
+}
+
 /// What the first bar shows for one URL state, computed as the page computes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstBar {
@@ -52,10 +74,7 @@ impl FirstBar {
     /// of this kind: an embed (`embed=1`, its own compact layout) or a config the estimator refuses
     /// (the page explains why; a bar would say nothing).
     pub fn for_query(query: &str) -> Option<FirstBar> {
-        if query_pairs(query)
-            .iter()
-            .any(|(k, v)| k == "embed" && v == "1")
-        {
+        if page_param(query, "embed").as_deref() == Some("1") {
             return None;
         }
         let (page, _) = PageState::from_query(query);
@@ -78,24 +97,11 @@ impl FirstBar {
     }
 }
 
-/// The language the page will open in (`?lang=`, else the stored choice, else the browser's), as
-/// the tag of its file `i18n/{tag}.txt`.
+/// The language the page will open in ([`opening_lang`]), as the tag of its file
+/// `i18n/{tag}.txt`.
 #[cfg_attr(feature = "exports", wasm_bindgen::prelude::wasm_bindgen)]
 pub fn lang() -> String {
-    let query = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default();
-    let chosen = query_pairs(&query)
-        .into_iter()
-        .find(|(k, _)| k == "lang")
-        .and_then(|(_, tag)| Lang::from_tag(&tag));
-    let lang = chosen.unwrap_or_else(|| {
-        Lang::unchosen(
-            browser::storage_get(Lang::STORAGE_KEY).as_deref(),
-            browser::preferred_languages().iter().map(String::as_str),
-        )
-    });
-    lang.tag().to_string()
+    opening_lang(&browser::query()).tag().to_string()
 }
 
 /// Paints the first bar at the top of the page, in the language whose file's text is `text`
@@ -113,11 +119,11 @@ pub fn paint(text: Option<String>) -> bool {
     if document.query_selector(".page").ok().flatten().is_some() {
         return false;
     }
-    let query = document
-        .location()
-        .and_then(|l| l.search().ok())
-        .unwrap_or_default();
-    set_theme(&document, &query);
+    let query = browser::query();
+    // before anything is painted, so a dark page does not open light
+    if let Some(root) = document.document_element() {
+        let _ = root.set_attribute("data-theme", opening_theme(&query));
+    }
     let Some(bar) = FirstBar::for_query(&query) else {
         return false;
     };
@@ -131,23 +137,6 @@ pub fn paint(text: Option<String>) -> bool {
     build(&document, &bar, &words)
         .and_then(|el| body.prepend_with_node_1(&el))
         .is_ok()
-}
-
-/// `<html data-theme>` as the page will set it ([`theme`]).
-fn set_theme(document: &Document, query: &str) {
-    let from_url = query_pairs(query)
-        .into_iter()
-        .find(|(k, _)| k == "theme")
-        .map(|(_, v)| v);
-    let stored = browser::storage_get(THEME_STORAGE_KEY);
-    let theme = theme(
-        from_url.as_deref(),
-        stored.as_deref(),
-        browser::prefers_dark(),
-    );
-    if let Some(root) = document.document_element() {
-        let _ = root.set_attribute("data-theme", theme);
-    }
 }
 
 /// The words of the language whose file's text is `text`, English's where it lacks one; English's

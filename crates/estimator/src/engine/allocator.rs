@@ -10,8 +10,8 @@
 //! before OOM; and `expandable_segments:True`, where each pool grows one segment in 2 MiB / 20 MiB
 //! pages and blocks split down to 512 B.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Allocator;
 
@@ -42,30 +42,10 @@ pub fn segment_size(rounded: u128) -> u128 {
     }
 }
 
-/// Block addresses are distinct u64s: a multiplicative hash is enough, and much faster than
-/// the default SipHash on the replay's hot path.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
-
-/// A handle to an allocated block.
+/// A handle to an allocated block: its slot in the allocator's block store, valid until the block
+/// is freed (the slot is then reused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BlockId(u64);
+pub struct BlockId(usize);
 
 /// A request the simulated allocator could not serve under its cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,15 +56,61 @@ pub struct OutOfMemory {
     pub reserved: u128,
 }
 
-#[derive(Clone, Debug)]
+/// A block of a segment. Neighbours are slots in the block store; `addr` orders best fit.
+#[derive(Clone, Copy, Debug)]
 struct Block {
+    addr: u64,
     size: u128,
     segment: usize,
     allocated: bool,
-    prev: Option<u64>,
-    next: Option<u64>,
+    prev: Option<usize>,
+    next: Option<usize>,
     small: bool,
 }
+
+/// A free block in its pool, in best-fit order: by size, then address. Addresses are unique, so
+/// the slot (there to find the block without a lookup) never decides the order.
+#[derive(Clone, Copy, Debug)]
+struct Free {
+    size: u128,
+    addr: u64,
+    slot: usize,
+}
+
+impl Free {
+    /// Where best fit starts looking for `size` bytes.
+    fn at_least(size: u128) -> Free {
+        Free {
+            size,
+            addr: 0,
+            slot: 0,
+        }
+    }
+}
+
+impl Ord for Free {
+    // inlined into the B-tree's search, the replay's hottest loop (opt-level "z" would call it)
+    #[inline(always)]
+    fn cmp(&self, other: &Free) -> Ordering {
+        self.size.cmp(&other.size).then(self.addr.cmp(&other.addr))
+    }
+}
+
+impl PartialOrd for Free {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Free) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Free {
+    #[inline(always)]
+    fn eq(&self, other: &Free) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Free {}
 
 #[derive(Clone, Debug)]
 struct Segment {
@@ -100,9 +126,13 @@ struct Segment {
 pub struct CachingAllocator {
     mode: Allocator,
     cap: Option<u128>,
-    blocks: AddrMap<Block>,
-    free_small: BTreeSet<(u128, u64)>,
-    free_large: BTreeSet<(u128, u64)>,
+    /// Every block, by slot: a slab rather than a map by address, because the replay looks
+    /// blocks up on every event (hashing was a quarter of its time); a merged-away block's slot
+    /// is reused.
+    blocks: Vec<Option<Block>>,
+    vacant: Vec<usize>,
+    free_small: BTreeSet<Free>,
+    free_large: BTreeSet<Free>,
     segments: Vec<Segment>,
     next_addr: u64,
     allocated: u128,
@@ -128,7 +158,8 @@ impl CachingAllocator {
         CachingAllocator {
             mode,
             cap,
-            blocks: AddrMap::default(),
+            blocks: Vec::new(),
+            vacant: Vec::new(),
             free_small: BTreeSet::new(),
             free_large: BTreeSet::new(),
             segments: Vec::new(),
@@ -162,10 +193,60 @@ impl CachingAllocator {
 
     /// The bytes a block handed out for this request counts (without allocating it).
     pub fn block_size(&self, id: BlockId) -> u128 {
-        self.blocks.get(&id.0).map_or(0, |b| b.size)
+        self.blocks
+            .get(id.0)
+            .and_then(|b| b.as_ref())
+            .map_or(0, |b| b.size)
     }
 
-    fn pool(&mut self, small: bool) -> &mut BTreeSet<(u128, u64)> {
+    fn block(&self, slot: usize) -> &Block {
+        self.blocks[slot].as_ref().expect("a live block's slot")
+    }
+
+    fn block_mut(&mut self, slot: usize) -> &mut Block {
+        self.blocks[slot].as_mut().expect("a live block's slot")
+    }
+
+    /// Stores a new block; its slot.
+    fn add_block(&mut self, block: Block) -> usize {
+        match self.vacant.pop() {
+            Some(slot) => {
+                self.blocks[slot] = Some(block);
+                slot
+            }
+            None => {
+                self.blocks.push(Some(block));
+                self.blocks.len() - 1
+            }
+        }
+    }
+
+    fn remove_block(&mut self, slot: usize) {
+        self.blocks[slot] = None;
+        self.vacant.push(slot);
+    }
+
+    /// Puts the free block in `slot` into its pool.
+    fn pool_insert(&mut self, slot: usize) {
+        let b = *self.block(slot);
+        self.pool(b.small).insert(Free {
+            size: b.size,
+            addr: b.addr,
+            slot,
+        });
+    }
+
+    /// Takes the free block in `slot` out of its pool.
+    fn pool_remove(&mut self, slot: usize) {
+        let b = *self.block(slot);
+        self.pool(b.small).remove(&Free {
+            size: b.size,
+            addr: b.addr,
+            slot,
+        });
+    }
+
+    fn pool(&mut self, small: bool) -> &mut BTreeSet<Free> {
         if small {
             &mut self.free_small
         } else {
@@ -181,22 +262,22 @@ impl CachingAllocator {
         if self.mode == Allocator::ExpandableSegments {
             return self.malloc_expandable(requested, size, small);
         }
-        let addr = match self.best_fit(size, small) {
-            Some(a) => a,
+        let slot = match self.best_fit(size, small) {
+            Some(s) => s,
             None => match self.new_memory(size, small) {
-                Some(a) => a,
+                Some(s) => s,
                 None => {
                     self.release_cached();
                     self.retries += 1;
                     match self.new_memory(size, small) {
-                        Some(a) => a,
+                        Some(s) => s,
                         None => return Err(self.oom(requested)),
                     }
                 }
             },
         };
-        self.take(addr, size);
-        Ok(BlockId(addr))
+        self.take(slot, size);
+        Ok(BlockId(slot))
     }
 
     fn oom(&self, requested: u128) -> OutOfMemory {
@@ -225,24 +306,22 @@ impl CachingAllocator {
                     expandable: true,
                 });
                 let seg = self.segments.len() - 1;
-                let base = Self::expandable_base(usize::from(!pool_small));
-                self.blocks.insert(
-                    base,
-                    Block {
-                        size: EXPANDABLE_RANGE,
-                        segment: seg,
-                        allocated: false,
-                        prev: None,
-                        next: None,
-                        small: pool_small,
-                    },
-                );
-                self.pool(pool_small).insert((EXPANDABLE_RANGE, base));
+                let slot = self.add_block(Block {
+                    addr: Self::expandable_base(usize::from(!pool_small)),
+                    size: EXPANDABLE_RANGE,
+                    segment: seg,
+                    allocated: false,
+                    prev: None,
+                    next: None,
+                    small: pool_small,
+                });
+                self.pool_insert(slot);
             }
         }
-        let Some(addr) = self.best_fit(size, small) else {
+        let Some(slot) = self.best_fit(size, small) else {
             return Err(self.oom(requested));
         };
+        let addr = self.block(slot).addr;
         let pool_ix = usize::from(!small);
         let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
         let (first, last) = (addr as u128 / page, (addr as u128 + size - 1) / page);
@@ -255,34 +334,31 @@ impl CachingAllocator {
             cost = unmapped(&self.mapped[pool_ix]) * page;
             if self.cap.is_some_and(|cap| self.reserved + cost > cap) {
                 // the block goes back to the pool untouched
-                let free_size = self.blocks.get(&addr).map_or(0, |b| b.size);
-                self.pool(small).insert((free_size, addr));
+                self.pool_insert(slot);
                 return Err(self.oom(requested));
             }
         }
         self.mapped[pool_ix].insert(first, last);
         self.reserved += cost;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
-        self.take(addr, size);
-        Ok(BlockId(addr))
+        self.take(slot, size);
+        Ok(BlockId(slot))
     }
 
-    fn best_fit(&mut self, size: u128, small: bool) -> Option<u64> {
+    /// The smallest free block of at least `size` (the lowest address among equals), out of its
+    /// pool; its slot.
+    fn best_fit(&mut self, size: u128, small: bool) -> Option<usize> {
         let pool = self.pool(small);
-        let &(bsize, addr) = pool.range((size, 0)..).next()?;
-        pool.remove(&(bsize, addr));
-        Some(addr)
+        let &fit = pool.range(Free::at_least(size)..).next()?;
+        pool.remove(&fit);
+        Some(fit.slot)
     }
 
-    /// Hands out the free block at `addr` for a rounded request, splitting off the remainder
+    /// Hands out the free block in `slot` for a rounded request, splitting off the remainder
     /// when the allocator would (`shouldSplit`).
-    fn take(&mut self, addr: u64, size: u128) {
+    fn take(&mut self, slot: usize, size: u128) {
         let expandable = self.mode == Allocator::ExpandableSegments;
-        let block = self
-            .blocks
-            .get(&addr)
-            .cloned()
-            .expect("take() of a known free block");
+        let block = *self.block(slot);
         let remaining = block.size - size;
         let split = if block.small || expandable {
             remaining >= MIN_BLOCK
@@ -292,36 +368,31 @@ impl CachingAllocator {
         let mut handed = block.size;
         if split {
             handed = size;
-            let rest_addr = addr + size as u64;
-            let rest = Block {
+            let rest = self.add_block(Block {
+                addr: block.addr + size as u64,
                 size: remaining,
                 segment: block.segment,
                 allocated: false,
-                prev: Some(addr),
+                prev: Some(slot),
                 next: block.next,
                 small: block.small,
-            };
+            });
             if let Some(n) = block.next {
-                if let Some(nb) = self.blocks.get_mut(&n) {
-                    nb.prev = Some(rest_addr);
-                }
+                self.block_mut(n).prev = Some(rest);
             }
-            self.blocks.insert(rest_addr, rest);
-            self.pool(block.small).insert((remaining, rest_addr));
+            self.pool_insert(rest);
+            self.block_mut(slot).next = Some(rest);
         }
-        let b = self.blocks.get_mut(&addr).expect("block present");
+        let b = self.block_mut(slot);
         b.allocated = true;
         b.size = handed;
-        if split {
-            b.next = Some(addr + size as u64);
-        }
         self.allocated += handed;
         self.peak_allocated = self.peak_allocated.max(self.allocated);
     }
 
     /// cudaMalloc of a new segment, or growth of the pool's expandable segment; `None` when the
-    /// cap would be exceeded. Returns the address of a free block of at least `size` bytes.
-    fn new_memory(&mut self, size: u128, small: bool) -> Option<u64> {
+    /// cap would be exceeded. Returns the slot of a free block of at least `size` bytes.
+    fn new_memory(&mut self, size: u128, small: bool) -> Option<usize> {
         let seg_size = segment_size(size);
         if self.cap.is_some_and(|cap| self.reserved + seg_size > cap) {
             return None;
@@ -337,20 +408,18 @@ impl CachingAllocator {
             live: true,
             expandable: false,
         });
-        self.blocks.insert(
+        let slot = self.add_block(Block {
             addr,
-            Block {
-                size: seg_size,
-                segment: self.segments.len() - 1,
-                allocated: false,
-                prev: None,
-                next: None,
-                small,
-            },
-        );
+            size: seg_size,
+            segment: self.segments.len() - 1,
+            allocated: false,
+            prev: None,
+            next: None,
+            small,
+        });
         self.reserved += seg_size;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
-        Some(addr)
+        Some(slot)
     }
 
     /// Where a pool's expandable segment starts (0: small pool, 1: large), far above the
@@ -361,79 +430,68 @@ impl CachingAllocator {
 
     /// `free`: the block goes back to its pool, merged with free neighbours.
     pub fn free(&mut self, id: BlockId) {
-        let Some(block) = self.blocks.get(&id.0).cloned() else {
+        let slot = id.0;
+        let Some(block) = self.blocks.get(slot).copied().flatten() else {
             return;
         };
         if !block.allocated {
             return;
         }
         self.allocated -= block.size;
-        let mut addr = id.0;
-        let mut size = block.size;
-        let mut prev = block.prev;
-        let mut next = block.next;
+        let mut merged = Block {
+            allocated: false,
+            ..block
+        };
+        let mut into = slot;
         // merge with a free next block
-        if let Some(n) = next {
-            if let Some(nb) = self.blocks.get(&n).cloned() {
-                if !nb.allocated {
-                    self.pool(block.small).remove(&(nb.size, n));
-                    self.blocks.remove(&n);
-                    size += nb.size;
-                    next = nb.next;
-                    if let Some(nn) = next {
-                        if let Some(b) = self.blocks.get_mut(&nn) {
-                            b.prev = Some(addr);
-                        }
-                    }
+        if let Some(n) = block.next {
+            let nb = *self.block(n);
+            if !nb.allocated {
+                self.pool_remove(n);
+                self.remove_block(n);
+                merged.size += nb.size;
+                merged.next = nb.next;
+                if let Some(nn) = nb.next {
+                    self.block_mut(nn).prev = Some(slot);
                 }
             }
         }
         // merge into a free previous block
-        if let Some(p) = prev {
-            if let Some(pb) = self.blocks.get(&p).cloned() {
-                if !pb.allocated {
-                    self.pool(block.small).remove(&(pb.size, p));
-                    self.blocks.remove(&addr);
-                    addr = p;
-                    size += pb.size;
-                    prev = pb.prev;
-                    if let Some(n) = next {
-                        if let Some(b) = self.blocks.get_mut(&n) {
-                            b.prev = Some(addr);
-                        }
-                    }
+        if let Some(p) = block.prev {
+            let pb = *self.block(p);
+            if !pb.allocated {
+                self.pool_remove(p);
+                self.remove_block(slot);
+                into = p;
+                merged.addr = pb.addr;
+                merged.size += pb.size;
+                merged.prev = pb.prev;
+                if let Some(n) = merged.next {
+                    self.block_mut(n).prev = Some(p);
                 }
             }
         }
-        self.blocks.insert(
-            addr,
-            Block {
-                size,
-                segment: block.segment,
-                allocated: false,
-                prev,
-                next,
-                small: block.small,
-            },
-        );
-        self.pool(block.small).insert((size, addr));
+        *self.block_mut(into) = merged;
+        self.pool_insert(into);
     }
 
     /// `release_cached_blocks`: every segment that is entirely free goes back to the driver
     /// (expandable segments unmap their free pages at the end).
     fn release_cached(&mut self) {
-        let whole: Vec<(u64, usize, u128, bool)> = self
-            .blocks
-            .iter()
-            .filter(|(_, b)| !b.allocated && b.prev.is_none() && b.next.is_none())
-            .map(|(&a, b)| (a, b.segment, b.size, b.small))
+        let whole: Vec<usize> = (0..self.blocks.len())
+            .filter(|&slot| {
+                self.blocks[slot].is_some_and(|b| {
+                    !b.allocated
+                        && b.prev.is_none()
+                        && b.next.is_none()
+                        && !self.segments[b.segment].expandable
+                })
+            })
             .collect();
-        for (addr, seg, size, small) in whole {
-            if self.segments[seg].expandable {
-                continue;
-            }
-            self.pool(small).remove(&(size, addr));
-            self.blocks.remove(&addr);
+        for slot in whole {
+            let seg = self.block(slot).segment;
+            self.pool_remove(slot);
+            self.remove_block(slot);
             self.segments[seg].live = false;
             self.reserved -= self.segments[seg].size;
         }
@@ -446,10 +504,10 @@ impl CachingAllocator {
                     LARGE_BUFFER
                 };
                 let mut used = PageRanges::default();
-                for (&addr, b) in &self.blocks {
+                for b in self.blocks.iter().flatten() {
                     if b.allocated && usize::from(!b.small) == pool_ix {
                         let (first, last) =
-                            (addr as u128 / page, (addr as u128 + b.size - 1) / page);
+                            (b.addr as u128 / page, (b.addr as u128 + b.size - 1) / page);
                         used.insert(first as u64, last as u64);
                     }
                 }
@@ -468,10 +526,10 @@ impl CachingAllocator {
 
     /// The largest free cached block (what a request can get without a new segment).
     pub fn largest_free_block(&self) -> u128 {
-        let real = |set: &BTreeSet<(u128, u64)>| {
+        let real = |set: &BTreeSet<Free>| {
             set.iter()
                 .rev()
-                .map(|b| b.0)
+                .map(|b| b.size)
                 .find(|s| *s < EXPANDABLE_RANGE / 2)
                 .unwrap_or(0)
         };
@@ -538,6 +596,95 @@ impl PageRanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl CachingAllocator {
+        /// Panics unless the block store, the pools and the counters agree: each live segment
+        /// is a chain of blocks at consecutive addresses covering it, a block is in its pool
+        /// exactly when it is free, and `allocated` is the sum of allocated blocks.
+        fn check(&self) {
+            let live: Vec<(usize, &Block)> = self
+                .blocks
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, b)| b.as_ref().map(|b| (slot, b)))
+                .collect();
+            assert_eq!(live.len() + self.vacant.len(), self.blocks.len());
+            let mut allocated = 0;
+            for &(slot, b) in &live {
+                let key = Free {
+                    size: b.size,
+                    addr: b.addr,
+                    slot,
+                };
+                let pool = if b.small {
+                    &self.free_small
+                } else {
+                    &self.free_large
+                };
+                assert_eq!(pool.contains(&key), !b.allocated, "block {slot}: {b:?}");
+                if b.allocated {
+                    allocated += b.size;
+                }
+                if let Some(n) = b.next {
+                    let nb = self.block(n);
+                    assert_eq!(nb.prev, Some(slot));
+                    assert_eq!(nb.addr, b.addr + b.size as u64);
+                    assert!(b.allocated || nb.allocated, "two free neighbours unmerged");
+                }
+                if b.prev.is_none() && !self.segments[b.segment].expandable {
+                    let mut size = 0;
+                    let mut at = Some(slot);
+                    while let Some(s) = at {
+                        size += self.block(s).size;
+                        at = self.block(s).next;
+                    }
+                    assert_eq!(size, self.segments[b.segment].size);
+                }
+            }
+            let pooled = self.free_small.len() + self.free_large.len();
+            assert_eq!(pooled, live.iter().filter(|(_, b)| !b.allocated).count());
+            assert_eq!(allocated, self.allocated);
+        }
+    }
+
+    /// Thousands of requests of mixed sizes freed in a shuffled order, under a cap, in both modes:
+    /// the store stays consistent (slots reused, neighbours merged) and everything freed leaves
+    /// nothing allocated.
+    #[test]
+    fn random_requests_keep_the_block_store_consistent() {
+        for mode in [Allocator::Default, Allocator::ExpandableSegments] {
+            let mut a = CachingAllocator::new(mode, Some(2 << 30));
+            let mut live = Vec::new();
+            let mut seed: u64 = 0x5eed;
+            let mut next = || {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                seed >> 33
+            };
+            for _ in 0..4000 {
+                if live.is_empty() || next() % 3 != 0 {
+                    // small, medium and large requests
+                    let bytes = match next() % 3 {
+                        0 => 1 + u128::from(next() % 4096),
+                        1 => u128::from(next() % (8 << 20)),
+                        _ => u128::from(next() % (96 << 20)),
+                    };
+                    if let Ok(id) = a.malloc(bytes) {
+                        live.push(id);
+                    }
+                } else {
+                    let i = next() as usize % live.len();
+                    a.free(live.swap_remove(i));
+                }
+                a.check();
+            }
+            for id in live {
+                a.free(id);
+            }
+            a.check();
+            assert_eq!(a.allocated(), 0, "{mode:?}");
+            assert!(a.retries > 0, "{mode:?}: the cap was never pressed");
+        }
+    }
 
     /// PageRanges against a plain set of pages, over overlapping, touching and nested ranges.
     #[test]

@@ -63,11 +63,17 @@ impl Verdict {
         }
     }
 
-    /// The bytes a bar drawing this verdict spans: the card, or what the run needs when it
-    /// overflows the card (never 0, so a share of it is always a number).
+    /// The bytes a bar drawing this verdict spans ([`bar_scale`]).
     pub fn bar_scale(&self, card_bytes: u128, peak_bytes: u128) -> u128 {
-        card_bytes.max(self.need_bytes).max(peak_bytes).max(1)
+        bar_scale(card_bytes, self.need_bytes, peak_bytes)
     }
+}
+
+/// The bytes a bar of a run spans: the card, or what the run needs (`need_bytes`: 0 where there
+/// is no verdict) or its peak where either overflows the card. Never 0, so a share of it is
+/// always a number.
+pub fn bar_scale(card_bytes: u128, need_bytes: u128, peak_bytes: u128) -> u128 {
+    card_bytes.max(need_bytes).max(peak_bytes).max(1)
 }
 
 /// Reserved-but-unallocated memory at the peak as a share of the peak allocated.

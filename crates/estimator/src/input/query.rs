@@ -491,6 +491,15 @@ pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
     &text[..end]
 }
 
+/// A page key of the query (`embed`, `bg`, `theme`, `lang`: not part of the calculator's state),
+/// its first value.
+pub fn page_param(query: &str, key: &str) -> Option<String> {
+    query_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
 /// `application/x-www-form-urlencoded` pairs, percent-decoded (`+` is a space). Malformed
 /// escapes are kept as text; invalid UTF-8 is replaced.
 pub fn query_pairs(query: &str) -> Vec<(String, String)> {
