@@ -4,14 +4,13 @@
 //
 //   node tests/e2e/bench.mjs [native.json] [weight-floor output dir]
 
-import { chromium } from 'playwright-core';
 import { readFile, readdir, writeFile, stat } from 'node:fs/promises';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
-import { firstPaint, firstPaintTable, watchFirstBar } from './first_paint.mjs';
+import { firstPaint, firstPaintTable, launchChromium, watchFirstBar } from './first_paint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -145,10 +144,7 @@ async function browserTimings(base, browser) {
 const nativePath = process.argv[2];
 const native = nativePath ? JSON.parse(await readFile(nativePath, 'utf8')) : null;
 const server = await startServer(dist);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 const weight = await pageWeight();
 const floor = await floorWeight(process.argv[3], weight);
 const timings = await browserTimings(server.url, browser);

@@ -24,7 +24,7 @@ export const STATES = [
   { name: 'shared nanochat link (de)', query: '?program=nanochat&depth=16&device_batch_size=8&gpu=rtx4090&lang=de' },
 ];
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
  * Sets `window.__firstBar`: performance.now() at the first frame painted after a bar appears —
@@ -51,7 +51,12 @@ export function watchFirstBar() {
   window.__pageBar = when('[data-testid="segment-logits"]');
 }
 
-async function oneLoad(browser, url, profile) {
+/**
+ * One cold load of `url` under `profile`: ms to the first bar, to the page's bar, the bytes over the
+ * wire, and `workMs`, the first bar's own time from its module ready to its paint (its marks;
+ * undefined where the page painted first).
+ */
+export async function oneLoad(browser, url, profile) {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, serviceWorkers: 'block' });
   const page = await context.newPage();
   await page.addInitScript(watchFirstBar);
@@ -73,8 +78,12 @@ async function oneLoad(browser, url, profile) {
   const bytes = await page.evaluate(() => performance.getEntriesByType('resource')
     .concat(performance.getEntriesByType('navigation'))
     .reduce((a, e) => a + (e.transferSize || 0), 0));
+  const workMs = await page.evaluate(() => {
+    const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
+    return at('vramfit:first-bar-painted') - at('vramfit:first-bar-ready');
+  });
   await context.close();
-  return { ms, pageMs, bytes };
+  return { ms, pageMs, bytes, workMs };
 }
 
 /** Median first-bar time per profile and URL state, `runs` cold loads each. */
@@ -97,6 +106,14 @@ export async function firstPaint(base, browser, runs = 5) {
   return out;
 }
 
+/** Launches the Chromium the tests use, headless. */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+}
+
 export function firstPaintTable(rows) {
   const lines = ['first bar painted, cold, 390 × 844 (median)   budget    (the page interactive; each load; bytes)'];
   for (const r of rows) {
@@ -108,10 +125,7 @@ export function firstPaintTable(rows) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const server = await startServer(path.join(root, 'dist'));
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  const browser = await launchChromium();
   const rows = await firstPaint(server.url, browser, Number(process.argv[2] ?? 5));
   await browser.close();
   await server.close();
