@@ -11,7 +11,7 @@
 //! weight it exists to avoid.
 
 use estimator::decimal::Fixed;
-use estimator::programs::analyze_page;
+use estimator::programs::replay_page;
 use estimator::query::{page_param, PageState};
 use estimator::{Component, Components, Verdict};
 use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
@@ -79,15 +79,13 @@ impl FirstBar {
         }
         let (page, _) = PageState::from_query(query);
         let budget = page.budget();
-        let analysis = analyze_page(&page, &budget).ok()?;
-        let peak_bytes = analysis.peak_bytes();
+        let run = replay_page(&page, &budget).ok()?;
+        let peak_bytes = run.peak_bytes();
         Some(FirstBar {
             peak_bytes,
-            components: analysis.components(),
-            verdict: analysis.verdict,
-            scale_bytes: analysis
-                .verdict
-                .bar_scale(budget.gpu.total_bytes, peak_bytes),
+            components: run.components(),
+            verdict: run.verdict,
+            scale_bytes: run.verdict.bar_scale(budget.gpu.total_bytes, peak_bytes),
         })
     }
 
@@ -224,6 +222,7 @@ fn set_style(el: &Element, property: &str, pct: f64) -> Result<(), wasm_bindgen:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use estimator::programs::analyze_page;
 
     #[test]
     fn the_first_bar_is_the_pages_answer() {
@@ -245,6 +244,15 @@ mod tests {
                 bar.pct(bar.peak_bytes) <= 100.0,
                 "{query}: the bar stays inside its track"
             );
+        }
+        // where the estimator gives no number (the page explains why), the first bar paints nothing
+        for query in [
+            "?program=nanochat&nproc-per-node=2",
+            "?program=nanochat-sft&nproc-per-node=8",
+        ] {
+            let (page, _) = PageState::from_query(query);
+            assert!(analyze_page(&page, &page.budget()).is_err(), "{query}");
+            assert_eq!(FirstBar::for_query(query), None, "{query}");
         }
     }
 

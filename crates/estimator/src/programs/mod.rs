@@ -70,6 +70,7 @@ use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
 use crate::input::query::PageState;
+use crate::physics::Patches;
 
 /// One program's settings, checked as the program itself checks them.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,6 +175,20 @@ pub fn analyze_page(page: &PageState, budget: &Budget) -> Result<ProgramAnalysis
         }
         Program::Nanochat | Program::NanochatSft => {
             nanochat::analyze(page.nanochat_config(), budget).map(ProgramAnalysis::Nanochat)
+        }
+    }
+}
+
+/// [`analyze_page`]'s run alone — its peak, components and verdict — without nanoGPT's closed
+/// form, which only explains them: what the first bar paints, in a module that is smaller without it.
+pub fn replay_page(page: &PageState, budget: &Budget) -> Result<Run, ConfigError> {
+    match page.program {
+        Program::NanoGpt => {
+            nanogpt::analysis::replay_patched(&page.config, budget, Patches::default())
+        }
+        Program::BuildNanoGpt => build_nanogpt::analyze(&page.bng, budget).map(|a| a.run),
+        Program::Nanochat | Program::NanochatSft => {
+            nanochat::analyze(page.nanochat_config(), budget).map(|a| a.run)
         }
     }
 }

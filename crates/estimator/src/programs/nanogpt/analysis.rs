@@ -47,9 +47,24 @@ pub fn analyze_patched(
     patches: Patches,
 ) -> Result<Analysis, ConfigError> {
     let estimate = estimate_patched(cfg, &budget.gpu, patches)?;
-    let sequence = generate(cfg, &budget.gpu, patches);
-    let run = Run::replay(sequence, cfg.allocator, budget.allocator_budget());
+    let run = replay_patched(cfg, budget, patches)?;
     Ok(Analysis { estimate, run })
+}
+
+/// [`analyze_patched`]'s run alone, without the closed form: what the peak, components and
+/// verdict come from.
+pub fn replay_patched(
+    cfg: &TrainConfig,
+    budget: &Budget,
+    patches: Patches,
+) -> Result<Run, ConfigError> {
+    cfg.validate()?;
+    let sequence = generate(cfg, &budget.gpu, patches);
+    Ok(Run::replay(
+        sequence,
+        cfg.allocator,
+        budget.allocator_budget(),
+    ))
 }
 
 /// Whether `cfg` runs on `budget`'s card: [`Analysis`]'s `verdict.fits` with one replay instead
