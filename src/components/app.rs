@@ -1,6 +1,7 @@
 //! The page: inputs on one side, the answer on the other.
 
 use estimator::programs::Program;
+use estimator::query::page_param;
 use leptos::prelude::*;
 
 use super::bng_inputs::BngInputs;
@@ -24,7 +25,6 @@ use super::timeline_chart::TimelineChart;
 use super::verdict_panel::VerdictPanel;
 use crate::i18n::use_strings;
 use crate::state::AppState;
-use estimator::query::page_param;
 
 const WORLD: &[f64] = &[1., 2., 3., 4., 6., 8., 12., 16., 24., 32., 48., 64.];
 /// The page. Re-rendered as a whole when the language changes, so every string inside is a
