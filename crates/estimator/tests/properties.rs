@@ -155,3 +155,29 @@ proptest! {
 fn peak_on(cfg: &TrainConfig, g: &gpu::Gpu) -> u128 {
     estimate(cfg, g).unwrap().peak_bytes()
 }
+
+/// The largest sizes the fields allow (`FIELDS`' upper bounds) on a 12-layer model: a logits
+/// tensor of 2^64 bytes and more. The bytes are u128; the allocator's virtual addresses are u64
+/// and only order blocks, so they may wrap — but must not overflow in a debug build (this test
+/// runs in one), and the answer must still be a run that does not fit. With expandable segments a
+/// request larger than the segment's virtual range (2^48 bytes, as PyTorch reserves about a card's
+/// worth) fails even without a cap, so that run's peak stops there.
+#[test]
+fn the_largest_sizes_replay() {
+    for allocator in [Allocator::Default, Allocator::ExpandableSegments] {
+        let cfg = TrainConfig {
+            n_head: 1024,
+            n_embd: 131_072,
+            block_size: 1 << 20,
+            batch_size: 1 << 20,
+            vocab_size: 4_194_304,
+            allocator,
+            ..TrainConfig::default()
+        };
+        let a = analyze(&cfg, &Budget::for_gpu(&gpu::PRESETS[0])).unwrap();
+        assert!(!a.verdict.fits, "{allocator:?}");
+        if allocator == Allocator::Default {
+            assert!(a.peak_bytes() > 1u128 << 64, "{}", a.peak_bytes());
+        }
+    }
+}
