@@ -179,19 +179,17 @@ pub fn initial_lang(query: &str) -> (Lang, bool, Option<QueryIssue>) {
     let lang = vramfit_first_bar::opening_lang(query);
     let named = page_param(query, "lang");
     let chosen = named.as_deref().and_then(Lang::from_tag).is_some();
-    let issue = named
-        .filter(|tag| Lang::from_tag(tag).is_none())
-        .map(|tag| QueryIssue {
+    let issue = named.filter(|_| !chosen).map(|tag| QueryIssue {
+        key: "lang".into(),
+        value: tag.clone(),
+        problem: estimator::query::IssueKind::Invalid(Box::new(ConfigError {
             key: "lang".into(),
-            value: tag.clone(),
-            problem: estimator::query::IssueKind::Invalid(Box::new(ConfigError {
-                key: "lang".into(),
-                value: tag,
-                problem: estimator::Problem::NotOneOf {
-                    choices: &crate::i18n::TAGS,
-                },
-            })),
-        });
+            value: tag,
+            problem: estimator::Problem::NotOneOf {
+                choices: &crate::i18n::TAGS,
+            },
+        })),
+    });
     (lang, chosen, issue)
 }
 

@@ -5,10 +5,10 @@
 //
 //   node tests/e2e/first_paint.mjs [runs]     (scripts/bench.sh runs it through bench.mjs)
 
-import { chromium } from 'playwright-core';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
+import { start as startChromium } from './lib/engines/chromium.mjs';
 
 /** The profiles of issue 16: Lighthouse's mobile "Slow 4G" and a "Fast 4G", with their budgets. */
 export const PROFILES = [
@@ -106,12 +106,9 @@ export async function firstPaint(base, browser, runs = 5) {
   return out;
 }
 
-/** Launches the Chromium the tests use, headless. */
-export function launchChromium() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+/** The Chromium the browser tests drive, launched as they launch it (lib/engines/chromium.mjs). */
+export async function launchChromium() {
+  return (await startChromium()).browser;
 }
 
 export function firstPaintTable(rows) {

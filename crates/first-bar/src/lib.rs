@@ -125,7 +125,7 @@ pub fn paint(text: Option<String>) -> bool {
     let Some(bar) = FirstBar::for_query(&query) else {
         return false;
     };
-    let Some(words) = words(text) else {
+    let Some(words) = words(text, opening_lang(&query)) else {
         return false;
     };
     format::use_separators(&words);
@@ -137,9 +137,9 @@ pub fn paint(text: Option<String>) -> bool {
         .is_ok()
 }
 
-/// The words of the language whose file's text is `text`, English's where it lacks one; English's
-/// without a text when English is the language; `None` without a text for another language.
-fn words(text: Option<String>) -> Option<BarWords> {
+/// The words of `lang`, whose file's text is `text`: English's where the file lacks one; English's
+/// without a text when `lang` is English; `None` without a text for another language.
+fn words(text: Option<String>, lang: Lang) -> Option<BarWords> {
     let english = parse::<BarWords>(
         include_str!(concat!(env!("OUT_DIR"), "/en_bar_words.txt")),
         None,
@@ -149,7 +149,7 @@ fn words(text: Option<String>) -> Option<BarWords> {
         // the other keys of the file are the page's: the problems parse reports are expected
         // (leaked once: this module lives as long as the tab)
         Some(text) => Some(parse(Box::leak(text.into_boxed_str()), Some(&english)).0),
-        None if lang() == Lang::En.tag() => Some(english),
+        None if lang == Lang::En => Some(english),
         None => None,
     }
 }
