@@ -50,6 +50,10 @@ impl fmt::Display for ArgError {
     }
 }
 
+/// The lowest model-FLOPs utilisation the speed model takes (0.1 %: below it a step's time
+/// means nothing).
+const MIN_MFU: f64 = 0.001;
+
 const VALUE_OPTIONS: &[&str] = &[
     "gpu",
     "gpu-index",
@@ -70,6 +74,23 @@ fn starts_launch(word: &str) -> bool {
     matches!(word, "python" | "python3" | "torchrun" | "-m")
         || estimator::programs::Program::from_script(word).is_some()
         || word.contains('=') && !word.starts_with('-') && word.starts_with("PYTORCH_")
+}
+
+/// An option's name without its dashes and value (`--gpu=rtx3060` → `gpu`).
+fn option_name(word: &str) -> &str {
+    let body = word.trim_start_matches('-');
+    body.split_once('=').map_or(body, |(n, _)| n)
+}
+
+/// Whether a word is one of vramfit's own options that no training script takes (torchrun's
+/// `--nproc_per_node`/`--nnodes`, which vramfit also takes, belong in a launch line).
+fn is_own_option(word: &str) -> bool {
+    word.starts_with("--")
+        && !matches!(
+            option_name(word),
+            "nproc_per_node" | "nproc-per-node" | "nnodes"
+        )
+        && (VALUE_OPTIONS.contains(&option_name(word)) || matches!(word, "--json" | "--list-gpus"))
 }
 
 /// `--program=NAME` or `--program NAME` anywhere in `argv`.
@@ -99,7 +120,24 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
             continue;
         }
         if starts_launch(arg) {
-            args.launch = Some(argv[i - 1..].to_vec());
+            let launch = argv[i - 1..].to_vec();
+            if let Some(own) = launch.iter().position(|w| is_own_option(w)) {
+                // the script would be handed it (train.py: "gpu= could not be read")
+                let given = launch[own..].iter().take(2).cloned().collect::<Vec<_>>();
+                let given = if launch[own].contains('=')
+                    || !VALUE_OPTIONS.contains(&option_name(&launch[own]))
+                {
+                    launch[own].clone()
+                } else {
+                    given.join(" ")
+                };
+                return Err(ArgError(format!(
+                    "{given} is vramfit's option, but it stands inside the launch line, whose \
+                     words go to the script: put vramfit's options before it (vramfit {given} {} …)",
+                    launch[0]
+                )));
+            }
+            args.launch = Some(launch);
             break;
         }
         match arg.as_str() {
@@ -197,11 +235,18 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                 "vram-gib" => args.vram_gib = Some(number()?),
                 "context-gib" => args.context_gib = Some(number()?),
                 "mfu" => {
-                    args.mfu = Some(value.trim().parse::<f64>().map_err(|_| {
+                    let m = value.trim().parse::<f64>().map_err(|_| {
                         ArgError(format!(
-                        "--{name}={value} is not a fraction: model-FLOPs utilisation, above 0 to 1"
-                    ))
-                    })?)
+                            "--{name}={value} is not a fraction: model-FLOPs utilisation, {} to 1",
+                            MIN_MFU
+                        ))
+                    })?;
+                    if !(MIN_MFU..=1.0).contains(&m) {
+                        return Err(ArgError(format!(
+                            "--{name}={value} is out of range: model-FLOPs utilisation is {MIN_MFU} to 1"
+                        )));
+                    }
+                    args.mfu = Some(m)
                 }
                 _ => args.other_gib = Some(number()?),
             }

@@ -32,8 +32,14 @@ pub(crate) fn config_error(tr: &CliLang, e: &estimator::ConfigError) -> String {
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("vramfit: {}", one_line(&msg.to_string()));
+    say(&one_line(&msg.to_string()));
     ExitCode::from(2)
+}
+
+/// One line on stderr, prefixed `vramfit: `. A closed stderr loses the line but never panics
+/// (as `eprintln!` would).
+pub(crate) fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "vramfit: {line}");
 }
 
 /// A message as one line: control characters a user typed (`--n_layer=$'a\nb'`) are shown
@@ -65,8 +71,44 @@ fn language(args: &Args) -> Lang {
 /// Config files larger than this are not nanoGPT configs.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// Writes the answer to stdout. A reader that went away (`vramfit --list-gpus | head -1`) ends
+/// the run quietly; any other failure to write (`> /dev/full`, a closed stdout) is said in one
+/// line and exit code 2, never a panic and never a silent success.
+pub(crate) fn emit(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(2),
+        Err(e) => fail(format!("cannot write the answer to standard output: {e}")),
+    }
+}
+
+/// The command line as text; an argument that is not UTF-8 is refused by its position, with
+/// the bytes it could read shown (a lossy copy would read as a different value).
+fn argv() -> Result<Vec<String>, String> {
+    std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                let mut shown = String::new();
+                for chunk in a.as_encoded_bytes().utf8_chunks() {
+                    shown.push_str(chunk.valid());
+                    for b in chunk.invalid() {
+                        shown.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                format!("argument {} ('{shown}') is not UTF-8 text", i + 1)
+            })
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let argv = match argv() {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
     let mut args = match args::parse(&argv) {
         Ok(a) => a,
         Err(e) => return fail(e),
@@ -75,12 +117,10 @@ fn main() -> ExitCode {
         return fail(e);
     }
     if args.help {
-        print!("{}", language(&args).cli().cli.help);
-        return ExitCode::SUCCESS;
+        return emit(&language(&args).cli().cli.help);
     }
     if args.version {
-        println!("vramfit {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
+        return emit(&format!("vramfit {}\n", env!("CARGO_PKG_VERSION")));
     }
     let tr = &if args.json {
         CliLang::en()
@@ -89,9 +129,10 @@ fn main() -> ExitCode {
     };
     use_separators(&tr.bar_words());
     if args.list_gpus {
+        let mut list = String::new();
         for g in gpu::PRESETS {
-            println!(
-                "{:<12} {:<24} {:>7.2} GiB  sm{}{}  bf16 {}",
+            list += &format!(
+                "{:<14} {:<26} {:>7.2} GiB  sm{}{}  bf16 {}\n",
                 g.id,
                 g.name,
                 estimator::units::gib(g.total_bytes),
@@ -100,7 +141,7 @@ fn main() -> ExitCode {
                 if g.bf16 { "yes" } else { "no" }
             );
         }
-        return ExitCode::SUCCESS;
+        return emit(&list);
     }
 
     // which program: a launch line names it, else --program (nanoGPT's train.py by default)
@@ -180,7 +221,7 @@ fn main() -> ExitCode {
         Ok(m) => m,
         Err(e) => return fail(e),
     };
-    let budget = match budget_for(&args, message.as_ref()) {
+    let budget = match budget_for(&args, tr, message.as_ref()) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
@@ -205,16 +246,14 @@ fn main() -> ExitCode {
         mfu,
     };
     for w in &answer.skipped {
-        eprintln!("vramfit: warning: {w}");
+        say(&format!("warning: {w}"));
     }
     let text = if args.json {
         format!("{}\n", vramfit_report::nanogpt::to_json(&answer))
     } else {
         report::to_text(tr, &answer)
     };
-    // a closed pipe (vramfit | head) is not an error worth a panic
-    let _ = std::io::stdout().write_all(text.as_bytes());
-    ExitCode::SUCCESS
+    emit(&text)
 }
 
 /// JSON configs (`vramfit run.json`): each becomes its program's flags where the file stands,
@@ -301,7 +340,7 @@ pub(crate) fn respond<A, F>(
         Ok(m) => m,
         Err(e) => return fail(e),
     };
-    let budget = match budget_for(args, message.as_ref()) {
+    let budget = match budget_for(args, tr, message.as_ref()) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
@@ -315,9 +354,7 @@ pub(crate) fn respond<A, F>(
     } else {
         text(&analysis, &budget, fixes.as_ref())
     };
-    // a closed pipe (vramfit | head) is not an error worth a panic
-    let _ = std::io::stdout().write_all(out.as_bytes());
-    ExitCode::SUCCESS
+    emit(&out)
 }
 
 /// The `--oom-message` given, read and parsed.
@@ -335,12 +372,28 @@ pub(crate) fn read_oom_message(args: &Args) -> Result<Option<estimator::oom::Oom
 /// `--vram-gib`, `--context-gib`, `--other-gib`, `--link-gbps`, and what the message says.
 pub(crate) fn budget_for(
     args: &Args,
+    tr: &CliLang,
     message: Option<&estimator::oom::OomMessage>,
 ) -> Result<Budget, String> {
     // a pasted out-of-memory message: its numbers, and the card it came from
     let said = message.and_then(|m| m.card_said());
-    if args.gpu.as_deref() == Some("auto") {
-        let mut budget = nvidia_smi::budget(args.gpu_index.unwrap_or(0))?;
+    // no card named anywhere: this machine's, if nvidia-smi answers, else an assumed one that
+    // the answer names as such (a 3060 owner must not read "fits on H100" as about their card)
+    let unnamed = args.gpu.is_none() && said.is_none() && args.vram_gib.is_none();
+    let auto = if unnamed {
+        nvidia_smi::budget(args.gpu_index.unwrap_or(0)).ok()
+    } else {
+        None
+    };
+    if unnamed && auto.is_none() {
+        let assumed = gpu::default_cli_gpu();
+        say(&tr.cli.assumed_gpu.replace("{card}", assumed.name));
+    }
+    if args.gpu.as_deref() == Some("auto") || auto.is_some() {
+        let mut budget = match auto {
+            Some(b) => b,
+            None => nvidia_smi::budget(args.gpu_index.unwrap_or(0))?,
+        };
         if let Some(x) = args.other_gib {
             budget = budget.with_other_gib(x).map_err(|e| e.to_string())?;
         }
@@ -366,11 +419,6 @@ pub(crate) fn budget_for(
         args.context_gib.map(|x| (1, x)),
         args.other_gib.map(|x| (2, x)),
     ];
-    if let Some(m) = args.mfu {
-        if !(m > 0.0 && m <= 1.0) {
-            return Err(format!("--mfu={m} is out of range: allowed above 0 to 1"));
-        }
-    }
     for (which, value) in custom.into_iter().flatten() {
         let next = match which {
             0 => budget.clone().with_total_gib(value),
@@ -410,35 +458,51 @@ pub(crate) fn budget_for(
     Ok(budget)
 }
 
-/// An OOM message from a file or stdin (`-`); a long log is read up to its first MiB of text.
-fn read_message(path: &str) -> Result<String, String> {
+/// At most `limit` bytes of a file or of stdin (`-`), and whether there was more. Every input
+/// is read through this: a device (`/dev/zero`), a FIFO or a pipe reports no size up front, so
+/// the bound is on what is read, not on what the file system says.
+fn read_bounded(path: &str, limit: u64) -> Result<(Vec<u8>, bool), String> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    let limit = 1u64 << 20;
-    if path == "-" {
-        std::io::stdin()
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin())
     } else {
-        std::fs::File::open(path)
-            .and_then(|f| f.take(limit).read_to_end(&mut bytes))
-            .map_err(|e| e.to_string())?;
-    }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err("it is a directory".into());
+        }
+        Box::new(std::fs::File::open(path).map_err(|e| e.to_string())?)
+    };
+    reader
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    let more = bytes.len() as u64 > limit;
+    bytes.truncate(limit as usize);
+    Ok((bytes, more))
+}
+
+/// An OOM message from a file or stdin (`-`); a long log is read up to its first MiB of text.
+fn read_message(path: &str) -> Result<String, String> {
+    let (bytes, _) = read_bounded(path, 1 << 20)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// A config file's text. nanoGPT's own config files (`config/train_gpt2.py`, …) are known by
+/// name when there is no such file here, so its README's commands work from any folder; a file
+/// on disk (an edited copy) wins.
 fn read_config(path: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.is_dir() {
-        return Err("it is a directory".into());
+    let missing = std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if missing {
+        if let Some(text) = estimator::configurator::nanogpt_config(path) {
+            return Ok(text.to_string());
+        }
     }
-    if meta.len() > MAX_CONFIG_BYTES {
+    let (bytes, more) = read_bounded(path, MAX_CONFIG_BYTES)?;
+    if more {
         return Err(format!(
-            "{} bytes is too large for a config file",
-            meta.len()
+            "it is larger than {} bytes, too large for a config file",
+            MAX_CONFIG_BYTES
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
 }

@@ -57,7 +57,13 @@ pub fn preset(g: &SmiGpu) -> Option<&'static gpu::Gpu> {
         .take(2)
         .collect::<Vec<_>>()
         .join(" ");
-    gpu::find(&short)
+    // `NVIDIA GeForce RTX 4060 Laptop GPU`: the laptop part, not the desktop card of that number
+    let laptop = short
+        .contains("Laptop")
+        .then(|| gpu::find(&format!("{first_two} Laptop")))
+        .flatten();
+    laptop
+        .or_else(|| gpu::find(&short))
         .or_else(|| gpu::find(short.trim_start_matches("RTX ")))
         .or_else(|| gpu::find(&first_two))
         .or_else(|| gpu::nearest_by_capacity(u128::from(g.total_mib) << 20))
@@ -66,7 +72,9 @@ pub fn preset(g: &SmiGpu) -> Option<&'static gpu::Gpu> {
 /// The budget for GPU `index` of this machine: its preset (or a custom card of its size) with
 /// the memory other processes use as "other".
 pub fn budget(index: usize) -> Result<Budget, String> {
-    let out = Command::new("nvidia-smi")
+    // VRAMFIT_NVIDIA_SMI: another nvidia-smi (the tests' stand-in, which prints a known card)
+    let program = std::env::var_os("VRAMFIT_NVIDIA_SMI").unwrap_or_else(|| "nvidia-smi".into());
+    let out = Command::new(program)
         .args([
             "--query-gpu=name,memory.total,memory.used",
             "--format=csv",
@@ -109,9 +117,13 @@ mod tests {
         let csv = "name, memory.total [MiB], memory.used [MiB]\n\
                    NVIDIA GeForce RTX 4090, 24564 MiB, 1234 MiB\n\
                    NVIDIA RTX A6000, 49140 MiB, 0 MiB\n\
-                   NVIDIA H100 80GB HBM3, 81559 MiB, 5 MiB\n";
+                   NVIDIA H100 80GB HBM3, 81559 MiB, 5 MiB\n\
+                   NVIDIA GeForce RTX 4060 Laptop GPU, 8188 MiB, 512 MiB\n\
+                   NVIDIA GeForce RTX 3070, 8192 MiB, 300 MiB\n";
         let g = parse(csv).unwrap();
-        assert_eq!(g.len(), 3);
+        assert_eq!(g.len(), 5);
+        assert_eq!(preset(&g[3]).map(|p| p.id), Some("rtx4060laptop"));
+        assert_eq!(preset(&g[4]).map(|p| p.id), Some("rtx3070"));
         assert_eq!(g[0].used_mib, 1234);
         assert_eq!(preset(&g[0]).map(|p| p.id), Some("rtx4090"));
         assert_eq!(preset(&g[1]).map(|p| p.id), Some("a6000"));

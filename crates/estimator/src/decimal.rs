@@ -365,6 +365,18 @@ pub fn shortest(x: f64) -> String {
     out
 }
 
+/// A number a user typed, echoed back as JavaScript prints numbers: plain from 1e-6 up to
+/// 1e21 (`0.25`, `16`), with an exponent outside (`1e-300`, `1e+300` as `1e300`), so a value far
+/// out of range is not shown as hundreds of digits.
+pub fn compact(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || (1e-6..1e21).contains(&a) || !a.is_finite() {
+        shortest(x)
+    } else {
+        shortest_exp(x)
+    }
+}
+
 /// `format!("{x:e}")`: `1e-5`, `1.5e16`, `0e0`.
 pub fn shortest_exp(x: f64) -> String {
     if let Some(s) = special(x) {

@@ -61,6 +61,15 @@ impl Gpu {
             "rtx3080_12" | "rtx3090" | "rtx3090ti" | "a6000" | "v100_16" | "v100_32" | "a10" => 12,
             "t4" => 8,
             "rtx4060ti16" => 64,
+            "gtx1660" | "gtx1660ti" => 3,
+            "rtx3050" => 4,
+            "rtx2060" | "rtx3060laptop" => 6,
+            "rtx3060ti" | "rtx3070" | "rtx3070ti" | "rtx3070laptop" | "rtx3080laptop"
+            | "rtx2060super" | "rtx2070" | "rtx2080" => 8,
+            "rtx4060" => 48,
+            "rtx4060ti" | "rtx4060laptop" | "rtx4070laptop" => 64,
+            "rtx4080laptop" => 96,
+            "rtx4090laptop" => 128,
             "rtx4070" => 72,
             "rtx4070ti" | "rtx4070tis" | "l4" => 96,
             "rtx4080" => 128,
@@ -105,7 +114,11 @@ const fn gib_x100(hundredths: u128) -> u128 {
 /// reserve up to ~0.2 GiB more). TFLOP/s are NVIDIA's dense figures with fp32 accumulate (half
 /// rate on GeForce cards), fp32 meaning TF32 tensor cores from Ampere on, which train.py enables.
 /// Links are per direction: PCIe 3/4/5 x16 ≈ 16/32/64 GB/s, NVLink bridge on 3090 / A6000
-/// 56 GB/s, A100 300 GB/s, H100 450 GB/s. Sources: shared notes (gpu-presets research).
+/// 56 GB/s, A100 300 GB/s, H100 450 GB/s. Sources: shared notes (gpu-presets research); the
+/// 6 and 8 GB cards and the laptops each name theirs: "measured" is the total capacity of a
+/// published out-of-memory message on that card (Linux), "derived" the same chip and memory on a
+/// sibling card. Laptop TFLOP/s are at the highest power limit (low-power models run up to ~40 %
+/// slower); the speed model, not the memory, depends on them.
 pub const PRESETS: &[Gpu] = &[
     gpu(
         "rtx3060",
@@ -273,6 +286,253 @@ pub const PRESETS: &[Gpu] = &[
         53.8,
         13.4,
         50.0,
+        true,
+    ),
+    // derived: the RTX 3070's GA104 with 8 GB
+    gpu(
+        "rtx3060ti",
+        "RTX 3060 Ti 8 GB",
+        gib_x100(778),
+        (8, 6),
+        true,
+        32.4,
+        32.4,
+        16.2,
+        32.0,
+        true,
+    ),
+    // measured: github.com/akshitac8/OW-DETR/issues/46 and meta-llama/codellama/issues/82 (7.78)
+    gpu(
+        "rtx3070",
+        "RTX 3070 8 GB",
+        gib_x100(778),
+        (8, 6),
+        true,
+        40.6,
+        40.6,
+        20.3,
+        32.0,
+        true,
+    ),
+    // derived: the RTX 3070's GA104 with 8 GB
+    gpu(
+        "rtx3070ti",
+        "RTX 3070 Ti 8 GB",
+        gib_x100(778),
+        (8, 6),
+        true,
+        43.5,
+        43.5,
+        21.7,
+        32.0,
+        true,
+    ),
+    // derived: the 8 GB GA10x cards (RTX 3070: 7.76-7.79)
+    gpu(
+        "rtx3050",
+        "RTX 3050 8 GB",
+        gib_x100(778),
+        (8, 6),
+        true,
+        18.2,
+        18.2,
+        9.1,
+        16.0,
+        true,
+    ),
+    // measured: github.com/longxiang-ai/TSGS/issues/6 (7.72)
+    gpu(
+        "rtx4060",
+        "RTX 4060 8 GB",
+        gib_x100(772),
+        (8, 9),
+        true,
+        30.2,
+        30.2,
+        15.1,
+        16.0,
+        true,
+    ),
+    // derived: the RTX 4060's 8 GB Ada
+    gpu(
+        "rtx4060ti",
+        "RTX 4060 Ti 8 GB",
+        gib_x100(772),
+        (8, 9),
+        true,
+        44.1,
+        44.1,
+        22.1,
+        16.0,
+        true,
+    ),
+    // measured: github.com/facebookresearch/meshrcnn/issues/92 (5.79)
+    gpu(
+        "rtx2060",
+        "RTX 2060 6 GB",
+        gib_x100(579),
+        (7, 5),
+        false,
+        0.0,
+        25.8,
+        6.45,
+        16.0,
+        true,
+    ),
+    // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
+    gpu(
+        "rtx2060super",
+        "RTX 2060 Super 8 GB",
+        gib_x100(779),
+        (7, 5),
+        false,
+        0.0,
+        28.7,
+        7.18,
+        16.0,
+        true,
+    ),
+    // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
+    gpu(
+        "rtx2070",
+        "RTX 2070 8 GB",
+        gib_x100(779),
+        (7, 5),
+        false,
+        0.0,
+        29.9,
+        7.46,
+        16.0,
+        true,
+    ),
+    // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
+    gpu(
+        "rtx2080",
+        "RTX 2080 8 GB",
+        gib_x100(779),
+        (7, 5),
+        false,
+        0.0,
+        40.3,
+        10.07,
+        16.0,
+        true,
+    ),
+    // measured: github.com/zhou13/lcnn/issues/23 (5.81); no tensor cores
+    gpu(
+        "gtx1660ti",
+        "GTX 1660 Ti 6 GB",
+        gib_x100(581),
+        (7, 5),
+        false,
+        0.0,
+        5.44,
+        5.44,
+        16.0,
+        true,
+    ),
+    // derived: the GTX 1660 Ti's TU116 with 6 GB; no tensor cores
+    gpu(
+        "gtx1660",
+        "GTX 1660 6 GB",
+        gib_x100(581),
+        (7, 5),
+        false,
+        0.0,
+        5.03,
+        5.03,
+        16.0,
+        true,
+    ),
+    // measured: github.com/JiehongLin/SAM-6D/issues/13 (5.80)
+    gpu(
+        "rtx3060laptop",
+        "RTX 3060 Laptop 6 GB",
+        gib_x100(580),
+        (8, 6),
+        true,
+        26.2,
+        26.2,
+        13.1,
+        32.0,
+        true,
+    ),
+    // derived: the RTX 3070's GA104 with 8 GB
+    gpu(
+        "rtx3070laptop",
+        "RTX 3070 Laptop 8 GB",
+        gib_x100(778),
+        (8, 6),
+        true,
+        33.2,
+        33.2,
+        16.6,
+        32.0,
+        true,
+    ),
+    // derived: RTX A4000 (GA104, 16 GB), github.com/Zeqiang-Lai/Mini-DALLE3/issues/9 (15.73)
+    gpu(
+        "rtx3080laptop",
+        "RTX 3080 Laptop 16 GB",
+        gib_x100(1573),
+        (8, 6),
+        true,
+        42.0,
+        42.0,
+        21.0,
+        32.0,
+        true,
+    ),
+    // measured: github.com/ESRSchao/EdgeRegNet/issues/2 (7.75)
+    gpu(
+        "rtx4060laptop",
+        "RTX 4060 Laptop 8 GB",
+        gib_x100(775),
+        (8, 9),
+        true,
+        29.1,
+        29.1,
+        14.6,
+        16.0,
+        true,
+    ),
+    // derived: the RTX 4060 Laptop's 8 GB Ada
+    gpu(
+        "rtx4070laptop",
+        "RTX 4070 Laptop 8 GB",
+        gib_x100(775),
+        (8, 9),
+        true,
+        40.1,
+        40.1,
+        20.0,
+        16.0,
+        true,
+    ),
+    // derived: RTX 4070 Ti (AD104, 12 GB), github.com/OpenLMLab/LOMO/issues/17 (11.73)
+    gpu(
+        "rtx4080laptop",
+        "RTX 4080 Laptop 12 GB",
+        gib_x100(1173),
+        (8, 9),
+        true,
+        67.7,
+        67.7,
+        33.9,
+        32.0,
+        true,
+    ),
+    // derived: RTX 4060 Ti 16 GB, github.com/boson-ai/higgs-audio/issues/48 (15.55)
+    gpu(
+        "rtx4090laptop",
+        "RTX 4090 Laptop 16 GB",
+        gib_x100(1555),
+        (8, 9),
+        true,
+        79.4,
+        79.4,
+        39.7,
+        32.0,
         true,
     ),
     gpu(
@@ -514,7 +774,7 @@ pub fn gib_to_bytes(key: &str, gib: f64, min: f64, max: f64) -> Result<u128, Con
     if !gib.is_finite() || gib < min || gib > max {
         return Err(ConfigError::new(
             key,
-            crate::decimal::Shortest(gib),
+            crate::decimal::compact(gib),
             Problem::OutOfRange {
                 min: crate::decimal::shortest(min),
                 max: crate::decimal::shortest(max),

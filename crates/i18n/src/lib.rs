@@ -343,6 +343,8 @@ strings! {
     diagnosis_elsewhere,
     /// `{n}`.
     core_fits,
+    /// `{card}`: no card was named and nvidia-smi found none.
+    assumed_gpu,
     col_change,
     /// `{text}`: a note under the report.
     note,

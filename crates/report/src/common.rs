@@ -8,10 +8,14 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use vramfit_i18n::CliLang;
 
-/// Any answer part as JSON. Byte counts are u128 in the estimator and always far below 2^64;
-/// one that were not (or a NaN) becomes `null` rather than a panic.
+/// Any answer part as JSON. Byte counts are u128 in the estimator; past 2^64 (a config at the
+/// fields' maxima) serde_json's `Value` cannot hold one as an integer, so such a part is written
+/// as text and read back, which makes the count a (rounded) float: still a number, as the text
+/// report's is. Only a non-number (NaN) becomes `null`.
 pub fn value(x: impl Serialize) -> Value {
-    serde_json::to_value(x).unwrap_or(Value::Null)
+    serde_json::to_value(&x)
+        .or_else(|_| serde_json::to_string(&x).and_then(|text| serde_json::from_str(&text)))
+        .unwrap_or(Value::Null)
 }
 
 /// An object with keys in the given order.
@@ -149,8 +153,11 @@ mod tests {
     }
 
     #[test]
-    fn a_count_past_u64_is_null_not_a_panic() {
-        assert_eq!(value(u128::MAX), Value::Null);
+    fn a_count_past_u64_is_a_number_not_null() {
+        assert_eq!(value(u128::MAX), json!(u128::MAX as f64));
+        let parts = value((1u128 << 70, 3u128));
+        assert_eq!(parts, json!([(1u128 << 70) as f64, 3]));
+        assert!(parts[0].is_number());
         assert_eq!(value(f64::NAN), Value::Null);
         assert_eq!(value(7u128), json!(7));
     }

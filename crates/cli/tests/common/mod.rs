@@ -7,13 +7,16 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// The binary with `args` in a locale-free environment (its text follows `LC_ALL`, `LC_MESSAGES`
-/// and `LANG`), plus `env`.
+/// and `LANG`) and no nvidia-smi, plus `env`.
 pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vramfit"))
         .args(args)
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
         .env_remove("LANG")
+        // no card from this machine's nvidia-smi: the answers are for the assumed card, here as
+        // on CI (a test that wants one sets its own stand-in)
+        .env("VRAMFIT_NVIDIA_SMI", "/nonexistent/nvidia-smi")
         .envs(env.iter().copied())
         .output()
         .expect("vramfit runs")

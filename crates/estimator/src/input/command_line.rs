@@ -27,11 +27,20 @@ pub fn parse(line: &str) -> Result<Launch, ConfigError> {
 /// [`parse`] for a line already split into words (a command line given to the CLI).
 pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
     let line = words.join(" ");
+    // (where the launcher's words end, where the script's arguments start, the program)
     let found = words
         .iter()
         .enumerate()
-        .find_map(|(i, w)| Program::from_script(w).map(|p| (i, p)));
-    let Some((script, program)) = found else {
+        .find_map(|(i, w)| Program::from_script(w).map(|p| (i, i + 1, p)))
+        // `config/train_gpt2.py --batch_size=8`, train.py left out: the config file says
+        // nanoGPT, and it is the first of the script's arguments
+        .or_else(|| {
+            words
+                .iter()
+                .position(|w| crate::programs::is_nanogpt_config_path(w))
+                .map(|i| (i, i, Program::NanoGpt))
+        });
+    let Some((script, args_start, program)) = found else {
         return Err(ConfigError::new(
             "command",
             line.chars().take(80).collect::<String>(),
@@ -82,7 +91,7 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         }
         i += 1;
     }
-    let mut args: Vec<String> = words[script + 1..].to_vec();
+    let mut args: Vec<String> = words[args_start..].to_vec();
     // torchrun … -m scripts.base_train -- --depth=26: the `--` only ends torchrun's options
     if args.first().is_some_and(|a| a == "--") {
         args.remove(0);

@@ -53,8 +53,13 @@ impl Program {
         }
     }
 
-    /// The program a command-line word launches: a script path or a `-m` module.
+    /// The program a command-line word launches: a script path or a `-m` module. A file in a
+    /// `config/` folder is never a script, whatever its name: it is a nanoGPT config file
+    /// (`config/train_gpt2.py` is nanoGPT's best-known config, not build-nanogpt's script).
     pub fn from_script(word: &str) -> Option<Program> {
+        if is_nanogpt_config_path(word) {
+            return None;
+        }
         let name = word.rsplit('/').next().unwrap_or(word);
         match name {
             "base_train.py" | "scripts.base_train" => Some(Program::Nanochat),
@@ -64,6 +69,12 @@ impl Program {
             _ => None,
         }
     }
+}
+
+/// Whether a command-line word is a file in a `config/` folder (`config/train_gpt2.py`,
+/// `./nanoGPT/config/finetune_shakespeare.py`): a nanoGPT config file that train.py reads.
+pub fn is_nanogpt_config_path(word: &str) -> bool {
+    word.ends_with(".py") && word.rsplit('/').nth(1).is_some_and(|dir| dir == "config")
 }
 
 use crate::engine::run::Run;

@@ -107,11 +107,15 @@ fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError>
     Ok(v)
 }
 
+/// The largest `B` and `T` vramfit takes (also where the search for the largest `B` that fits
+/// ends: it covers every `B` that can be entered).
+pub const MAX_B_OR_T: u32 = 1 << 20;
+
 impl BngConfig {
     /// Sets one constant from its text (a Python literal; `true`/`false` too, as URLs carry them).
     pub fn set(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
         let key = key.trim_start_matches('-');
-        let small = |k, t| int_in(k, t, 1, 1 << 20).map(|v| v as u32);
+        let small = |k, t| int_in(k, t, 1, u64::from(MAX_B_OR_T)).map(|v| v as u32);
         match key {
             "B" => self.b = small(key, text)?,
             "T" => self.t = small(key, text)?,

@@ -177,7 +177,8 @@ pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
         ));
     }
     sort(&mut fixes);
-    let all = batches_keeping_total(cfg, 1 << 12);
+    // every B the field takes: a search that stopped short would call its own cap the largest
+    let all = batches_keeping_total(cfg, super::config::MAX_B_OR_T + 1);
     let largest_b_that_fits = largest(&all, |b| fits(&with_b(cfg, b)));
     Some(BngFixReport {
         current: base.run.verdict,

@@ -84,6 +84,16 @@ pub const NANOGPT_CONFIGS: &[(&str, &str)] = &[
     ("config/eval_gpt2_xl.py", "batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-xl'\n"),
 ];
 
+/// The text of one of nanoGPT's own config files, by its path or file name
+/// (`config/train_gpt2.py`, `../nanoGPT/config/train_gpt2.py`, `train_gpt2.py`).
+pub fn nanogpt_config(path: &str) -> Option<&'static str> {
+    let file = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    NANOGPT_CONFIGS
+        .iter()
+        .find(|(name, _)| file(name) == file(path))
+        .map(|(_, text)| *text)
+}
+
 /// What a pasted command line said besides train.py's settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CommandLine {
@@ -250,10 +260,7 @@ impl Configurator {
         for arg in &launch.args {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;
-            } else if let Some((_, text)) = NANOGPT_CONFIGS
-                .iter()
-                .find(|(name, _)| arg.rsplit('/').next() == name.rsplit('/').next())
-            {
+            } else if let Some(text) = nanogpt_config(arg) {
                 self.apply_file(arg, text);
             } else {
                 out.unknown_files.push(arg.clone());
