@@ -2,7 +2,9 @@
 //! applied to the calculator, and what was and was not understood is said.
 
 use estimator::error::{ConfigError, Problem};
-use estimator::paste::{interpret, interpret_json, looks_like_json, PasteOutcome, Pasted};
+use estimator::paste::{
+    interpret, interpret_json, looks_like_json, MessageCard, PasteOutcome, Pasted,
+};
 use estimator::query::PageState;
 use leptos::prelude::*;
 
@@ -15,18 +17,37 @@ pub fn PastePanel() -> impl IntoView {
     let tr = use_strings();
     let (text, set_text) = signal(String::new());
     let (outcome, set_outcome) = signal(None::<PasteOutcome>);
+    // a history entry of its own: Back returns to the settings before the paste
+    let apply = move |state: &PageState| {
+        if *state != app.page.get_untracked() {
+            crate::browser::push_query(&state.to_query());
+            app.page.set(state.clone());
+        }
+    };
     let read = move || {
         let out = app
             .page
             .with_untracked(|p| outcome_of(&text.get_untracked(), p));
-        if out.state != app.page.get_untracked() {
-            // a history entry of its own: Back returns to the settings before the paste
-            crate::browser::push_query(&out.state.to_query());
-            app.page.set(out.state.clone());
-        }
+        apply(&out.state);
         set_outcome.set(Some(out));
     };
     let report = move || outcome.with(|o| o.as_ref().map(|o| crate::html::paste::report(tr, o)));
+    // a message from another card than the chosen one: the page keeps its card until asked
+    let offered = move || {
+        outcome.with(|o| match o.as_ref().map(|o| &o.pasted) {
+            Some(Pasted::OomMessage {
+                card: MessageCard::Other { with_card, .. },
+                ..
+            }) => Some((**with_card).clone()),
+            _ => None,
+        })
+    };
+    let use_card = move |_| {
+        if let Some(state) = offered() {
+            apply(&state);
+            set_outcome.set(None);
+        }
+    };
     view! {
         <section class="paste" aria-labelledby="paste-heading">
             <h2 id="paste-heading" class="paste__heading">{tr.paste_heading}</h2>
@@ -48,6 +69,11 @@ pub fn PastePanel() -> impl IntoView {
                 {tr.paste_button}
             </button>
             <div class="paste__report" data-testid="paste-report" role="status" inner_html=report></div>
+            <Show when=move || offered().is_some()>
+                <button type="button" class="button" data-testid="paste-use-card" on:click=use_card>
+                    {tr.paste_use_card}
+                </button>
+            </Show>
         </section>
     }
 }

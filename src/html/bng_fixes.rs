@@ -6,10 +6,11 @@ use estimator::programs::build_nanogpt::config::KEYS;
 use estimator::programs::build_nanogpt::fixes::{BngFix, BngFixReport};
 use estimator::programs::build_nanogpt::BngConfig;
 
-use super::fix_parts::{self, fact, row, saving, top, FixView};
+use super::fix_parts::{self, fact, row, top, FixView};
 use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_i18n::fix_text::bng_fix_text;
+use vramfit_i18n::fix_text::saving;
 
 /// train_gpt2.py's constants as the script writes them (what the export shows).
 pub fn constants(cfg: &BngConfig) -> String {
@@ -46,7 +47,7 @@ pub fn best(report: &BngFixReport) -> Option<&BngFix> {
 fn view<'a>(tr: &Strings, f: &'a BngFix, from: &BngConfig, freed: u128) -> FixView<'a> {
     let (title, why) = bng_fix_text(tr, f, from, freed);
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes))
-        + &fact(tr.col_saving, &saving(f.saving_bytes))
+        + &fact(tr.col_saving, &saving(tr, f.saving_bytes))
         + &fact(tr.col_fits, if f.verdict.fits { tr.yes } else { tr.no })
         + &fact(tr.col_impact, tr.impact(f.impact));
     FixView {

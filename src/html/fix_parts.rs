@@ -3,7 +3,6 @@
 //! (`fixes.rs`) predates them; nanochat's and build-nanogpt's are written with them.
 
 use super::{el, escape};
-use crate::format;
 use crate::i18n::Strings;
 
 /// One fact of a row: label and value.
@@ -13,15 +12,6 @@ pub fn fact(label: &str, value: &str) -> String {
         &[],
         &(el("dt", &[], &escape(label)) + &el("dd", &[], &escape(value))),
     )
-}
-
-/// A saving as shown: "−3.15 GiB", or "+0.20 GiB" when memory grows.
-pub fn saving(bytes: i128) -> String {
-    if bytes >= 0 {
-        format!("−{}", format::gib_abs(bytes))
-    } else {
-        format!("+{}", format::gib_abs(bytes))
-    }
 }
 
 /// What a fix is, for its row and its box.

@@ -6,11 +6,11 @@ use estimator::snippet;
 use estimator::TrainConfig;
 
 use super::export::snippet_block;
-use super::fix_parts::saving;
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_i18n::fix_text::fix_text;
+use vramfit_i18n::fix_text::saving;
 
 /// The best fix with everything needed to apply it.
 pub fn top_fix(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> String {
@@ -69,7 +69,7 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
         el("span", &[("class", "fix__rank")], &r.to_string())
     });
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes), "")
-        + &fact(tr.col_saving, &saving(f.saving_bytes), "")
+        + &fact(tr.col_saving, &saving(tr, f.saving_bytes), "")
         + &fact(
             tr.col_fits,
             if f.fits() { tr.yes } else { tr.no },

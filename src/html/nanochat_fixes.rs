@@ -5,10 +5,11 @@
 use estimator::programs::nanochat::fixes::{NanochatFix, NanochatFixReport};
 use estimator::programs::nanochat::NanochatConfig;
 
-use super::fix_parts::{self, fact, row, saving, top, FixView};
+use super::fix_parts::{self, fact, row, top, FixView};
 use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_i18n::fix_text::nanochat_fix_text;
+use vramfit_i18n::fix_text::saving;
 
 /// The fix to show first when the run does not fit: the best ranked, if it fits.
 pub fn best(report: &NanochatFixReport) -> Option<&NanochatFix> {
@@ -21,7 +22,7 @@ pub fn best(report: &NanochatFixReport) -> Option<&NanochatFix> {
 fn view<'a>(tr: &Strings, f: &'a NanochatFix, from: &NanochatConfig, freed: u128) -> FixView<'a> {
     let (title, why) = nanochat_fix_text(tr, f, from, freed);
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes))
-        + &fact(tr.col_saving, &saving(f.saving_bytes))
+        + &fact(tr.col_saving, &saving(tr, f.saving_bytes))
         + &fact(tr.col_fits, if f.verdict.fits { tr.yes } else { tr.no })
         + &fact(
             tr.col_tokens,

@@ -1,11 +1,24 @@
 //! What a paste was understood to be, and what was not, as HTML.
 
 use estimator::configurator::SkipReason;
-use estimator::paste::{PasteOutcome, Pasted};
+use estimator::paste::{MessageCard, PasteOutcome, Pasted};
 
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{error, fill, place, Strings};
+
+/// How many lines not applied are named one by one.
+const MAX_SKIPPED_SHOWN: usize = 12;
+/// How many characters of a line not applied are shown.
+const MAX_LINE_SHOWN: usize = 120;
+
+/// A line cut to [`MAX_LINE_SHOWN`] characters, with an ellipsis when it was longer.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(MAX_LINE_SHOWN) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
 
 /// The report of a paste, in the page's language.
 pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
@@ -16,6 +29,8 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
         Pasted::OomMessage {
             message: m,
             diagnosis,
+            card: message_card,
+            settings_given,
         } => {
             let size = |b: Option<u128>| b.map_or("?".to_string(), format::bytes);
             let others: u128 = m.other_processes.iter().map(|p| p.1).sum();
@@ -37,7 +52,28 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
                     ("others", &others),
                 ],
             ));
+            match message_card {
+                MessageCard::Other {
+                    total_bytes, like, ..
+                } => {
+                    let like =
+                        like.map_or(String::new(), |c| fill(tr.paste_card_like, &[("card", c)]));
+                    lines.push(fill(
+                        tr.paste_card_other,
+                        &[
+                            ("total", &format::bytes(*total_bytes)),
+                            ("like", &like),
+                            ("chosen", out.state.card().name),
+                        ],
+                    ));
+                }
+                MessageCard::Same | MessageCard::Unknown => {
+                    lines.push(tr.paste_budget_set.to_string())
+                }
+            }
             match diagnosis {
+                // a message says nothing of the run's settings: without them, ask for them
+                None if !settings_given => lines.push(tr.paste_needs_settings.to_string()),
                 Some(d) => {
                     lines.push(fill(
                         tr.paste_diagnosis,
@@ -78,26 +114,33 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
             }
         }
         Pasted::ConfigFile => lines.push(tr.paste_config.to_string()),
+        Pasted::ConfigUnchanged => lines.push(tr.paste_config_unchanged.to_string()),
         Pasted::JsonConfig => lines.push(tr.paste_json.to_string()),
     }
     if let Some(e) = &out.error {
         lines.push(fill(tr.paste_error, &[("message", &error(tr, e))]));
     }
-    for s in &out.skipped {
+    // a pasted log or binary file can have thousands of lines: the first few are named, each cut
+    // short, and the rest counted
+    for s in out.skipped.iter().take(MAX_SKIPPED_SHOWN) {
         let line = s.line.to_string();
         lines.push(match &s.reason {
             SkipReason::NotUnderstood(_) => fill(
                 tr.paste_skip_not_understood,
-                &[("line", &line), ("text", s.text.trim())],
+                &[("line", &line), ("text", &shortened(s.text.trim()))],
             ),
             SkipReason::UnknownKey(k) => {
                 fill(tr.paste_skip_unknown, &[("line", &line), ("key", k)])
             }
             SkipReason::Invalid(e) => fill(
                 tr.paste_skip_invalid,
-                &[("line", &line), ("message", &error(tr, e))],
+                &[("line", &line), ("message", &shortened(&error(tr, e)))],
             ),
         });
+    }
+    if out.skipped.len() > MAX_SKIPPED_SHOWN {
+        let more = (out.skipped.len() - MAX_SKIPPED_SHOWN).to_string();
+        lines.push(fill(tr.paste_skip_more, &[("n", &more)]));
     }
     if out.truncated {
         lines.push(tr.paste_truncated.to_string());

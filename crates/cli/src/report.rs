@@ -266,7 +266,7 @@ pub fn ranked_fix_table<C, K>(
                     (i + 1).to_string(),
                     title,
                     bytes(f.peak_bytes),
-                    saving(f.saving_bytes),
+                    vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
                     if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
                     tr.impact(f.impact).to_string(),
                 ],
@@ -287,12 +287,6 @@ pub fn ranked_fix_table<C, K>(
         &[true, false, true, true, false, false],
         &rows,
     );
-}
-
-/// A fix's saving, signed: `+3.65 GiB`, `-0.94 GiB`.
-pub fn saving(bytes: i128) -> String {
-    let sign = if bytes < 0 { '-' } else { '+' };
-    format!("{sign}{}", gib_abs(bytes))
 }
 
 /// The notes a program adds under its report (English: the JSON's `warnings`).
@@ -444,7 +438,7 @@ pub fn to_text(tr: &CliLang, a: &Answer) -> String {
                         (i + 1).to_string(),
                         title,
                         bytes(f.peak_bytes),
-                        saving(f.saving_bytes),
+                        vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
                         if f.fits() { tr.yes } else { tr.no }.to_string(),
                         f.effective_batch.to_string(),
                         format!("{}×", decimal(f.iter_time_ratio, 2)),
@@ -491,7 +485,9 @@ mod tests {
         // two cells per CJK character
         assert_eq!(pad("勾配", 6), "勾配  ");
         assert_eq!(pad_left("1.0 GiB", 9), "  1.0 GiB");
-        assert_eq!(saving(-(1 << 30)), "-1.00 GiB");
-        assert_eq!(saving(3 << 29), "+1.50 GiB");
+        let saving = |b| vramfit_i18n::fix_text::saving(en(), b);
+        assert_eq!(saving(-(1 << 30)), "costs 1.00 GiB");
+        assert_eq!(saving(3 << 29), "1.50 GiB");
+        assert_eq!(saving(-(1 << 20)), "0.00 GiB");
     }
 }

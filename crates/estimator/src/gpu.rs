@@ -717,6 +717,12 @@ pub fn nearest_by_capacity(total_bytes: u128) -> Option<&'static Gpu> {
         .map(|(g, _)| g)
 }
 
+/// The smallest and largest card memory vramfit takes (a custom card, a cap), in GiB.
+pub const MIN_CARD_GIB: f64 = 0.25;
+pub const MAX_CARD_GIB: f64 = 4096.0;
+/// [`MIN_CARD_GIB`] in bytes.
+pub const MIN_CARD_BYTES: u128 = 1 << 28;
+
 /// The card a run is checked against, with what else takes memory from it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Budget {
@@ -754,7 +760,7 @@ impl Budget {
 
     /// Sets the card's memory from a GiB figure (a custom card, or `--vram-gib`).
     pub fn with_total_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
-        self.gpu.total_bytes = gib_to_bytes("vram-gib", gib, 0.25, 4096.0)?;
+        self.gpu.total_bytes = gib_to_bytes("vram-gib", gib, MIN_CARD_GIB, MAX_CARD_GIB)?;
         Ok(self)
     }
 

@@ -5,6 +5,18 @@ use estimator::TrainConfig;
 
 use crate::{fill, format, Strings};
 
+/// A fix's saving, in the one convention the page and the command line share: memory it frees
+/// is a plain positive amount ("4.86 GiB"), memory it adds is a cost ("costs 4.54 GiB"); what
+/// rounds to nothing reads "0.00 GiB" either way, never "−0.00".
+pub fn saving(tr: &Strings, bytes: i128) -> String {
+    let amount = format::gib_abs(bytes);
+    if bytes >= 0 || amount == format::gib_abs(0) {
+        amount
+    } else {
+        fill(tr.saving_cost, &[("gib", &amount)])
+    }
+}
+
 /// A fix's title and its sentence of why, in `tr`'s language. `freed`: what other processes hold on the card.
 pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (String, String) {
     let c = &f.config;
@@ -54,10 +66,11 @@ pub fn nanochat_fix_text(
 ) -> (String, String) {
     let c = &f.config;
     let params = estimator::programs::nanochat::Shape::of(c).total_params();
-    let values: [(&str, String); 11] = [
+    let values: [(&str, String); 12] = [
         ("batch", c.device_batch_size.to_string()),
         ("old_batch", from.device_batch_size.to_string()),
         ("accum", c.grad_accum_steps().to_string()),
+        ("old_accum", from.grad_accum_steps().to_string()),
         ("total", c.total_batch_tokens().to_string()),
         ("old_total", from.total_batch_tokens().to_string()),
         ("seq", c.max_seq_len.to_string()),

@@ -44,7 +44,7 @@ strings! {
     nc_largest_batch,
     nc_largest_batch_none,
     /// nanochat's fixes, in `NanochatFixKind` order; placeholders `{batch}`, `{old_batch}`,
-    /// `{accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
+    /// `{accum}`, `{old_accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
     /// `{params}`, `{freed}`.
     nc_fix_titles[8],
     bng_tagline,
@@ -151,6 +151,8 @@ strings! {
     impacts[10],
     col_peak,
     col_saving,
+    /// `{gib}`: a "saving" that adds memory instead.
+    saving_cost,
     col_fits,
     col_batch,
     col_tokens,
@@ -209,6 +211,16 @@ strings! {
     /// `{message}`.
     paste_error,
     paste_truncated,
+    paste_budget_set,
+    /// `{total} {like} {chosen}`.
+    paste_card_other,
+    /// `{card}`.
+    paste_card_like,
+    paste_use_card,
+    paste_needs_settings,
+    paste_config_unchanged,
+    /// `{n}`.
+    paste_skip_more,
     export_heading,
     export_config,
     export_defaults,

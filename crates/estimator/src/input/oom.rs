@@ -72,8 +72,11 @@ impl OomMessage {
     pub fn card_said(&self) -> Option<CardSaid> {
         Some(match self.card() {
             Some(g) => CardSaid::Preset(g),
+            // a capacity below the smallest card vramfit takes ("0 bytes") says no card
             None => CardSaid::Custom {
-                total_bytes: self.total_capacity_bytes?,
+                total_bytes: self
+                    .total_capacity_bytes
+                    .filter(|&b| b >= crate::gpu::MIN_CARD_BYTES)?,
             },
         })
     }
@@ -108,7 +111,13 @@ fn tokens(text: &str) -> Vec<Tok> {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        if c.is_ascii_digit() {
+        // "-0.5 GiB": a minus sign before a number makes it negative (no size is), not a word
+        // "-0" followed by "5 GiB"
+        let negative = c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit());
+        if negative {
+            i += 1;
+        }
+        if negative || c.is_ascii_digit() {
             let start = i;
             while i < chars.len()
                 && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == ',')
@@ -122,7 +131,7 @@ fn tokens(text: &str) -> Vec<Tok> {
                 .trim_end_matches('.')
                 .to_string();
             if let Some(x) = crate::decimal::parse(&s) {
-                out.push(Tok::Num(x));
+                out.push(Tok::Num(if negative { -x } else { x }));
             }
         } else if c.is_alphanumeric() || c == '_' || c == '-' {
             let start = i;

@@ -22,6 +22,11 @@ pub enum Pasted {
         message: Box<OomMessage>,
         /// Which tensor of the current config failed, if one has the requested size.
         diagnosis: Option<Diagnosis>,
+        /// The message's card against the one chosen on the page.
+        card: MessageCard,
+        /// Whether the page holds settings of the user's (not the program's defaults): a
+        /// message says nothing of the run's settings, so without them the page asks for them.
+        settings_given: bool,
     },
     /// A train.py or torchrun command line.
     CommandLine {
@@ -30,8 +35,31 @@ pub enum Pasted {
         unknown_files: Vec<String>,
     },
     ConfigFile,
+    /// train.py settings that change nothing of the run's memory (`learning_rate = 3e-4`):
+    /// nothing was changed.
+    ConfigUnchanged,
     /// A JSON config (or a saved `--json` answer), of the program it names.
     JsonConfig,
+}
+
+/// Where an out-of-memory message's card stands against the page's.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageCard {
+    /// The message names no card (or a capacity no card has).
+    Unknown,
+    /// The card chosen on the page is the message's: what else held it (other processes, the
+    /// context, a cap) was applied.
+    Same,
+    /// The message comes from another card than the one chosen: nothing of the card was
+    /// applied, since a message can come from another machine; `with_card` is the page with
+    /// the message's card and budget, for the user to switch to.
+    Other {
+        /// The capacity the message gives, in bytes.
+        total_bytes: u128,
+        /// The preset of that capacity, if any (a message names no model: only its size).
+        like: Option<&'static str>,
+        with_card: Box<PageState>,
+    },
 }
 
 /// The outcome of a paste.
@@ -65,7 +93,34 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     };
     let message = parse(text);
     if message.recognised {
-        apply_message(&mut out.state, &message);
+        // A message gives its card's size, never its model, and drivers move that size by up
+        // to ~0.25 GiB: a card within 1.5 % of it (the tolerance presets are matched with) is
+        // taken for the chosen one, which is kept. Another card is only offered: a message can
+        // come from another machine, and the page must not answer for a card the user did not
+        // pick.
+        let chosen = out.state.budget().gpu.total_bytes;
+        let card = match message.card_said() {
+            None => MessageCard::Unknown,
+            Some(_) => {
+                let total = message.total_capacity_bytes.unwrap_or_default();
+                if chosen.abs_diff(total) as f64 <= 0.015 * chosen as f64 {
+                    MessageCard::Same
+                } else {
+                    let mut with_card = out.state.clone();
+                    apply_card(&mut with_card, &message);
+                    apply_budget(&mut with_card, &message);
+                    MessageCard::Other {
+                        total_bytes: total,
+                        like: message.card().map(|g| g.name),
+                        with_card: Box::new(with_card),
+                    }
+                }
+            }
+        };
+        // the same card, or none named: what else held it belongs to this run
+        if !matches!(card, MessageCard::Other { .. }) {
+            apply_budget(&mut out.state, &message);
+        }
         // which tensor failed: read off nanoGPT's allocation sequence (nanochat's: not yet)
         let diagnosis = match out.state.program {
             crate::programs::Program::NanoGpt => diagnose(&message, &out.state.config),
@@ -74,6 +129,8 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         out.pasted = Pasted::OomMessage {
             message: Box::new(message),
             diagnosis,
+            card,
+            settings_given: !out.state.has_default_settings(),
         };
         return out;
     }
@@ -174,8 +231,16 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         }
         return out;
     }
-    // a config file: at least one `key = value` line train.py knows
+    // A config file: at least one `key = value` line train.py knows. Its lines edit the
+    // settings on the page (`batch_size = 4` changes the batch, nothing else), as a config file
+    // edits train.py's defaults; on another program's page they start from train.py's defaults,
+    // and switch the page to nanoGPT only if they change something of its memory.
     let mut conf = Configurator::new();
+    let on_nanogpt = current.program == crate::programs::Program::NanoGpt;
+    if on_nanogpt {
+        conf.cfg = current.config.clone();
+    }
+    let before = conf.cfg.clone();
     conf.apply_file("pasted text", text);
     let lines = text
         .lines()
@@ -184,10 +249,14 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     if lines > conf.skipped.len() {
         match conf.finish() {
             Ok((cfg, skipped)) => {
-                out.state.program = crate::programs::Program::NanoGpt;
-                out.state.config = cfg;
                 out.skipped = skipped;
-                out.pasted = Pasted::ConfigFile;
+                if cfg == before {
+                    out.pasted = Pasted::ConfigUnchanged;
+                } else {
+                    out.state.program = crate::programs::Program::NanoGpt;
+                    out.state.config = cfg;
+                    out.pasted = Pasted::ConfigFile;
+                }
             }
             Err(e) => out.error = Some(e),
         }
@@ -226,21 +295,37 @@ pub fn looks_like_json(text: &str) -> bool {
 }
 
 /// What an OOM message says about the card: which one it is, what else was on it, the cap.
-fn apply_message(state: &mut PageState, m: &OomMessage) {
-    let gib = |b: u128| (crate::units::gib(b) * 100.0).round() / 100.0;
+/// The message's card as the page's card.
+fn apply_card(state: &mut PageState, m: &OomMessage) {
+    use crate::gpu::{MAX_CARD_GIB, MIN_CARD_GIB};
     match m.card_said() {
         Some(CardSaid::Preset(card)) => state.gpu = card.id.to_string(),
         Some(CardSaid::Custom { total_bytes }) => {
             state.gpu = "custom".into();
-            state.vram_gib = gib(total_bytes).max(0.25);
+            state.vram_gib = gib_hundredths(total_bytes).clamp(MIN_CARD_GIB, MAX_CARD_GIB);
         }
         None => {}
     }
-    state.other_gib = gib(m.other_bytes());
+}
+
+/// What else held the card, as the message says: other processes, the context, a cap. A number
+/// outside what the page takes (a cap of "0.01 GiB allowed") is left out rather than written
+/// into the URL, where a reload would refuse it.
+fn apply_budget(state: &mut PageState, m: &OomMessage) {
+    use crate::gpu::{MAX_CARD_GIB, MIN_CARD_GIB};
+    state.other_gib = gib_hundredths(m.other_bytes()).min(MAX_CARD_GIB);
     if let Some(c) = m.context_bytes() {
-        state.context_gib = Some(gib(c));
+        state.context_gib = Some(gib_hundredths(c).min(64.0));
     }
-    state.cap_gib = m.allowed_bytes.map(gib);
+    state.cap_gib = m
+        .allowed_bytes
+        .map(gib_hundredths)
+        .filter(|x| (MIN_CARD_GIB..=MAX_CARD_GIB).contains(x));
+}
+
+/// Bytes as GiB to the hundredth, as the page's fields hold them.
+fn gib_hundredths(b: u128) -> f64 {
+    (crate::units::gib(b) * 100.0).round() / 100.0
 }
 
 #[cfg(test)]
@@ -264,6 +349,114 @@ mod tests {
         let d = diagnosis.unwrap();
         assert_eq!(d.term, crate::Term::LossGrads);
         assert_eq!(out.state.config, state.config, "the config is kept");
+    }
+
+    const MESSAGE_3080_12: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has a total capacity of 11.76 GiB of which 1.05 GiB is free. Process 99 has 1.50 GiB memory in use. Of the allocated memory 7.81 GiB is allocated by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.";
+
+    #[test]
+    fn a_message_from_another_card_is_offered_not_applied() {
+        let mut state = PageState {
+            gpu: "rtx4090".into(),
+            ..PageState::default()
+        };
+        state.config.batch_size = 8;
+        let out = interpret(MESSAGE_3080_12, &state);
+        assert_eq!(out.state, state, "nothing of the page changes");
+        let Pasted::OomMessage {
+            card: MessageCard::Other {
+                like, with_card, ..
+            },
+            settings_given: true,
+            ..
+        } = &out.pasted
+        else {
+            panic!("{:?}", out.pasted)
+        };
+        assert_eq!(*like, Some("RTX 3080 12 GB"));
+        assert_eq!(with_card.gpu, "rtx3080_12");
+        assert_eq!(with_card.other_gib, 1.5);
+        assert_eq!(with_card.config, state.config);
+    }
+
+    #[test]
+    fn a_message_within_a_drivers_difference_is_the_chosen_card() {
+        // 11.76 GiB reported, an RTX 3060 (11.69) chosen: the same card under another driver
+        let out = interpret(MESSAGE_3080_12, &PageState::default());
+        assert_eq!(out.state.gpu, "rtx3060");
+        assert_eq!(out.state.other_gib, 1.5, "what else held it is applied");
+        assert!(matches!(
+            out.pasted,
+            Pasted::OomMessage {
+                card: MessageCard::Same,
+                settings_given: false,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn odd_numbers_in_a_message_are_not_misread() {
+        let m = parse("CUDA out of memory. Tried to allocate -0.5 GiB. GPU 0 has a total capacity of 0 bytes of which 1 GiB is free. 0.01 GiB allowed; 1.00 GiB reserved");
+        assert_ne!(m.tried_to_allocate_bytes, Some(5 << 30), "-0.5 is not 5");
+        assert_eq!(m.card_said(), None, "0 bytes is no card");
+        let out = interpret(
+            "CUDA out of memory. Tried to allocate 20.00 MiB. 0.01 GiB allowed; 0.00 GiB already allocated",
+            &PageState::default(),
+        );
+        assert_eq!(
+            out.state.cap_gib, None,
+            "a cap the page cannot take is left out"
+        );
+    }
+
+    #[test]
+    fn nanogpts_config_files_are_nanogpts_on_a_pasted_line() {
+        let state = PageState {
+            program: Program::BuildNanoGpt,
+            ..PageState::default()
+        };
+        let out = interpret("config/train_gpt2.py --batch_size=8", &state);
+        assert_eq!(out.error, None);
+        assert_eq!(out.state.program, Program::NanoGpt);
+        assert_eq!(out.state.config.batch_size, 8);
+        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+    }
+
+    #[test]
+    fn config_lines_edit_the_page_and_irrelevant_ones_change_nothing() {
+        let mut state = PageState::default();
+        state.config.batch_size = 3;
+        state.config.n_layer = 6;
+        let out = interpret("learning_rate = 3e-4", &state);
+        assert_eq!(out.pasted, Pasted::ConfigUnchanged);
+        assert_eq!(out.state, state);
+        let out = interpret("block_size = 256", &state);
+        assert_eq!(out.pasted, Pasted::ConfigFile);
+        assert_eq!(
+            (out.state.config.batch_size, out.state.config.n_layer),
+            (3, 6),
+            "the other settings are kept"
+        );
+        assert_eq!(out.state.config.block_size, 256);
+        let nanochat = PageState {
+            program: Program::Nanochat,
+            ..PageState::default()
+        };
+        let out = interpret("learning_rate = 3e-4", &nanochat);
+        assert_eq!(
+            out.state.program,
+            Program::Nanochat,
+            "no switch for nothing"
+        );
+    }
+
+    #[test]
+    fn a_long_sum_of_strings_is_refused_in_linear_time() {
+        let line = format!("out_dir = {}\n", vec!["'a'*65536"; 1600].join(" + "));
+        let t = std::time::Instant::now();
+        let out = interpret(&line, &PageState::default());
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+        assert_eq!(out.state, PageState::default());
     }
 
     #[test]

@@ -427,19 +427,34 @@ fn finite(x: f64) -> Result<PyValue, PyError> {
     }
 }
 
+/// The longest string an expression may build (`'a' * 65536` is the longest). Every string
+/// operation checks it before building, so a line of many terms costs time linear in its length.
+const MAX_STR: usize = 1 << 16;
+
 fn binary(op: &str, a: PyValue, b: PyValue) -> Result<PyValue, PyError> {
+    let too_long = || PyError(format!("string too long (more than {MAX_STR} characters)"));
     // str + str and str * int, as Python does
-    match (op, &a, &b) {
-        ("+", PyValue::Str(x), PyValue::Str(y)) => return Ok(PyValue::Str(format!("{x}{y}"))),
-        ("*", PyValue::Str(s), PyValue::Int(n)) | ("*", PyValue::Int(n), PyValue::Str(s)) => {
-            let n = (*n).max(0) as usize;
-            if s.len().saturating_mul(n) > 1 << 16 {
-                return Err(PyError("string too long".into()));
+    match (op, a, b) {
+        ("+", PyValue::Str(mut x), PyValue::Str(y)) => {
+            if x.len() + y.len() > MAX_STR {
+                return Err(too_long());
             }
-            return Ok(PyValue::Str(s.repeat(n)));
+            x.push_str(&y);
+            Ok(PyValue::Str(x))
         }
-        _ => {}
+        ("*", PyValue::Str(s), PyValue::Int(n)) | ("*", PyValue::Int(n), PyValue::Str(s)) => {
+            let n = n.max(0) as usize;
+            if s.len().saturating_mul(n) > MAX_STR {
+                return Err(too_long());
+            }
+            Ok(PyValue::Str(s.repeat(n)))
+        }
+        (op, a, b) => numeric(op, a, b),
     }
+}
+
+/// `binary` for numbers (ints, floats, bools), as Python computes them.
+fn numeric(op: &str, a: PyValue, b: PyValue) -> Result<PyValue, PyError> {
     let (Some(x), Some(y)) = (as_num(&a), as_num(&b)) else {
         return Err(PyError(format!(
             "unsupported operand types for {op}: '{}' and '{}'",

@@ -103,13 +103,29 @@ impl PageState {
         }
     }
 
+    /// Whether the chosen program's settings are all its defaults: nothing of a user's run has
+    /// been entered (the card aside).
+    pub fn has_default_settings(&self) -> bool {
+        match self.program {
+            Program::NanoGpt => self.config == TrainConfig::default(),
+            Program::Nanochat => self.nanochat == NanochatConfig::default(),
+            Program::NanochatSft => self.nanochat_sft == NanochatConfig::for_script(Script::Sft),
+            Program::BuildNanoGpt => self.bng == BngConfig::default(),
+        }
+    }
+
     /// The card with its context and other processes.
     pub fn budget(&self) -> Budget {
         let card = self.card();
         let mut b = Budget::for_gpu(&card);
         if card.id == "custom" {
-            b.gpu.total_bytes = gib_to_bytes("vram_gib", self.vram_gib, 0.25, 4096.0)
-                .unwrap_or((DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128);
+            b.gpu.total_bytes = gib_to_bytes(
+                "vram_gib",
+                self.vram_gib,
+                crate::gpu::MIN_CARD_GIB,
+                crate::gpu::MAX_CARD_GIB,
+            )
+            .unwrap_or((DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128);
         }
         if let Some(c) = self.context_gib {
             if let Ok(bytes) = gib_to_bytes("context_gib", c, 0.0, 64.0) {
@@ -119,9 +135,15 @@ impl PageState {
         if let Ok(bytes) = gib_to_bytes("other_gib", self.other_gib, 0.0, 4096.0) {
             b.other_bytes = bytes;
         }
-        b.cap_bytes = self
-            .cap_gib
-            .and_then(|c| gib_to_bytes("cap_gib", c, 0.25, 4096.0).ok());
+        b.cap_bytes = self.cap_gib.and_then(|c| {
+            gib_to_bytes(
+                "cap_gib",
+                c,
+                crate::gpu::MIN_CARD_GIB,
+                crate::gpu::MAX_CARD_GIB,
+            )
+            .ok()
+        });
         if let Some(link) = self.link_gbps.filter(|x| x.is_finite() && *x > 0.0) {
             b.gpu.link_gbps = link;
         }
@@ -196,12 +218,21 @@ impl PageState {
                     )));
                 }
             }
-            "vram_gib" => self.vram_gib = gib_field(key, raw, 0.25, 4096.0).map_err(issue)?,
+            "vram_gib" => {
+                self.vram_gib =
+                    gib_field(key, raw, crate::gpu::MIN_CARD_GIB, crate::gpu::MAX_CARD_GIB)
+                        .map_err(issue)?
+            }
             "context_gib" => {
                 self.context_gib = Some(gib_field(key, raw, 0.0, 64.0).map_err(issue)?)
             }
             "other_gib" => self.other_gib = gib_field(key, raw, 0.0, 4096.0).map_err(issue)?,
-            "cap_gib" => self.cap_gib = Some(gib_field(key, raw, 0.25, 4096.0).map_err(issue)?),
+            "cap_gib" => {
+                self.cap_gib = Some(
+                    gib_field(key, raw, crate::gpu::MIN_CARD_GIB, crate::gpu::MAX_CARD_GIB)
+                        .map_err(issue)?,
+                )
+            }
             "program" => {
                 self.program = Program::parse(raw.trim()).ok_or_else(|| {
                     issue(ConfigError::new(
