@@ -8,6 +8,11 @@ use super::page_field::PageField;
 use crate::i18n::use_strings;
 use crate::state::use_app;
 
+/// What a desktop session with a browser holds of the card it runs on, for the "drives my
+/// display" box: nvidia-smi shows 0.5-1.5 GiB for Xorg or Wayland with a browser; the field
+/// beside it takes the user's own reading.
+const DESKTOP_GIB: f64 = 1.0;
+
 fn gib_text(bytes: u128) -> String {
     let s = estimator::decimal::fixed(bytes as f64 / (1u64 << 30) as f64, 2);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -65,6 +70,26 @@ pub fn GpuPicker(
             />
         </Show>
         <Show when=move || !compact>
+        // asked plainly: most consumer cards also drive a desktop, which the number field's
+        // "other processes" does not say to someone who has never read nvidia-smi
+        <div class="field field--toggle">
+            <input
+                type="checkbox"
+                name="drives_display"
+                id="field-drives-display"
+                prop:checked=move || app.page.with(|p| p.other_gib > 0.0)
+                on:change:target=move |ev| {
+                    let on = ev.target().checked();
+                    app.page.update(|p| {
+                        p.other_gib = if on { DESKTOP_GIB } else { 0.0 };
+                    });
+                }
+            />
+            <label class="field__label" for="field-drives-display">
+                {tr.drives_display_label}
+            </label>
+            <span class="field__hint">{tr.drives_display_hint}</span>
+        </div>
         <PageField
             key="context_gib"
             label=tr.context_label

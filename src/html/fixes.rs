@@ -127,10 +127,7 @@ pub fn panel(tr: &Strings, report: &FixReport, from: &TrainConfig, freed: u128) 
         .fixes
         .iter()
         .partition(|f| f.impact != Impact::NotAFix);
-    let largest = match report.largest_batch_that_fits {
-        Some(n) => fill(tr.largest_batch, &[("n", &n.to_string())]),
-        None => tr.largest_batch_none.to_string(),
-    };
+    let largest = vramfit_i18n::fix_text::largest_batch(tr, report.largest_batch_that_fits, from);
     let mut out = el(
         "p",
         &[

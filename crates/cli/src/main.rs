@@ -385,10 +385,6 @@ pub(crate) fn budget_for(
     } else {
         None
     };
-    if unnamed && auto.is_none() {
-        let assumed = gpu::default_cli_gpu();
-        say(&tr.cli.assumed_gpu.replace("{card}", assumed.name));
-    }
     if args.gpu.as_deref() == Some("auto") || auto.is_some() {
         let mut budget = match auto {
             Some(b) => b,
@@ -453,6 +449,10 @@ pub(crate) fn budget_for(
     if args.vram_gib.is_some() && args.gpu.is_none() {
         budget.gpu.name = "custom card";
         budget.gpu.id = "custom";
+    }
+    // said once the card is settled, so a refused option stays the only line
+    if unnamed {
+        say(&tr.cli.assumed_gpu.replace("{card}", budget.gpu.name));
     }
 
     Ok(budget)

@@ -414,9 +414,11 @@ pub fn to_text(tr: &CliLang, a: &Answer) -> String {
     }
     if let Some(r) = &a.fixes {
         out.blank();
-        if let Some(b) = r.largest_batch_that_fits {
-            out.line(fill(tr.largest_batch, &[("n", &b.to_string())]));
-        }
+        out.line(vramfit_i18n::fix_text::largest_batch(
+            tr,
+            r.largest_batch_that_fits,
+            &a.est.config,
+        ));
         out.line(fill(
             tr.cli.heading_time,
             &[
@@ -485,7 +487,7 @@ mod tests {
         // two cells per CJK character
         assert_eq!(pad("勾配", 6), "勾配  ");
         assert_eq!(pad_left("1.0 GiB", 9), "  1.0 GiB");
-        let saving = |b| vramfit_i18n::fix_text::saving(en(), b);
+        let saving = |b| vramfit_i18n::fix_text::saving(vramfit_i18n::en(), b);
         assert_eq!(saving(-(1 << 30)), "costs 1.00 GiB");
         assert_eq!(saving(3 << 29), "1.50 GiB");
         assert_eq!(saving(-(1 << 20)), "0.00 GiB");

@@ -247,7 +247,7 @@ fn help_and_gpu_list() {
 #[test]
 fn oom_message_is_read_and_explained() {
     let msg = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/oom-messages/cap12_s_b8.txt");
+        .join("../../data/oom-messages/cap12_s_b8.txt");
     let v = json(&[
         "--batch_size=8",
         "--compile=False",

@@ -9,7 +9,7 @@ use common::{json, run};
 
 use serde_json::Value;
 
-/// nc_cal_05 of shared/data/measured/nanochat.jsonl: d8 B8 T2048 SSL, 4 micro-steps, measured
+/// nc_cal_05 of data/measured/nanochat.jsonl: d8 B8 T2048 SSL, 4 micro-steps, measured
 /// on an H200 with the default allocator.
 const NC_CAL_05: &[&str] = &[
     "--program=nanochat",

@@ -10,8 +10,8 @@ use estimator::sequence::generate;
 use estimator::{estimate, gpu, Phase};
 
 fn main() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/measured/calibration.jsonl");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/measured/calibration.jsonl");
     let text = std::fs::read_to_string(path).expect("calibration data");
     let card = gpu::find("h100").expect("preset");
     for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -23,7 +23,7 @@
 //! fast enough for its fix searches; nanochat's searches replay the sequence itself (a few ms).
 //!
 //! Every term is derived from the programs' and PyTorch's source (`shared/reference/`) and pinned
-//! by a test to measured runs (`shared/data/measured/`).
+//! by a test to measured runs (`data/measured/`).
 //!
 //! ```
 //! use estimator::{estimate, gpu, TrainConfig};

@@ -1,4 +1,4 @@
-//! The estimator against every measured run of nanoGPT's train.py (shared/data/measured):
+//! The estimator against every measured run of nanoGPT's train.py (data/measured/calibration.jsonl):
 //! the accuracy targets of the Foundation issue, asserted.
 
 #![allow(clippy::unwrap_used)]

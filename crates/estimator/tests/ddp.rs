@@ -1,4 +1,4 @@
-//! DDP against the measured two-GPU runs (shared/data/measured/ddp2.jsonl, one object per rank):
+//! DDP against the measured two-GPU runs (data/measured/ddp2.jsonl, one object per rank):
 //! every rank's peaks within 2 %, closed form and replay, and nanoGPT's divisibility rule.
 
 #![allow(clippy::unwrap_used)]

@@ -1,7 +1,7 @@
 //! nanochat's base_train.py against every measured run of it: each phase of the replayed run
 //! within median 0.5 % and worst 3 % of `torch.cuda.max_memory_allocated()`.
 //!
-//! `shared/data/measured/nanochat.jsonl`: 30 runs on an H200 with the default caching allocator
+//! `data/measured/nanochat.jsonl`: 30 runs on an H200 with the default caching allocator
 //! (the probe started CUDA before the script set expandable segments). `data/measured/
 //! nanochat-expandable.jsonl` (this project's, see tools/nanochat-probe/README.md): runs with
 //! expandable segments, as base_train.py sets them.

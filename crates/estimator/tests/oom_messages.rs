@@ -1,4 +1,4 @@
-//! Every real out-of-memory message (shared/data/oom-messages) parses to the numbers it holds,
+//! Every real out-of-memory message (data/oom-messages) parses to the numbers it holds,
 //! and the run's own config explains which tensor failed, where.
 
 #![allow(clippy::unwrap_used)]
@@ -10,9 +10,10 @@ use estimator::oom::{diagnose, parse};
 use estimator::TrainConfig;
 use serde_json::Value;
 
-fn shared(rel: &str) -> PathBuf {
+/// `rel` under the repository root (data/: copies of the shared measurements, data/README.md).
+fn in_repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
+        .join("../..")
         .join(rel)
 }
 
@@ -37,7 +38,7 @@ fn sizes_in(text: &str) -> Vec<u128> {
 }
 
 fn run_config(name: &str) -> Option<TrainConfig> {
-    let text = std::fs::read_to_string(shared("data/measured/calibration.jsonl")).unwrap();
+    let text = std::fs::read_to_string(in_repo("data/measured/calibration.jsonl")).unwrap();
     let run: Value = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -62,7 +63,7 @@ fn run_config(name: &str) -> Option<TrainConfig> {
 
 #[test]
 fn every_message_parses_to_its_numbers() {
-    let dir = shared("data/oom-messages");
+    let dir = in_repo("data/oom-messages");
     let mut n = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -111,7 +112,7 @@ fn every_message_parses_to_its_numbers() {
 
 #[test]
 fn the_runs_config_explains_the_failure() {
-    for entry in std::fs::read_dir(shared("data/oom-messages")).unwrap() {
+    for entry in std::fs::read_dir(in_repo("data/oom-messages")).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let Some(cfg) = run_config(&name) else {

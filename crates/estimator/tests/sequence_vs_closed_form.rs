@@ -73,7 +73,7 @@ fn phase_peaks_agree() {
     assert!(worst.0 <= TOLERANCE, "{:.3}% {}", worst.0 * 100.0, worst.1);
 }
 
-/// The same on every measured run of train.py (`shared/data/measured/calibration.jsonl`): the
+/// The same on every measured run of train.py (`data/measured/calibration.jsonl`): the
 /// closed form, which the fix searches use, and the replayed sequence, which every shown number
 /// comes from, give the same live bytes per phase within [`TOLERANCE`] — so a search's answer is
 /// the replay's up to the corrections `fixes.rs` makes with the replay itself.

@@ -1,4 +1,4 @@
-//! The allocator simulation against every event of eight real runs (shared/data/traces): the
+//! The allocator simulation against every event of eight real runs (data/traces): the
 //! real requests and frees, replayed through the simulated caching allocator, must reproduce the
 //! run's segment allocations (count and bytes), its peaks, and the capped run's out-of-memory at
 //! the same request.
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 fn trace(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces")
+        .join("../../data/traces")
         .join(format!("{name}.json"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -17,6 +17,28 @@ pub fn saving(tr: &Strings, bytes: i128) -> String {
     }
 }
 
+/// The largest `batch_size` that fits, with what it does to the effective batch: train.py keeps
+/// `gradient_accumulation_steps`, so a smaller micro-batch is fewer sequences per iteration
+/// unless the accumulation grows too (which the micro-batch fix does).
+pub fn largest_batch(tr: &Strings, n: Option<u32>, cfg: &TrainConfig) -> String {
+    let Some(n) = n else {
+        return tr.largest_batch_none.to_string();
+    };
+    let with_n = TrainConfig {
+        batch_size: n,
+        ..cfg.clone()
+    };
+    fill(
+        tr.largest_batch,
+        &[
+            ("n", &n.to_string()),
+            ("accum", &cfg.gradient_accumulation_steps.to_string()),
+            ("eff", &format::grouped(with_n.effective_batch())),
+            ("old_eff", &format::grouped(cfg.effective_batch())),
+        ],
+    )
+}
+
 /// A fix's title and its sentence of why, in `tr`'s language. `freed`: what other processes hold on the card.
 pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (String, String) {
     let c = &f.config;

@@ -87,6 +87,8 @@ strings! {
     context_hint,
     other_label,
     other_hint,
+    drives_display_label,
+    drives_display_hint,
     /// `{n}` parameters as train.py prints them.
     params_count,
     effective_batch,
@@ -131,7 +133,7 @@ strings! {
     formula,
     eval_iters_note,
     fixes_heading,
-    /// `{n}`.
+    /// `{n} {accum} {eff} {old_eff}`.
     largest_batch,
     largest_batch_none,
     already_fits,

@@ -178,11 +178,17 @@ pub fn fixes(a: &Answer) -> Value {
                     changes.push(("other_gib".into(), value(0.0)));
                 }
                 let (title, why) = fix_text(en(), f, from, a.budget.other_bytes);
+                // the whole train.py line to paste, as nanochat's fixes have; none where the fix
+                // is a code change or freeing the card, which no flag says
+                let command = (f.patches == estimator::Patches::default()
+                    && f.other_bytes >= a.budget.other_bytes)
+                    .then(|| estimator::programs::nanogpt::snippet::command_line(&f.config, None));
                 json!({
                     "id": f.kind.id(),
                     "title": title,
                     "why": why,
                     "changes": object(changes),
+                    "command": command,
                     "peak_bytes": value(f.peak_bytes),
                     "saving_bytes": value(f.saving_bytes),
                     "fits": f.fits(),

@@ -401,9 +401,7 @@ mod tests {
     #[test]
     fn diagnoses_the_fp32_copy_of_the_logits() {
         // cap12_s_b8: eager GPT-2 124M batch 8 under an 11.25 GiB cap
-        let m = parse(include_str!(
-            "../../../../../shared/data/oom-messages/cap12_s_b8.txt"
-        ));
+        let m = parse(include_str!("../../../../data/oom-messages/cap12_s_b8.txt"));
         let cfg = TrainConfig {
             batch_size: 8,
             compile: false,

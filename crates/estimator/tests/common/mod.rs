@@ -1,4 +1,4 @@
-//! Reading the measured runs (shared/data/measured/*.jsonl), shared by the tests that check
+//! Reading the measured runs (data/measured/*.jsonl), shared by the tests that check
 //! the estimator against them.
 
 #![allow(dead_code, clippy::unwrap_used)] // each test binary uses its own part
@@ -22,9 +22,10 @@ fn read_runs(dir: &str, file: &str) -> Vec<Value> {
         .collect()
 }
 
-/// One JSON object per line of `shared/data/measured/<file>`.
+/// One JSON object per line of `data/measured/<file>`, for the shared measurement notes' files
+/// (calibration.jsonl, ddp2.jsonl, nanochat.jsonl; copies kept in the repository: data/README.md).
 pub fn measured_runs(file: &str) -> Vec<Value> {
-    read_runs("../../../shared/data/measured", file)
+    read_runs("../../data/measured", file)
 }
 
 /// One JSON object per line of this project's own measurements, `data/measured/<file>` (how

@@ -4,7 +4,7 @@
 //!
 //! Numbers are for CUDA GPUs with bf16 compute, `torch.compile` (always on in base_train.py) and
 //! PyTorch 2.11, checked against runs of the real script on one GPU
-//! (`shared/data/measured/nanochat.jsonl`, `data/measured/`). Attention is the SDPA fallback
+//! (`data/measured/nanochat.jsonl` and `nanochat-*.jsonl`). Attention is the SDPA fallback
 //! unless `attention=fa3`, whose saved tensors are derived, not measured. Under `torchrun` the
 //! sequence writes rank 0's optimizer step from optim.py's sharding, but the analysis refuses
 //! more than one GPU: measured, the ranks' memory grows from step to step (see

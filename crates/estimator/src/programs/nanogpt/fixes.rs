@@ -635,6 +635,7 @@ fn rank(
             || f.saving_bytes > 0
             || f.other_bytes < other
     });
+    drop_dominated_combinations(&mut fixes);
     fixes.sort_by(|a, b| {
         rank_key(a, cfg)
             .partial_cmp(&rank_key(b, cfg))
@@ -652,6 +653,35 @@ fn rank(
         fixes,
         largest_batch_that_fits: largest,
     })
+}
+
+/// A combination ("expandable_segments and micro-batch 5 × 64") is worth a row only where it
+/// buys what neither part does alone: not when its lever fits on its own (then the smaller
+/// micro-batch only costs speed), nor when the plain micro-batch fix already fits at that
+/// micro-batch or a larger one (then the lever adds nothing).
+fn drop_dominated_combinations(fixes: &mut Vec<Fix>) {
+    let fitting = |kind: FixKind, fixes: &[Fix]| {
+        fixes
+            .iter()
+            .find(|f| f.kind == kind && f.fits())
+            .map(|f| f.config.batch_size)
+    };
+    let plain = fitting(FixKind::MicroBatchKeepEffective, fixes);
+    let lever_alone = |kind: FixKind| match kind {
+        FixKind::ExpandableWithMicroBatch => Some(FixKind::ExpandableSegments),
+        FixKind::CompileWithMicroBatch => Some(FixKind::CompileOn),
+        _ => None,
+    };
+    let dominated: Vec<bool> = fixes
+        .iter()
+        .map(|f| {
+            lever_alone(f.kind).is_some_and(|alone| {
+                fitting(alone, fixes).is_some() || plain.is_some_and(|nb| f.config.batch_size <= nb)
+            })
+        })
+        .collect();
+    let mut keep = dominated.into_iter().map(|d| !d);
+    fixes.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// Sort key: fits first (a tight fit counts, after what fits with room), then what it changes

@@ -2,7 +2,7 @@
 //!
 //! Each formula is derived in `shared/reference/memory-physics.md` from nanoGPT's model.py and
 //! train.py and PyTorch's source (section numbers in the comments); the measured runs in
-//! `shared/data/measured` pin them (tests/calibration.rs). Notation: L layers, H heads, C = n_embd,
+//! `data/measured` pin them (tests/calibration.rs). Notation: L layers, H heads, C = n_embd,
 //! V = vocab_size, T = block_size (train.py always samples full blocks), B = batch_size,
 //! s = bytes of a 16-bit or fp32 activation, P = parameters.
 

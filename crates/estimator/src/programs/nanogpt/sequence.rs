@@ -2,7 +2,7 @@
 //! frees them: model load, the first `estimate_loss()`, iteration 0 (micro-steps, clipping, the
 //! optimizer step that creates AdamW's state, `zero_grad`) and a steady iteration.
 //!
-//! The order is read off the allocator traces of real runs (`shared/data/traces`, analysed in
+//! The order is read off the allocator traces of real runs (`data/traces`, analysed in
 //! `docs/allocation-order.md`): one transformer block's forward and backward, the loss path, the
 //! embedding backward, clipping, fused AdamW. Sizes are the physics notes' (`physics.rs`); a test
 //! holds the two to each other, so the closed form and this sequence cannot drift apart.

@@ -1,0 +1,256 @@
+//! Hostile, extreme and careless input on the command line: every one ends in one line on
+//! stderr and exit code 2 (or an answer), never a panic, a hang or a silent success; and what a
+//! newcomer types first (nanoGPT's best-known config file, a card they own, no card at all) is
+//! answered as they mean it.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{json, run, run_env};
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit 2, one line on stderr starting `vramfit: `, no panic.
+fn refused(out: &std::process::Output) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("vramfit: "), "{err}");
+    err
+}
+
+#[test]
+fn nanogpts_config_file_is_nanogpts_from_any_folder() {
+    // the README's first example, run where no config/ folder exists (the tests' folder)
+    let v = json(&[
+        "config/train_gpt2.py",
+        "--batch_size=8",
+        "--compile=False",
+        "--gpu",
+        "rtx3060",
+    ]);
+    assert_eq!(v["config"]["batch_size"], 8);
+    assert_eq!(
+        v["config"]["gradient_accumulation_steps"], 40,
+        "the file was applied"
+    );
+    assert_eq!(v["gpu"]["id"], "rtx3060");
+    // so is `--program=nanogpt` with it, and a path to the nanoGPT checkout
+    let v = json(&[
+        "--program=nanogpt",
+        "../nanoGPT/config/train_shakespeare_char.py",
+    ]);
+    assert_eq!(v["config"]["n_layer"], 6);
+    assert_eq!(v["config"]["vocab_size"], 65);
+}
+
+#[test]
+fn the_cards_learners_own_answer() {
+    for (name, id) in [
+        ("rtx3070", "rtx3070"),
+        ("rtx4060", "rtx4060"),
+        ("rtx3060ti", "rtx3060ti"),
+        ("3050", "rtx3050"),
+        ("RTX 4060 Laptop", "rtx4060laptop"),
+        ("gtx1660ti", "gtx1660ti"),
+    ] {
+        let v = json(&["--gpu", name, "--batch_size=1"]);
+        assert_eq!(v["gpu"]["id"], id, "{name}");
+    }
+}
+
+#[test]
+fn no_card_named_is_said_to_be_assumed_or_read_from_nvidia_smi() {
+    let out = run(&["--batch_size=4"]);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("assumed H100 80 GB"), "{err}");
+    // with an nvidia-smi that answers, its card, and nothing said
+    let dir = std::env::temp_dir().join(format!("vramfit-hostile-smi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let smi = dir.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        "#!/bin/sh\necho 'name, memory.total [MiB], memory.used [MiB]'\n\
+         echo 'NVIDIA GeForce RTX 3060, 12288 MiB, 700 MiB'\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = run_env(
+        &["--json", "--batch_size=4"],
+        &[("VRAMFIT_NVIDIA_SMI", smi.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gpu"]["id"], "rtx3060");
+    assert_eq!(v["gpu"]["other_bytes"], 700u64 << 20);
+}
+
+#[test]
+fn vramfits_options_inside_a_launch_line_are_named() {
+    let err = refused(&run(&[
+        "python",
+        "train.py",
+        "--batch_size=8",
+        "--gpu",
+        "rtx3060",
+    ]));
+    assert!(err.contains("--gpu rtx3060 is vramfit's option"), "{err}");
+    assert!(err.contains("before"), "{err}");
+}
+
+#[test]
+fn endless_inputs_are_read_to_a_bound() {
+    let t = Instant::now();
+    let err = refused(&run(&["/dev/zero"]));
+    assert!(err.contains("too large"), "{err}");
+    // `yes | vramfit /dev/stdin`: a pipe that never ends
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .arg("/dev/stdin")
+        .env("VRAMFIT_NVIDIA_SMI", "/nonexistent/nvidia-smi")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let line = b"y\n".repeat(4096);
+        // ends when vramfit closes the pipe
+        while stdin.write_all(&line).is_ok() {}
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    refused(&out);
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[cfg(unix)]
+#[test]
+fn invalid_utf8_is_one_line_naming_the_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let arg = std::ffi::OsStr::from_bytes(b"--batch_size=\xff");
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .arg(arg)
+        .output()
+        .unwrap();
+    let err = refused(&out);
+    assert!(err.contains(r"--batch_size=\xff"), "{err}");
+}
+
+#[test]
+fn counts_past_2_64_bytes_are_numbers_in_json() {
+    let v = json(&[
+        // one small layer: the logits alone pass 2^64 bytes, and the fix searches stay quick
+        "--n_layer=1",
+        "--n_head=1",
+        "--n_embd=64",
+        "--block_size=1048576",
+        "--batch_size=1048576",
+        "--vocab_size=4194304",
+        "--gpu",
+        "h100",
+    ]);
+    for path in [
+        "/peak_bytes/overall",
+        "/components_bytes/logits",
+        "/terms_bytes/logits",
+        "/verdict/need_bytes",
+    ] {
+        let x = v.pointer(path).unwrap();
+        assert!(x.as_f64().is_some_and(|x| x > 1.8e19), "{path}: {x}");
+    }
+    assert_eq!(v["verdict"]["fits"], false);
+}
+
+#[test]
+fn the_largest_b_is_searched_over_every_b() {
+    let v = json(&[
+        "--program=build-nanogpt",
+        "--B=8192",
+        "--T=1",
+        "--total_batch_size=1099511627776",
+        "--gpu",
+        "rtx3060",
+    ]);
+    let b = v["largest_B_that_fits"]
+        .as_u64()
+        .or_else(|| v["largest_b_that_fits"].as_u64())
+        .unwrap();
+    assert!(
+        b >= 8192,
+        "{b}: the search stopped short of the B that fits"
+    );
+}
+
+#[test]
+fn an_unwritable_stdout_is_said_not_panicked() {
+    #[cfg(target_os = "linux")]
+    for args in [&["--help"][..], &["--batch_size=4", "--gpu", "rtx3060"][..]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = refused(&out);
+        assert!(err.contains("cannot write"), "{err}");
+    }
+    // a reader that goes away (`vramfit --list-gpus | head -1`)
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(["--gpu", "rtx3060", "--batch_size=4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert!(out.status.code().is_some(), "ended by a signal");
+}
+
+#[test]
+fn odd_numbers_get_honest_messages() {
+    let err = refused(&run(&["--mfu", "1e-5"]));
+    assert!(err.contains("0.001 to 1"), "{err}");
+    let err = refused(&run(&["--vram-gib", "1e-300"]));
+    assert!(err.contains("1e-300") && err.len() < 200, "{err}");
+    let err = refused(&run(&["--other-gib", "1e300"]));
+    assert!(err.contains("1e300") && err.len() < 200, "{err}");
+}
+
+#[test]
+fn odd_numbers_in_an_oom_message_are_not_misread() {
+    let dir = std::env::temp_dir().join(format!("vramfit-hostile-oom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let msg = dir.join("oom.txt");
+    std::fs::write(
+        &msg,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate -0.5 GiB. GPU 0 has a total \
+         capacity of 0 bytes of which 0 bytes is free. 0.01 GiB allowed; 1.00 GiB already allocated",
+    )
+    .unwrap();
+    let v = json(&["--oom-message", msg.to_str().unwrap(), "--batch_size=4"]);
+    assert_ne!(v["oom"]["requested_bytes"], 5u64 << 30, "-0.5 read as 5");
+    assert_ne!(
+        v["gpu"]["total_bytes"],
+        1u64 << 28,
+        "0 bytes read as a card"
+    );
+}
