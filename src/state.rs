@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use estimator::oom::OomMessage;
 use estimator::programs::{analyze_page, rank_page_fixes, ProgramAnalysis, ProgramFixes};
 use estimator::query::{page_param, PageState, QueryIssue};
 use estimator::{Budget, ConfigError, Verdict};
@@ -23,6 +24,10 @@ pub struct AppState {
     pub analysis: Memo<Result<ProgramAnalysis, ConfigError>>,
     pub budget: Memo<Budget>,
     pub verdict: Memo<Option<Verdict>>,
+    /// An out-of-memory message pasted while the page held only the program's defaults, with
+    /// that page: until a setting changes, the page answers with the message's own facts and
+    /// asks for the run's settings, never with a verdict for a config the user did not give.
+    pub awaiting_settings: RwSignal<Option<(PageState, Box<OomMessage>)>>,
     /// The inputs once they have stopped changing for [`SETTLE`]: what the fix ranker works on.
     pub settled: RwSignal<PageState>,
     /// The fix ranker's answer for the settled inputs (None until the first bar is painted).
@@ -66,7 +71,15 @@ impl AppState {
         let page = RwSignal::new(page);
         let budget = Memo::new(move |_| page.with(PageState::budget));
         let analysis = Memo::new(move |_| page.with(|p| budget.with(|b| analyze_page(p, b))));
-        let verdict = Memo::new(move |_| analysis.with(|a| a.as_ref().ok().map(|a| a.verdict)));
+        let awaiting_settings = RwSignal::new(None::<(PageState, Box<OomMessage>)>);
+        let verdict = Memo::new(move |_| {
+            let waiting = awaiting_settings
+                .with(|w| w.as_ref().is_some_and(|(at, _)| page.with(|p| p == at)));
+            if waiting {
+                return None;
+            }
+            analysis.with(|a| a.as_ref().ok().map(|a| a.verdict))
+        });
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
         let painted = RwSignal::new(false);
         // ranking re-simulates a dozen configs: it runs once typing pauses, not per keystroke,
@@ -84,6 +97,7 @@ impl AppState {
             analysis,
             budget,
             verdict,
+            awaiting_settings,
             settled,
             fixes,
             painted,
@@ -93,6 +107,15 @@ impl AppState {
             embed: false,
             page_keys: StoredValue::new(Vec::new()),
         }
+    }
+
+    /// The message pasted on the defaults, while the page still holds them.
+    pub fn awaiting(self) -> Option<Box<OomMessage>> {
+        self.awaiting_settings.with(|w| {
+            w.as_ref()
+                .filter(|(at, _)| self.page.with(|p| p == at))
+                .map(|(_, m)| m.clone())
+        })
     }
 
     /// Copies the inputs to `settled` once they have not changed for [`SETTLE`], and lets the

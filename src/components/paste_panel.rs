@@ -29,6 +29,14 @@ pub fn PastePanel() -> impl IntoView {
             .page
             .with_untracked(|p| outcome_of(&text.get_untracked(), p));
         apply(&out.state);
+        app.awaiting_settings.set(match &out.pasted {
+            Pasted::OomMessage {
+                message,
+                settings_given: false,
+                ..
+            } => Some((out.state.clone(), message.clone())),
+            _ => None,
+        });
         set_outcome.set(Some(out));
     };
     let report = move || outcome.with(|o| o.as_ref().map(|o| crate::html::paste::report(tr, o)));

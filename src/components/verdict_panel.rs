@@ -1,6 +1,7 @@
 //! Will it run on this card: fits / tight / out of memory, with the headroom or the shortfall,
 //! and where and why an out-of-memory happens.
 
+use estimator::oom::OomMessage;
 use estimator::programs::ProgramAnalysis;
 use leptos::prelude::*;
 
@@ -27,11 +28,43 @@ fn oom_sentence(tr: &Strings, a: &ProgramAnalysis) -> Option<String> {
     ))
 }
 
+/// What a pasted message itself says, when the page has none of the run's settings.
+fn message_facts(tr: &Strings, m: &OomMessage) -> String {
+    let size = |b: Option<u128>| b.map_or("?".to_string(), format::bytes);
+    fill(
+        tr.verdict_message_facts,
+        &[
+            ("total", &size(m.total_capacity_bytes)),
+            ("requested", &size(m.tried_to_allocate_bytes)),
+            ("allocated", &size(m.allocated())),
+            ("fragmented", &size(m.reserved_unallocated_bytes)),
+            ("free", &size(m.free_bytes)),
+        ],
+    )
+}
+
 #[component]
 pub fn VerdictPanel() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     move || {
+        if let Some(m) = app.awaiting() {
+            return Some(
+                view! {
+                    <section
+                        class="verdict verdict--waiting"
+                        data-testid="verdict"
+                        data-risk="awaiting-settings"
+                        aria-live="polite"
+                    >
+                        <p class="verdict__word">{tr.verdict_waiting}</p>
+                        <p class="verdict__detail">{message_facts(tr, &m)}</p>
+                        <p class="verdict__need">{tr.paste_needs_settings}</p>
+                    </section>
+                }
+                .into_any(),
+            );
+        }
         let v = app.verdict.get()?;
         let card = app.budget.with(|b| b.gpu.name);
         let (peak, oom) = app.analysis.with(|a| {
@@ -68,6 +101,7 @@ pub fn VerdictPanel() -> impl IntoView {
                 <p class="verdict__need">{need}</p>
                 {oom.map(|s| view! { <p class="verdict__oom" data-testid="oom-explained">{s}</p> })}
             </section>
-        })
+        }
+        .into_any())
     }
 }

@@ -121,6 +121,9 @@ strings! {
     shortfall,
     /// `{peak}`, `{frag}`.
     need_explained,
+    verdict_waiting,
+    /// `{total} {requested} {allocated} {fragmented} {free}`.
+    verdict_message_facts,
     copy_link,
     copied,
     theme_toggle,

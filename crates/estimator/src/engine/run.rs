@@ -27,7 +27,17 @@ impl Run {
         let free_run = if on_card.fits() && on_card.retries == 0 {
             on_card.clone()
         } else {
-            replay(&sequence, allocator, None)
+            let free = replay(&sequence, allocator, None);
+            // Without a cap only a request past an expandable segment's virtual range (2^48
+            // bytes, beyond any card) can fail. The allocated bytes barely depend on the mode
+            // (requests round alike; only unsplit remainders differ), so such a run's peaks
+            // come from the default allocator's replay, which has no range: a number near the
+            // truth, where a stop at 2^48 would be off by orders of magnitude.
+            if free.fits() {
+                free
+            } else {
+                replay(&sequence, Allocator::Default, None)
+            }
         };
         let verdict = sim_verdict(allocator, &sequence, &free_run, &on_card, cap);
         Run {
