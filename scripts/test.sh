@@ -25,7 +25,13 @@ cargo test --workspace
 
 step "accuracy against the measured runs"
 cargo build --release -p vramfit --quiet
-python3 ../shared/tools/score-accuracy --bin target/release/vramfit | tail -n 1
+# the shared yardstick, where ../shared sits beside the clone (CI); the targets themselves are
+# asserted by the cargo tests above, against the repository's copy of the runs (data/README.md)
+if [ -f ../shared/tools/score-accuracy ]; then
+  python3 ../shared/tools/score-accuracy --bin target/release/vramfit | tail -n 1
+else
+  echo "skipped ../shared/tools/score-accuracy: no ../shared beside this clone (the cargo tests assert the targets)"
+fi
 
 step "npm package (wasm-pack) under Node: equal to the CLI"
 ./scripts/build-js.sh

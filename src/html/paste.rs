@@ -39,9 +39,8 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
             } else {
                 String::new()
             };
-            let card = m
-                .card()
-                .map_or_else(|| size(m.total_capacity_bytes), |g| g.name.to_string());
+            // the message gives its card's size, never its model: the size is what is said
+            let card = size(m.total_capacity_bytes);
             lines.push(fill(
                 tr.paste_message,
                 &[
@@ -162,5 +161,21 @@ mod tests {
         assert!(html.contains("Config file applied."));
         assert!(html.contains("line 2 not applied"));
         assert!(html.contains("import &lt;os&gt;"));
+    }
+
+    #[test]
+    fn a_paste_of_thousands_of_bad_lines_names_a_dozen_cut_short() {
+        let junk: String = (0..5000)
+            .map(|i| format!("{} {i} = 1\n", "☃".repeat(400)))
+            .collect();
+        let out = interpret(&format!("batch_size = 4\n{junk}"), &PageState::default());
+        // (the paste is cut at its first MiB)
+        let n = out.skipped.len();
+        assert!(n > 500, "{n}");
+        let html = report(en(), &out);
+        assert!(html.matches("<p>").count() <= 1 + MAX_SKIPPED_SHOWN + 2);
+        let more = format!("… and {} more lines not applied.", n - MAX_SKIPPED_SHOWN);
+        assert!(html.contains(&more), "{html}");
+        assert!(html.len() < 12 * 1024, "{} bytes", html.len());
     }
 }

@@ -2,7 +2,7 @@
 """How far the formulas other GPU-memory calculators use land from nanoGPT's measured peaks.
 
 For the README's "Why trust it": the same 80 calibration runs vramfit is scored on
-(shared/data/measured/calibration.jsonl, those with a measured overall peak), predicted by
+(data/measured/calibration.jsonl, those with a measured overall peak), predicted by
   * "16 bytes per parameter": weights, gradients and AdamW's two moments in fp32 (or a 16-bit
     copy plus an fp32 master), no activations — the common back-of-the-envelope answer;
   * EleutherAI's "Transformer Math 101" (the formula most online calculators implement):
@@ -11,13 +11,16 @@ For the README's "Why trust it": the same 80 calibration runs vramfit is scored 
 Prints one line per formula: median and worst absolute error, and how many runs are off by more
 than 30 %.
 
-usage: python3 tools/compare/other_calculators.py [../shared/data/measured/calibration.jsonl]
+usage: python3 tools/compare/other_calculators.py [data/measured/calibration.jsonl]
 """
 import json
+import os
 import statistics
 import sys
 
-path = sys.argv[1] if len(sys.argv) > 1 else '../shared/data/measured/calibration.jsonl'
+# default: the repository's copy (data/README.md), wherever the script is run from
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'data', 'measured', 'calibration.jsonl')
 KEYS = ('peak_allocated_train_steady', 'peak_allocated_train_iter0', 'peak_allocated_eval')
 
 

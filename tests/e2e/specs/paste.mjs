@@ -15,18 +15,89 @@ async function paste(page, text) {
 }
 
 export const tests = {
-  async 'an OOM message sets the card and names the tensor that failed'(ctx) {
+  async 'an OOM message from another card is offered, not applied, and names the tensor that failed'(ctx) {
     const page = await open(ctx, '?batch_size=8&compile=False&gradient_accumulation_steps=2');
-    const msg = readFileSync(path.join(ctx.root, '..', 'shared', 'data', 'oom-messages', 'cap12_s_b8.txt'), 'utf8');
+    const msg = readFileSync(path.join(ctx.root, 'data', 'oom-messages', 'cap12_s_b8.txt'), 'utf8');
+    const before = await hooks(page);
     const report = await paste(page, `Traceback (most recent call last):\n  File "train.py", line 301\n${msg}`);
     assert.match(report, /H200/);
+    assert.match(report, /not the RTX 3060 12 GB chosen above/);
     assert.match(report, /1\.54 GiB requested/);
     assert.match(report, /loss gradients in steady training, backward, micro-step 2/);
     assert.match(report, /fails at the same request/);
-    assert.equal(await page.inputValue('select[name=gpu]'), 'h200');
+    // the card is the user's until they switch
+    assert.equal(await page.inputValue('select[name=gpu]'), 'rtx3060');
+    assert.deepEqual(await hooks(page), before);
+    await page.click('[data-testid=paste-use-card]');
+    await page.waitForFunction(() => document.querySelector('select[name=gpu]').value === 'h200');
     await page.waitForFunction((re) => new RegExp(re).test(location.href), 'cap_gib=11\\.25'); // the URL follows once input pauses
     assert.match(await page.url(), /cap_gib=11\.25/);
     assert.equal((await hooks(page)).fits, false, 'under the message\'s 11.25 GiB cap it does not fit');
+    await close(page);
+  },
+
+  async 'an OOM message on the default page keeps the card, gives its facts and asks for the settings, with no verdict'(ctx) {
+    const page = await open(ctx);
+    assert.equal((await hooks(page)).fits, true, 'the defaults fit an RTX 3060');
+    const report = await paste(
+      page,
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has a total capacity of 11.76 GiB ' +
+        'of which 1.05 GiB is free. Including non-PyTorch memory, this process has 10.64 GiB memory in use. Of the ' +
+        'allocated memory 7.81 GiB is allocated by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.',
+    );
+    assert.match(report, /1\.54 GiB requested/);
+    assert.match(report, /defaults, not your run's/);
+    assert.equal(await page.inputValue('select[name=gpu]'), 'rtx3060', 'the card is kept');
+    const verdict = await page.textContent('[data-testid=verdict]');
+    assert.doesNotMatch(verdict, /Fits/);
+    assert.match(verdict, /Your run: out of memory/);
+    assert.match(verdict, /11\.76 GiB total, 1\.54 GiB requested with 7\.81 GiB allocated, 2\.40 GiB reserved but unallocated and 1\.05 GiB free/);
+    assert.equal((await hooks(page)).risk, 'awaiting-settings');
+    // the run's settings entered: the verdict is the page's again
+    await page.fill('input[type=text][name=batch_size]', '8');
+    await page.press('input[type=text][name=batch_size]', 'Tab');
+    await page.waitForFunction(() => document.querySelector('[data-testid=verdict]').dataset.risk !== 'awaiting-settings');
+    assert.notEqual((await hooks(page)).fits, null);
+    await close(page);
+  },
+
+  async "nanoGPT's config file pasted without train.py keeps nanoGPT and its batch"(ctx) {
+    const page = await open(ctx, '?program=build-nanogpt&B=16');
+    const report = await paste(page, 'config/train_gpt2.py --batch_size=8');
+    assert.match(report, /Command line applied/);
+    await page.waitForFunction(() => document.querySelector('[data-testid=program-nanogpt]').checked);
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '8');
+    assert.equal(await page.inputValue('input[type=text][name=gradient_accumulation_steps]'), '40');
+    await close(page);
+  },
+
+  async 'a config line edits the settings on the page; one that changes no memory changes nothing'(ctx) {
+    const page = await open(ctx, '?batch_size=4&n_layer=6');
+    const before = await hooks(page);
+    let report = await paste(page, 'learning_rate = 3e-4');
+    assert.match(report, /change nothing of the run's memory/);
+    assert.deepEqual(await hooks(page), before);
+    report = await paste(page, 'block_size = 512');
+    assert.match(report, /Config file applied/);
+    assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '4', 'the other settings are kept');
+    assert.equal(await page.inputValue('input[type=text][name=n_layer]'), '6');
+    await close(page);
+    const nc = await open(ctx, '?program=nanochat&depth=8');
+    await paste(nc, 'learning_rate = 3e-4');
+    assert.equal(await nc.isChecked('[data-testid=program-nanochat]'), true, 'no switch to nanoGPT for nothing');
+    await close(nc);
+  },
+
+  async 'a pasted binary file names a dozen lines at most and answers at once'(ctx) {
+    const page = await open(ctx);
+    const garbage = Array.from({ length: 20000 }, (_, i) => `\u0001\u00ff${'\u2603'.repeat(40)} ${i} = 1`).join('\n');
+    const t = Date.now();
+    const report = await paste(page, `batch_size = 4\n${garbage}`);
+    assert.ok(Date.now() - t < 5000, `${Date.now() - t} ms`);
+    const lines = await page.$$eval('[data-testid=paste-report] p', (ps) => ps.length);
+    assert.ok(lines <= 16, `${lines} lines`);
+    assert.ok(report.length < 4000, `${report.length} characters`);
+    assert.match(report, /more lines not applied/);
     await close(page);
   },
 
