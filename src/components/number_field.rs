@@ -1,9 +1,10 @@
 //! A nanoGPT number key: a slider over the values people pick, and a text field that takes any
-//! valid value. Invalid text is shown with its error next to the field and not applied.
+//! valid value. Invalid text is shown with its error next to the field and not applied; it
+//! stays (with the value still in use) until corrected, also after the field loses focus.
 
 use leptos::prelude::*;
 
-use crate::i18n::use_strings;
+use crate::i18n::{fill, use_strings};
 use crate::state::use_app;
 
 /// Index of the step nearest to `x` (for the slider's position).
@@ -111,15 +112,22 @@ pub fn NumberField(
                     aria-invalid=move || error.with(Option::is_some).to_string()
                     aria-describedby=described
                     prop:value=move || draft.get().unwrap_or_else(|| committed.get())
+                    // invalid text stays, with its reason, after the field loses focus: it
+                    // vanishing would hide that the page still computes with the old value
                     on:input:target=move |ev| apply(ev.target().value())
-                    on:blur=move |_| {
-                        set_draft.set(None);
-                        set_error.set(None);
-                    }
                 />
             </div>
             <p class="field__error" id=error_id role="alert">
                 {move || error.get()}
+                {move || {
+                    draft.with(Option::is_some).then(|| {
+                        view! {
+                            <span class="field__kept" data-testid=format!("kept-{key}")>
+                                {fill(tr.field_not_applied, &[("value", &committed.get())])}
+                            </span>
+                        }
+                    })
+                }}
             </p>
             {note.map(|n| view! { <p class="field__note">{n}</p> })}
         </div>

@@ -89,6 +89,8 @@ strings! {
     other_hint,
     drives_display_label,
     drives_display_hint,
+    /// `{value}`: the value still in use beside a field's refused text.
+    field_not_applied,
     /// `{n}` parameters as train.py prints them.
     params_count,
     effective_batch,

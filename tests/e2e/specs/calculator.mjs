@@ -70,6 +70,11 @@ export const tests = {
     assert.match(await page.textContent('#error-n_layer'), /n_layer=0 is out of range/);
     assert.equal((await hooks(page)).total, ok.total, 'the invalid value was not applied');
     assert.equal(await field.getAttribute('aria-invalid'), 'true');
+    // leaving the field keeps the refused text, its reason and the value still in use
+    await field.press('Tab');
+    assert.equal(await field.inputValue(), '0');
+    assert.match(await page.textContent('#error-n_layer'), /n_layer=0 is out of range/);
+    assert.match(await page.textContent('[data-testid=kept-n_layer]'), /still uses 24/);
     await page.locator('input[type=text][name=n_head]').fill('7');
     assert.match(await page.textContent('#error-n_head'), /divisible by n_head=7/);
     await close(page);
