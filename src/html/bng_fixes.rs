@@ -81,7 +81,7 @@ pub fn panel(tr: &Strings, report: &BngFixReport, from: &BngConfig, freed: u128)
         .fixes
         .iter()
         .enumerate()
-        .map(|(i, f)| row(&view(tr, f, from, freed), i + 1))
+        .map(|(i, f)| row(tr, &view(tr, f, from, freed), i + 1))
         .collect();
     let best = best(report).map(|f| top_fix(tr, f, from, freed));
     fix_parts::panel(tr, &largest, report.current.fits, best, &rows)

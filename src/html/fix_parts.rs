@@ -44,8 +44,18 @@ pub fn top(tr: &Strings, f: &FixView, snippet_label: &str, testid: &str) -> Stri
     )
 }
 
+/// A ranked row's code (its command line, config edit or patch) with its own Copy button: every
+/// fix can be taken as it is, not only the best one.
+pub fn row_code(tr: &Strings, label: &str, code: &str, rank: usize) -> String {
+    el(
+        "div",
+        &[("class", "fix__command")],
+        &super::export::snippet_block(tr, label, code, &format!("fix-code-{rank}")),
+    )
+}
+
 /// One ranked row.
-pub fn row(f: &FixView, rank: usize) -> String {
+pub fn row(tr: &Strings, f: &FixView, rank: usize) -> String {
     let class = if f.fits { "fix fix--fits" } else { "fix" };
     el(
         "li",
@@ -62,11 +72,7 @@ pub fn row(f: &FixView, rank: usize) -> String {
             &(el("span", &[("class", "fix__rank")], &rank.to_string()) + &escape(&f.title)),
         ) + &el("p", &[("class", "fix__why")], &escape(&f.why))
             + &el("dl", &[("class", "fix__facts")], &f.facts)
-            + &el(
-                "pre",
-                &[("class", "snippet__code fix__command")],
-                &el("code", &[], &escape(&f.code)),
-            )),
+            + &row_code(tr, "", &f.code, rank)),
     )
 }
 

@@ -65,9 +65,14 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
     if f.impact == Impact::NotAFix {
         class += " fix--notafix";
     }
-    let rank = rank.map_or(String::new(), |r| {
+    let rank_mark = rank.map_or(String::new(), |r| {
         el("span", &[("class", "fix__rank")], &r.to_string())
     });
+    // the rows that are not fixes have nothing to paste
+    let code = match (rank, paste_for(tr, f, from)) {
+        (Some(r), Some((label, code))) => super::fix_parts::row_code(tr, label, &code, r),
+        _ => String::new(),
+    };
     let facts = fact(tr.col_peak, &format::gib(f.peak_bytes), "")
         + &fact(tr.col_saving, &saving(tr, f.saving_bytes), "")
         + &fact(
@@ -102,10 +107,20 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
             ("data-fits", &fits),
             ("data-peak", &peak),
         ],
-        &(el("p", &[("class", "fix__title")], &(rank + &escape(&title)))
+        &(el("p", &[("class", "fix__title")], &(rank_mark + &escape(&title)))
             + &el("p", &[("class", "fix__why")], &escape(&why))
-            + &el("dl", &[("class", "fix__facts")], &facts)),
+            + &el("dl", &[("class", "fix__facts")], &facts)
+            + &code),
     )
+}
+
+/// What to paste for a ranked fix: its train.py command line, else the code change it needs.
+fn paste_for(tr: &Strings, f: &Fix, from: &TrainConfig) -> Option<(&'static str, String)> {
+    if let Some(code) = snippet::patch_code(&f.patches) {
+        return Some((tr.snippet_patch, code.to_string()));
+    }
+    let cli = snippet::command_line(&f.config, Some(from));
+    (cli != "python train.py").then_some((tr.snippet_cli, cli))
 }
 
 /// The fix to show first when the run does not fit: the best ranked real fix, if it fits (the

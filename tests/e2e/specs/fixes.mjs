@@ -17,7 +17,24 @@ export const tests = {
     assert.deepEqual(ids, [...real, ...notFixes]);
     const top = await page.getAttribute('[data-testid=top-fix]', 'data-fix');
     assert.equal(top, j.fixes[0].id);
-    assert.match(await page.textContent('[data-testid=largest-batch]'), new RegExp(`: ${j.largest_batch_size_that_fits}$`));
+    const largest = await page.textContent('[data-testid=largest-batch]');
+    assert.match(largest, new RegExp(`: ${j.largest_batch_size_that_fits};`));
+    assert.match(largest, /gradient_accumulation_steps 32 unchanged that is \d+ sequences per iteration \(now 512\)/);
+    // one sign for savings: the page shows what the CLI's text report shows
+    const pageSavings = await page.$$eval('[data-testid=fix]', (els) =>
+      els.map((e) => [...e.querySelectorAll('dt')].find((dt) => dt.textContent === 'saving').nextElementSibling.textContent));
+    for (const [i, f] of j.fixes.entries()) {
+      const gib = (Math.abs(f.saving_bytes) / 2 ** 30).toFixed(2);
+      const expected = f.saving_bytes < 0 && gib !== '0.00' ? `costs ${gib} GiB` : `${gib} GiB`;
+      assert.equal(pageSavings[i], expected, f.id);
+    }
+    // every ranked fix that has something to paste has its own copy button
+    const rows = await page.$$eval('[data-testid=fix]', (els) =>
+      els.map((e) => [e.dataset.fix, !!e.querySelector('button[data-copy^=fix-code-]')]));
+    for (const [id, copyable] of rows) {
+      const f = j.fixes.find((x) => x.id === id);
+      if (f.impact !== 'not_a_fix' && f.id !== 'free_the_card') assert.ok(copyable, `${id} has no copy button`);
+    }
     await close(page);
   },
 
@@ -41,7 +58,7 @@ export const tests = {
     await page.waitForSelector('[data-testid=fix]');
     const off = page.locator('[data-fix=compile_off]');
     assert.equal(await off.count(), 1);
-    assert.match(await off.textContent(), /\+\d+\.\d\d GiB/, 'memory grows');
+    assert.match(await off.textContent(), /costs \d+\.\d\d GiB/, 'memory grows');
     const firstIsOff = await page.$eval('[data-testid=fix]', (e) => e.dataset.fix === 'compile_off');
     assert.equal(firstIsOff, false);
     await close(page);
