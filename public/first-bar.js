@@ -23,8 +23,12 @@ window.vramfitFirstBar = new Promise((resolve) => { arrived = resolve; });
     // without the file of a language other than English it paints nothing (crates/first-bar)
     bar.paint(text);
     performance.mark('vramfit:first-bar-painted');
-    // the next frame shows the bar; the task after it runs once that frame is out
-    await new Promise((shown) => requestAnimationFrame(() => setTimeout(shown, 0)));
+    // the next frame shows the bar; the task after it runs once that frame is out (a hidden tab
+    // or an embed scrolled out of view draws no frames: then 100 ms is enough)
+    await new Promise((shown) => {
+      requestAnimationFrame(() => setTimeout(shown, 0));
+      setTimeout(shown, 100);
+    });
   } catch (e) {
     console.warn('vramfit: no first bar, the page follows', e);
   }
