@@ -173,6 +173,13 @@ pub fn run_text(
         Risk::Tight => tr.verdict_tight,
         Risk::Oom => tr.verdict_oom,
     };
+    let margin = gib_abs(v.headroom_bytes);
+    let margin = if v.headroom_bytes >= 0 {
+        fill(tr.headroom, &[("gib", &margin)])
+    } else {
+        fill(tr.shortfall, &[("gib", &margin)])
+    };
+    // the plain sentence first; what the need is made of (the allocator's share) under it
     out.line(fill(
         tr.cli.verdict,
         &[
@@ -180,18 +187,23 @@ pub fn run_text(
             ("card", g.name),
             ("need", &gib(v.need_bytes)),
             ("usable", &gib(v.budget_bytes)),
-            ("total", &gib(g.total_bytes)),
-            ("context", &gib(budget.context_bytes)),
-            ("other", &gib(budget.other_bytes)),
+            ("margin", &margin),
         ],
     ));
-    let margin = gib_abs(v.headroom_bytes);
-    let margin = if v.headroom_bytes >= 0 {
-        fill(tr.headroom, &[("gib", &margin)])
-    } else {
-        fill(tr.shortfall, &[("gib", &margin)])
-    };
-    out.line(format!("  {margin}"));
+    out.line(format!(
+        "  {}",
+        fill(
+            tr.cli.verdict_parts,
+            &[
+                ("need", &gib(v.need_bytes)),
+                ("peak", &gib(an.peak_bytes())),
+                ("frag", &gib(v.need_bytes.saturating_sub(an.peak_bytes()))),
+                ("total", &gib(g.total_bytes)),
+                ("context", &gib(budget.context_bytes)),
+                ("other", &gib(budget.other_bytes)),
+            ],
+        )
+    ));
     if let Some(o) = an.oom() {
         out.line(format!(
             "  {}",

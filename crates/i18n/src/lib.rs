@@ -349,8 +349,10 @@ strings! {
     /// `{list}`.
     phases,
     reserved,
-    /// `{word} {card} {need} {usable} {total} {context} {other}`.
+    /// `{word} {card} {need} {usable} {margin}`: one plain sentence.
     verdict,
+    /// `{need} {peak} {frag} {total} {context} {other}`: what the need and the usable are made of.
+    verdict_parts,
     not_oom_message,
     /// `{requested}`.
     no_match,
