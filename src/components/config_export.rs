@@ -5,7 +5,7 @@ use estimator::programs::Program;
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::i18n::use_strings;
+use crate::i18n::{fill, use_strings};
 use crate::state::use_app;
 
 #[component]
@@ -31,7 +31,12 @@ pub fn ConfigExport() -> impl IntoView {
     };
     view! {
         <section class="export" aria-labelledby="export-heading">
-            <h2 id="export-heading" class="export__heading">{tr.export_heading}</h2>
+            <h2 id="export-heading" class="export__heading">
+                {move || {
+                    let program = app.page.with(|p| p.program);
+                    fill(tr.export_heading, &[("program", tr.program_name(program))])
+                }}
+            </h2>
             <div on:click=move |ev| browser::copy_snippet(&ev, tr.copied_short) inner_html=html></div>
         </section>
     }

@@ -107,8 +107,11 @@ fn row(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128, rank: Option<usiz
             ("data-fits", &fits),
             ("data-peak", &peak),
         ],
-        &(el("p", &[("class", "fix__title")], &(rank_mark + &escape(&title)))
-            + &el("p", &[("class", "fix__why")], &escape(&why))
+        &(el(
+            "p",
+            &[("class", "fix__title")],
+            &(rank_mark + &escape(&title)),
+        ) + &el("p", &[("class", "fix__why")], &escape(&why))
             + &el("dl", &[("class", "fix__facts")], &facts)
             + &code),
     )

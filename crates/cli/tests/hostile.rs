@@ -284,3 +284,10 @@ fn a_run_past_the_simulations_range_claims_no_absurd_saving() {
         }
     }
 }
+
+#[test]
+fn a_device_that_is_not_cuda_is_said() {
+    let err = refused(&run(&["--device=cpu", "--gpu", "rtx3060"]));
+    assert!(err.contains("CUDA GPU"), "{err}");
+    assert!(json(&["--device=cuda:1", "--gpu", "rtx3060"])["config"].is_object());
+}

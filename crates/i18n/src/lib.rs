@@ -228,6 +228,7 @@ strings! {
     paste_config_unchanged,
     /// `{n}`.
     paste_skip_more,
+    /// `{program}`: the program's name as the picker shows it.
     export_heading,
     export_config,
     export_defaults,

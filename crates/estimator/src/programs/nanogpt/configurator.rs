@@ -156,6 +156,18 @@ impl Configurator {
             ));
         }
         match (key, value) {
+            // the run's memory is a card's only on CUDA: said, not silently answered for a GPU
+            ("device", PyValue::Str(s)) if s != "cuda" && !s.starts_with("cuda:") => {
+                return Err(ConfigError::new(
+                    key,
+                    value,
+                    Problem::Unreadable {
+                        detail: "vramfit models a run on a CUDA GPU ('cuda', 'cuda:N'); on the \
+                                 CPU or Apple's mps the memory is the machine's, not a card's"
+                            .into(),
+                    },
+                ))
+            }
             ("dataset", PyValue::Str(s)) => self.dataset = Some(s.clone()),
             ("init_from", PyValue::Str(s)) => self.init_from = Some(s.clone()),
             _ => {}

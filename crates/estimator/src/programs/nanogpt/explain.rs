@@ -13,8 +13,22 @@ pub struct Formula {
 
 pub(crate) fn f(symbolic: &str, numbers: String) -> Formula {
     Formula {
-        symbolic: symbolic.to_string(),
-        numbers,
+        symbolic: without_zero_terms(symbolic),
+        numbers: without_zero_terms(&numbers),
+    }
+}
+
+/// A sum without its terms of coefficient zero (`0·B·T·C + 4·T·C` → `4·T·C`): a count that
+/// multiplies to nothing says nothing to the reader.
+fn without_zero_terms(sum: &str) -> String {
+    let kept: Vec<&str> = sum
+        .split(" + ")
+        .filter(|t| !(t.starts_with("0·") || t.starts_with("≈0·")))
+        .collect();
+    if kept.is_empty() {
+        "0".into()
+    } else {
+        kept.join(" + ")
     }
 }
 
@@ -168,6 +182,14 @@ pub fn formula(term: Term, cfg: &TrainConfig, total_params: u64, bytes: u128) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_term_of_coefficient_zero_is_left_out() {
+        assert_eq!(without_zero_terms("0·B·T·C + 4·T·C"), "4·T·C");
+        assert_eq!(without_zero_terms("2·V·C + 0·B·T·C"), "2·V·C");
+        assert_eq!(without_zero_terms("0·B·T·C"), "0");
+        assert_eq!(without_zero_terms("10·B·T·C"), "10·B·T·C");
+    }
 
     #[test]
     fn block_activation_formula_shows_this_config() {
