@@ -76,18 +76,13 @@ fn Page() -> impl IntoView {
             <Header />
             <Notices />
             <ProgramPicker />
+            // on a phone the answer comes first and the paste far below: one tap reaches it
+            <a class="jump-paste" href="#paste" data-testid="jump-paste">{tr.jump_to_paste}</a>
             <StickySummary />
             <main class="layout">
+                // the card first, then the run's settings (or a pasted error or config); on a
+                // phone they follow the answer
                 <section class="inputs" aria-label=tr.settings_label>
-                    <PastePanel />
-                    {move || match program.get() {
-                        Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
-                        Program::BuildNanoGpt => view! { <BngInputs /> }.into_any(),
-                        // rebuilt when the program changes: each script shows its own settings
-                        _ => view! { <NanochatInputs /> }.into_any(),
-                    }}
-                </section>
-                <section class="results" aria-label=tr.result_label>
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
@@ -106,12 +101,22 @@ fn Page() -> impl IntoView {
                             <LinkField />
                         </Show>
                     </fieldset>
-                    <RunSummary />
-                    <DdpSummary />
+                    <PastePanel />
+                    {move || match program.get() {
+                        Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
+                        Program::BuildNanoGpt => view! { <BngInputs /> }.into_any(),
+                        // rebuilt when the program changes: each script shows its own settings
+                        _ => view! { <NanochatInputs /> }.into_any(),
+                    }}
+                </section>
+                // the answer and the best fix on the first screen; the details after them
+                <section class="results" aria-label=tr.result_label>
                     <VerdictPanel />
                     <MemoryBar />
-                    <TimelineChart />
                     <FixList />
+                    <RunSummary />
+                    <DdpSummary />
+                    <TimelineChart />
                     <ConfigExport />
                 </section>
             </main>

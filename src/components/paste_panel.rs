@@ -57,7 +57,7 @@ pub fn PastePanel() -> impl IntoView {
         }
     };
     view! {
-        <section class="paste" aria-labelledby="paste-heading">
+        <section class="paste" id="paste" aria-labelledby="paste-heading">
             <h2 id="paste-heading" class="paste__heading">{tr.paste_heading}</h2>
             <textarea
                 class="paste__text"

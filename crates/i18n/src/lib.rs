@@ -190,6 +190,7 @@ strings! {
     chart_col_stage,
     chart_col_allocated,
     chart_col_reserved,
+    jump_to_paste,
     paste_heading,
     paste_placeholder,
     paste_button,
