@@ -72,22 +72,27 @@ pub fn MemoryBar(
         })
         .collect_view();
     let card_pct = move || pct(app.budget.with(|b| b.gpu.total_bytes), scale.get());
+    let cache_bytes = move || {
+        app.verdict
+            .with(|v| v.map_or(0, |v| v.need_bytes.saturating_sub(total.get())))
+    };
     let usable_pct = move || pct(app.budget.with(|b| b.allocator_budget()), scale.get());
 
-    // the focused segment's details (the largest one until the user picks)
+    // the focused segment's details; until the user points at one, a line saying how (the
+    // largest component's table used to stand here, and pushed the fixes below the first screen)
     let details = move || {
         if compact {
             return None;
         }
+        let Some(comp) = focused.get() else {
+            return Some(crate::html::el(
+                "p",
+                &[("class", "details__hint")],
+                &crate::html::escape(tr.segment_hint),
+            ));
+        };
         app.analysis.with(|a| {
             let a = a.as_ref().ok()?;
-            let c = a.components();
-            let comp = focused.get().unwrap_or_else(|| {
-                Component::ALL
-                    .into_iter()
-                    .max_by_key(|x| c.get(*x))
-                    .unwrap_or(Component::Activations)
-            });
             Some(crate::html::breakdown::details(tr, a, comp))
         })
     };
@@ -123,6 +128,16 @@ pub fn MemoryBar(
                     title=tr.reserved_outside
                 ></div>
                 <div class="bar__segs">{segments}</div>
+                // what the caching allocator holds beyond the allocated peak: the verdict counts
+                // it, so the bar shows it, beside the tensors rather than as one of them
+                <div
+                    class="bar__cache"
+                    data-testid="segment-cache"
+                    data-bytes=move || cache_bytes().to_string()
+                    style:left=move || format!("{}%", Fixed(pct(total.get(), scale.get()), 3))
+                    style:width=move || format!("{}%", Fixed(pct(cache_bytes(), scale.get()), 3))
+                    title=move || format!("{}: {}", tr.cache_title, format::gib(cache_bytes()))
+                ></div>
                 <div
                     class="bar__marker"
                     // in the bar's left half its label goes right of the line, so it never
@@ -158,6 +173,11 @@ pub fn MemoryBar(
                         }
                     })
                     .collect_view()}
+                <li class="legend__item">
+                    <span class="legend__swatch legend__swatch--cache" aria-hidden="true"></span>
+                    <span class="legend__name">{tr.cache_legend}</span>
+                    <span class="legend__value">{move || format::gib(cache_bytes())}</span>
+                </li>
             </ul>
             <div class="details" data-testid="segment-details" aria-live="polite" inner_html=details></div>
         </figure>

@@ -122,6 +122,9 @@ strings! {
     /// `{gib}`.
     shortfall,
     /// `{peak}`, `{frag}`.
+    segment_hint,
+    cache_legend,
+    cache_title,
     need_explained,
     verdict_waiting,
     /// `{total} {requested} {allocated} {fragmented} {free}`.
