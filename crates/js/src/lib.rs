@@ -6,7 +6,12 @@
 //! computes memory.
 //!
 //! A refused input throws an `Error` whose `message` is the CLI's message and whose `field`
-//! names the setting (`batch_size`, `depth`, `gpu`, `config`).
+//! names the setting (`batch_size`, `depth`, `gpu`, `vram_gib`, `config`); an argument of the
+//! wrong type throws a `TypeError` with the parameter's name as its `field`. A caller's object
+//! is read by [`value::read`], iteratively and within bounds, never by anything recursive, so no
+//! argument can overflow the wasm stack (after which every call would fail).
+
+mod value;
 
 use estimator::programs::Program;
 use serde_json::Value;
@@ -33,10 +38,15 @@ pub fn rank_fixes(config: JsValue, gpu: Option<JsValue>) -> Result<JsValue, JsVa
 
 /// The numbers of a CUDA out-of-memory message (or a log holding one): the CLI's `oom`.
 #[wasm_bindgen(js_name = readOom, unchecked_return_type = "OomReading")]
-pub fn read_oom(text: &str) -> JsValue {
-    to_js(&vramfit_report::common::oom_message(
-        &estimator::oom::parse(text),
-    ))
+pub fn read_oom(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> Result<JsValue, JsValue> {
+    let text = text
+        .as_string()
+        .ok_or_else(|| type_error("readOom", "text", "a string", &text))?;
+    Ok(to_js(&vramfit_report::common::oom_message(
+        &estimator::oom::parse(&text),
+    )))
 }
 
 /// The GPU presets.
@@ -48,9 +58,12 @@ pub fn gpus() -> JsValue {
 /// A program's settings at their defaults, under the names a config takes.
 #[wasm_bindgen(unchecked_return_type = "Record<string, Setting>")]
 pub fn defaults(
-    #[wasm_bindgen(unchecked_param_type = "Program")] program: &str,
+    #[wasm_bindgen(unchecked_param_type = "Program")] program: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let p = Program::parse(program).ok_or_else(|| {
+    let program = program
+        .as_string()
+        .ok_or_else(|| type_error("defaults", "program", "a string", &program))?;
+    let p = Program::parse(&program).ok_or_else(|| {
         error(Failure {
             message: format!(
                 "program={program} is not allowed: use one of {}",
@@ -66,42 +79,124 @@ pub fn defaults(
 fn answer(config: JsValue, gpu: Option<JsValue>, with_fixes: bool) -> Result<Value, JsValue> {
     let (program, args) = match config.as_string() {
         Some(text) => vramfit_report::read_config(&text, Program::NanoGpt),
-        None => from_js::<Value>(config, "config").and_then(|v| {
+        None => value::read(config, "config").and_then(|v| {
             let root = vramfit_report::setting(&v);
             estimator::input::json_config::to_args(&root, Program::NanoGpt).map_err(Failure::from)
         }),
     }
     .map_err(error)?;
     let card = card(gpu).map_err(error)?;
-    let budget = card.budget().map_err(error)?;
+    let budget = card.budget().map_err(|f| error(js_card_key(f)))?;
     vramfit_report::answer(program, &args, &budget, with_fixes).map_err(error)
 }
 
+/// A card object's keys that hold GiB, and the CLI's flags for them, which the estimator's
+/// messages name.
+const GIB_KEYS: [(&str, &str); 3] = [
+    ("vram_gib", "vram-gib"),
+    ("context_gib", "context-gib"),
+    ("other_gib", "other-gib"),
+];
+
 /// The card: nothing for the default, a preset's id or name, or `{gpu, vram_gib, context_gib,
-/// other_gib}`.
+/// other_gib}`, where `gpu: "custom"` (the page's and the answer's id for a custom card) or no
+/// `gpu` with `vram_gib` is a custom card of that size, as the CLI's `--vram-gib` without
+/// `--gpu` is.
 fn card(gpu: Option<JsValue>) -> Result<Card, Failure> {
-    let Some(gpu) = gpu.filter(|g| !g.is_undefined() && !g.is_null()) else {
-        return Ok(Card::default());
+    let read = match gpu {
+        Some(g) => value::read(g, "gpu")?,
+        None => Value::Null,
     };
-    if let Some(name) = gpu.as_string() {
-        return Ok(Card {
-            gpu: Some(name),
-            ..Card::default()
-        });
+    let mut card = Card::default();
+    match read {
+        Value::Null => return Ok(card),
+        Value::String(name) => card.gpu = Some(name),
+        Value::Object(map) => {
+            for (key, v) in map {
+                let gib = GIB_KEYS.iter().position(|(k, _)| *k == key);
+                match (key.as_str(), gib, v) {
+                    ("gpu", _, Value::String(name)) => card.gpu = Some(name),
+                    ("gpu", _, Value::Null) | (_, Some(_), Value::Null) => {}
+                    ("gpu", _, v) => return Err(wrong_type("gpu", &v, "a preset's id (a string)")),
+                    (_, Some(i), Value::Number(n)) => {
+                        let x = n.as_f64();
+                        match i {
+                            0 => card.vram_gib = x,
+                            1 => card.context_gib = x,
+                            _ => card.other_gib = x,
+                        }
+                    }
+                    (key, Some(_), v) => return Err(wrong_type(key, &v, "a number of GiB")),
+                    (key, None, _) => {
+                        return Err(Failure {
+                            message: format!(
+                                "unknown card key: {key} (a card takes gpu, vram_gib, \
+                                 context_gib, other_gib)"
+                            ),
+                            field: Some(key.into()),
+                        })
+                    }
+                }
+            }
+        }
+        v => {
+            return Err(wrong_type(
+                "gpu",
+                &v,
+                "a preset's id or a card {gpu, vram_gib, context_gib, other_gib}",
+            ))
+        }
     }
-    from_js(gpu, "gpu")
+    if let Some(name) = card.gpu.as_deref() {
+        if name.trim().eq_ignore_ascii_case("custom") {
+            if card.vram_gib.is_none() {
+                return Err(Failure {
+                    message: format!(
+                        "gpu={name} needs vram_gib, the custom card's memory in GiB \
+                         ({{gpu: \"custom\", vram_gib: 16}})"
+                    ),
+                    field: Some("vram_gib".into()),
+                });
+            }
+            card.gpu = None;
+        } else if estimator::gpu::find(name).is_none() {
+            return Err(Failure {
+                message: format!(
+                    "unknown GPU '{name}': see gpus(), or give {{gpu: \"custom\", vram_gib}} \
+                     for a custom card"
+                ),
+                field: Some("gpu".into()),
+            });
+        }
+    }
+    Ok(card)
 }
 
-/// A JS value read as `T`; what serde says is wrong, named by `field`. Read through a JSON value
-/// first: serde-wasm-bindgen looks up only a struct's own fields, so a misspelt key
-/// (`{vram: 3}`) would pass unseen, where serde_json names it.
-fn from_js<T: serde::de::DeserializeOwned>(v: JsValue, field: &str) -> Result<T, Failure> {
-    let fail = |e: &dyn std::fmt::Display| Failure {
-        message: format!("{field}: {e}"),
-        field: Some(field.into()),
-    };
-    let json: Value = serde_wasm_bindgen::from_value(v).map_err(|e| fail(&e))?;
-    serde_json::from_value(json).map_err(|e| fail(&e))
+/// A card setting of the wrong type, in the words of the estimator's own
+/// (`batch_size=[8] has the wrong type: expected …`).
+fn wrong_type(key: &str, v: &Value, expected: &str) -> Failure {
+    let mut said = v.to_string();
+    if said.chars().count() > 40 {
+        said = said.chars().take(40).collect::<String>() + "…";
+    }
+    Failure {
+        message: format!("{key}={said} has the wrong type: expected {expected}"),
+        field: Some(key.into()),
+    }
+}
+
+/// A refused card setting named as the card object names it (`vram_gib`), not as the CLI's
+/// flag (`vram-gib`) the estimator's message says.
+fn js_card_key(mut f: Failure) -> Failure {
+    for (js, cli) in GIB_KEYS {
+        if f.field.as_deref() == Some(cli) {
+            f.field = Some(js.into());
+            if let Some(rest) = f.message.strip_prefix(cli) {
+                f.message = format!("{js}{rest}");
+            }
+        }
+    }
+    f
 }
 
 /// An answer as plain JS objects (numbers, not BigInts; objects, not Maps).
@@ -117,5 +212,16 @@ fn error(f: Failure) -> JsValue {
     let field = f.field.map_or(JsValue::NULL, |s| JsValue::from_str(&s));
     // Reflect.set on a fresh Error object cannot fail
     let _ = js_sys::Reflect::set(&e, &JsValue::from_str("field"), &field);
+    e.into()
+}
+
+/// An argument of the wrong type: a `TypeError` whose `field` is the parameter
+/// (`readOom: text must be a string, got number`).
+fn type_error(function: &str, param: &str, expected: &str, got: &JsValue) -> JsValue {
+    let e = js_sys::TypeError::new(&format!(
+        "{function}: {param} must be {expected}, got {}",
+        value::type_name(got)
+    ));
+    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("field"), &JsValue::from_str(param));
     e.into()
 }

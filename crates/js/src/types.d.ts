@@ -9,14 +9,21 @@ export type Setting = number | boolean | string | null;
  * nanochat's flags with underscores (`depth`, `device_batch_size`, …) or train_gpt2.py's
  * constants (`B`, `T`, …); `program` picks the program (default `"nanogpt"`). The CLI's own
  * `--json` answer is accepted too (its `program` and `config` are read). A string is read as
- * such an object's JSON text.
+ * such an object's JSON text; an object is read as its JSON text would be (a key set to
+ * `undefined` is left out), and refused if JSON could not hold it: a cycle, objects and arrays
+ * nested 128 deep, more than 100,000 values, a function, symbol, BigInt, NaN or Infinity, a Map,
+ * Date or other non-plain object.
  */
 export type Config = ({ program?: Program } & { [key: string]: Setting }) | string;
 
-/** The card: a preset's id or name (`"rtx3060"`), or this object; default an H100. */
+/**
+ * The card: a preset's id or name (`"rtx3060"`), or this object; default an H100. A custom
+ * card is `{ gpu: "custom", vram_gib }` (or `vram_gib` without `gpu`).
+ */
 export interface Card {
+  /** A preset's id or name, or `"custom"` (then `vram_gib` is required). */
   gpu?: string;
-  /** The card's memory, GiB (a custom card). */
+  /** The card's memory, GiB: a custom card's size, or a preset's memory replaced. */
   vram_gib?: number;
   /** CUDA context outside the allocator, GiB (default 0.45; 0.78 on Hopper). */
   context_gib?: number;
@@ -100,8 +107,9 @@ export interface Fix {
   impact: string;
   /** nanoGPT and nanochat: the settings it changes. */
   changes?: { [key: string]: Setting };
-  /** nanochat: the launch line to paste. */
-  command?: string;
+  /** nanochat: the launch line to paste; nanoGPT: the train.py line, null where the fix is a
+   *  code change or freeing the card. */
+  command?: string | null;
   /** build-nanogpt: the lines of train_gpt2.py to edit. */
   edits?: string[];
   peak_bytes: number;
@@ -136,7 +144,11 @@ export interface Gpu {
   link_gbps: number; consumer: boolean;
 }
 
-/** What every function throws on bad input: the CLI's message, and the setting it is about. */
+/**
+ * What every function throws on bad input: the CLI's message, and the setting it is about
+ * (`batch_size`, `vram_gib`; `config` or `gpu` for the argument as a whole). An argument of the
+ * wrong type (`readOom(12345)`) throws a `TypeError` whose `field` names the parameter.
+ */
 export interface VramfitError extends Error {
   field: string | null;
 }

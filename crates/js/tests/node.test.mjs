@@ -55,7 +55,7 @@ function sameAsCli(config, cliArgs, gpu, { fixes }) {
 }
 
 test("nanoGPT's calibration configs: analyze() equals the CLI; rankFixes() on every fourth", () => {
-  const all = runs('../shared/data/measured/calibration.jsonl');
+  const all = runs('data/measured/calibration.jsonl');
   assert.ok(all.length >= 80);
   all.forEach((run, i) => {
     const flags = Object.entries(run.config).map(([k, v]) => `--${k}=${py(v)}`);
@@ -64,7 +64,7 @@ test("nanoGPT's calibration configs: analyze() equals the CLI; rankFixes() on ev
 });
 
 test("nanochat's calibration configs (base and SFT), on a 24 GB card", () => {
-  const base = runs('../shared/data/measured/nanochat.jsonl');
+  const base = runs('data/measured/nanochat.jsonl');
   const sft = runs('data/measured/nanochat-sft.jsonl');
   assert.ok(base.length >= 30 && sft.length >= 5);
   for (const [program, list] of [['nanochat', base], ['nanochat-sft', sft]]) {
@@ -98,6 +98,11 @@ test('a card object, a JSON text and the CLI answer itself are the same question
   const custom = cli(['--program=nanochat', '--depth=6', '--vram-gib', '10']);
   assert.deepStrictEqual(vramfit.analyze({ program: 'nanochat', depth: 6 }, { vram_gib: 10 }),
     withoutFixes(custom));
+  // the page's and the answer's id for a custom card
+  assert.deepStrictEqual(vramfit.analyze({ program: 'nanochat', depth: 6 }, { gpu: 'custom', vram_gib: 10 }),
+    withoutFixes(custom));
+  assert.deepStrictEqual(vramfit.rankFixes({ program: 'nanochat', depth: 6 }, { gpu: 'custom', vram_gib: 10 }),
+    custom.fixes);
 });
 
 test('readOom(), gpus() and defaults() agree with the CLI', () => {
@@ -125,13 +130,15 @@ test("bad input throws the CLI's message, with the field it is about", () => {
     [{ batch_size: 0 }, undefined, ['--batch_size=0'], 'batch_size'],
     [{ program: 'nanochat', depth: 'deep' }, undefined, ['--program=nanochat', '--depth=deep'], 'depth'],
     [{ program: 'build-nanogpt', B: 3 }, undefined, ['--program=build-nanogpt', '--B=3'], null],
-    [{}, 'rtx9999', ['--gpu', 'rtx9999'], 'gpu'],
-    [{}, { other_gib: -1 }, ['--other-gib', '-1'], 'other-gib'],
+    [{}, { other_gib: -1 }, ['--other-gib', '-1'], 'other_gib'],
+    [{}, { gpu: 'custom', vram_gib: 0.1 }, ['--vram-gib', '0.1'], 'vram_gib'],
+    [{}, { gpu: 'rtx3060', context_gib: 65 }, ['--gpu', 'rtx3060', '--context-gib', '65'], 'context_gib'],
   ];
   for (const [config, gpu, args, field] of cases) {
     const out = spawnSync(bin, ['--json', ...args], { encoding: 'utf8' });
     assert.equal(out.status, 2);
-    const said = out.stderr.trim().replace(/^vramfit: /, '');
+    // a card's setting is named by the card object's key (other_gib), not by the CLI's flag
+    const said = out.stderr.trim().replace(/^vramfit: /, '').replace(/^(vram|context|other)-gib=/, '$1_gib=');
     assert.throws(() => vramfit.analyze(config, gpu), (e) => {
       assert.ok(e instanceof Error);
       assert.equal(e.message, said);
@@ -144,8 +151,9 @@ test("bad input throws the CLI's message, with the field it is about", () => {
     [[1, 2], undefined, 'config', 'has the wrong type'],
     [{ batch_size: [8] }, undefined, 'batch_size', 'has the wrong type'],
     ['{oops', undefined, 'config', 'could not be read'],
-    [{}, { vram: 3 }, 'gpu', 'unknown field `vram`'],
-    [{}, { other_gib: 'x' }, 'gpu', 'invalid type'],
+    [{}, { vram: 3 }, 'vram', 'unknown card key: vram'],
+    [{}, { other_gib: 'x' }, 'other_gib', 'has the wrong type'],
+    [{}, 'rtx9999', 'gpu', "unknown GPU 'rtx9999': see gpus()"],
     [{ program: 'llama' }, undefined, 'program', 'is not allowed'],
   ]) {
     assert.throws(() => vramfit.analyze(config, gpu), (e) => {

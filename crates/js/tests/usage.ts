@@ -8,6 +8,7 @@ const gib: number = run.peak_bytes.overall / 2 ** 30;
 const fits: boolean = run.verdict.fits && run.verdict.risk !== "oom";
 const params: number = run.components_bytes.params + run.components_bytes.optimizer;
 const onDefaultCard: Analysis = analyze({ program: "nanochat", depth: 12 });
+const onCustomCard: Analysis = analyze({ program: "nanochat", depth: 12 }, { gpu: "custom", vram_gib: 16 });
 const fixes: Fix[] = rankFixes({ program: "build-nanogpt", B: 16 }, { gpu: "rtx4090", other_gib: 0.5 });
 const first: string | undefined = fixes[0]?.edits?.[0];
 const asked: number | null = readOom("CUDA out of memory. Tried to allocate 2.00 GiB").tried_to_allocate_bytes;
@@ -19,4 +20,4 @@ try {
   const field: string | null = (e as VramfitError).field;
   console.log(field);
 }
-console.log(gib, fits, params, onDefaultCard.verdict.need_bytes, first, asked, cards, B);
+console.log(gib, fits, params, onDefaultCard.verdict.need_bytes, onCustomCard.gpu.id, first, asked, cards, B);
