@@ -5,8 +5,18 @@ const VERSION = '__VERSION__';
 const PRECACHE = __PRECACHE__;
 const CACHE = `vramfit-${VERSION}`;
 
+// Trunk's content-hashed names (vramfit-web-0123456789abcdef_bg.wasm): a new content is a new
+// name, so the browser's HTTP cache may supply them. Every other file (./, i18n/*.txt,
+// first-bar/*, pwa.js, …) keeps its name across deploys and is fetched past the HTTP cache: a host
+// that lets browsers keep such files (Cache-Control: max-age=600) would otherwise fill the new
+// version's cache with the old files, offline too.
+const HASHED = /-[0-9a-f]{16}(_bg)?\.(wasm|js|css|svg)$/;
+
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(PRECACHE)));
+  event.waitUntil(
+    caches.open(CACHE).then((cache) =>
+      cache.addAll(PRECACHE.map((url) => (HASHED.test(url) ? url : new Request(url, { cache: 'reload' }))))),
+  );
 });
 
 self.addEventListener('activate', (event) => {
@@ -23,24 +33,50 @@ self.addEventListener('message', (event) => {
   if (event.data === 'skip-waiting') self.skipWaiting();
 });
 
+/**
+ * Whether `url` is the app's own page: its scope's root or index.html there, with any query
+ * (the page's state lives in it). Any other path in scope (a typo answered by 404.html, another
+ * site's page when vramfit lives at a domain's root) is not vramfit's to answer.
+ */
+function isAppPage(url) {
+  const root = new URL('./', self.registration.scope).pathname;
+  return url.pathname === root || url.pathname === `${root}index.html`;
+}
+
+/**
+ * The navigation, revalidated with the server: a page the HTTP cache kept from before a deploy
+ * would name the previous build's hashed files, which the new cache no longer holds.
+ */
+function fetchFresh(request) {
+  let fresh = request;
+  try {
+    fresh = new Request(request, { cache: 'no-cache' });
+  } catch {
+    // an engine that cannot copy a navigation request: the browser's own cache mode
+  }
+  return fetch(fresh);
+}
+
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   if (request.method !== 'GET') return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
   if (request.mode === 'navigate') {
-    // network first, so a deployed update shows; the cached page (any query) when offline
+    // other paths go to the network untouched: online the server answers (a 404, another page),
+    // offline the browser says it is offline, never with this app's page or a stored error page
+    if (!isAppPage(url)) return;
+    // Network first, so a deployed update shows; offline, the page of this version's precache
+    // (any query). A navigation's answer is never stored as the offline copy: an error status
+    // (a 414 for an over-long query) must not replace it, and a new deploy's page, fetched while
+    // this older worker is still in control, names hashed files this cache does not hold.
     event.respondWith(
-      fetch(request)
-        .then((response) => {
-          const copy = response.clone();
-          caches.open(CACHE).then((cache) => cache.put('./', copy));
-          return response;
-        })
-        .catch(() => caches.match('./', { cacheName: CACHE }).then((r) => r || caches.match('index.html'))),
+      fetchFresh(request).catch(() =>
+        caches.match('./', { cacheName: CACHE }).then((r) => r || caches.match('index.html', { cacheName: CACHE }))
+          .then((r) => r || Response.error())),
     );
     return;
   }
-  // hashed assets never change: cache first
-  event.respondWith(caches.match(request, { ignoreSearch: true }).then((cached) => cached || fetch(request)));
+  // precached files: cache first (hashed ones never change; the others are this version's)
+  event.respondWith(caches.match(request, { ignoreSearch: true, cacheName: CACHE }).then((cached) => cached || fetch(request)));
 });

@@ -117,7 +117,7 @@ fn main() -> ExitCode {
         return fail(e);
     }
     if args.help {
-        return emit(&language(&args).cli().cli.help);
+        return emit(language(&args).cli().cli.help);
     }
     if args.version {
         return emit(&format!("vramfit {}\n", env!("CARGO_PKG_VERSION")));

@@ -1,6 +1,12 @@
 // A static file server for dist/ on 127.0.0.1 (no dependencies), which counts requests so tests
 // can check that the page fetches nothing but its own files, and can be stopped and restarted
 // on the same port to test offline reloads.
+//
+// Options: `extraRoots` serves other folders under a path prefix; `cacheControl` is the header
+// for the files whose names do not change across builds (default `no-cache`: revalidated), as a
+// host that lets browsers keep them (`public, max-age=600`) sends it; `maxUrl` answers a longer
+// request target with 414 URI Too Long, as a host with that limit does (without it, Node's own
+// 16 KB header limit answers 431).
 
 import http from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -20,9 +26,14 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
+export async function startServer(dir, { port = 0, extraRoots = {}, cacheControl = 'no-cache', maxUrl } = {}) {
   const requests = [];
   const handler = async (req, res) => {
+    if (maxUrl !== undefined && req.url.length > maxUrl) {
+      requests.push(`${req.url.slice(0, 64)}… (${req.url.length} characters)`);
+      res.writeHead(414, { 'content-type': 'text/plain' }).end('URI too long');
+      return;
+    }
     const url = new URL(req.url, 'http://localhost');
     requests.push(url.pathname + url.search);
     let rel = decodeURIComponent(url.pathname);
@@ -57,7 +68,7 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
       const hashed = /-[0-9a-f]{16}(_bg)?\.(wasm|js|css|svg)$/.test(file);
       res.writeHead(200, {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-        'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+        'cache-control': hashed ? 'public, max-age=31536000, immutable' : cacheControl,
         vary: 'accept-encoding',
         ...(encoding ? { 'content-encoding': encoding } : {}),
       });
@@ -68,7 +79,9 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
       res.writeHead(404, { 'content-type': page ? TYPES['.html'] : 'text/plain' }).end(page ?? 'not found');
     }
   };
-  let server = http.createServer(handler);
+  // room for a request target past `maxUrl`, so the handler (not Node) answers it
+  const options = maxUrl !== undefined ? { maxHeaderSize: Math.max(16384, maxUrl + 16384) } : {};
+  let server = http.createServer(options, handler);
   await new Promise((ok) => server.listen(port, '127.0.0.1', ok));
   const actualPort = server.address().port;
   return {
@@ -80,7 +93,7 @@ export async function startServer(dir, { port = 0, extraRoots = {} } = {}) {
       await new Promise((ok) => server.close(ok));
     },
     async restart() {
-      server = http.createServer(handler);
+      server = http.createServer(options, handler);
       await new Promise((ok) => server.listen(actualPort, '127.0.0.1', ok));
     },
   };

@@ -19,6 +19,21 @@ async function waitForServiceWorker(page) {
   });
 }
 
+/**
+ * Whether the page comes to show no calculator within 10 s. A failed navigation's error page
+ * commits after the driver has reported the failure (the calculator's page is still there a
+ * moment): waiting for it also keeps it from interrupting the test's next navigation.
+ */
+async function showsNoCalculator(page) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const shown = await page.evaluate(() => document.querySelector('[data-testid="total"]') !== null).catch(() => null);
+    if (shown === false) return true;
+    await page.waitForTimeout(100);
+  }
+  return false;
+}
+
 export const tests = {
   async 'precompressed: each file has .br and .gz twins equal to it, and the page is served Brotli'(ctx) {
     const dist = path.join(ctx.root, 'dist');
@@ -77,6 +92,103 @@ export const tests = {
     page.errors.length = 0; // the failed network navigation is logged before the fallback
     await close(page);
     await context.close();
+  },
+
+  async 'offline: a 404, another page in scope or an over-long query visited online leaves the offline page as it was'(ctx) {
+    // a host that answers an over-long request line with 414, and another site's page beside
+    // vramfit (as at a domain's root): only the app's own page is its offline copy
+    const server = await startServer(path.join(ctx.root, 'dist'), {
+      maxUrl: 65536,
+      extraRoots: { '/blog/': path.join(ctx.root, 'tests', 'e2e', 'pages') },
+    });
+    const context = await ctx.browser.newContext();
+    try {
+      const page = await open({ ...ctx, base: server.url }, '?batch_size=8&gpu=rtx3090', { context });
+      await waitForServiceWorker(page);
+      const online = await hooks(page);
+      // while online, each answer is the server's own (the worker does not stand in for it)
+      await page.goto(`${server.url}/docs/typo`);
+      await page.waitForFunction(() => /no such page/.test(document.title));
+      await page.goto(`${server.url}/blog/embed-host.html`);
+      await page.waitForFunction(() => document.title === 'A blog post embedding vramfit');
+      await page.goto(`${server.url}/?batch_size=8&x=${'a'.repeat(70_000)}`);
+      await page.waitForFunction(() => document.body?.textContent.includes('URI too long'));
+      await server.close();
+      // offline: the app's page is this version's, and calculates
+      await page.goto(`${server.url}/?batch_size=8&gpu=rtx3090`);
+      await page.waitForSelector('[data-testid="total"]');
+      assert.deepEqual(await hooks(page), online, 'same numbers offline');
+      await page.locator('input[type=range][name=batch_size]').focus();
+      await page.keyboard.press('ArrowRight');
+      await waitForTotalChange(page, online.total);
+      assert.ok((await hooks(page)).total > online.total, 'the slider still drives the bar offline');
+      // index.html is the app's page too
+      await page.goto(`${server.url}/index.html?batch_size=4`);
+      await page.waitForSelector('[data-testid="total"]');
+      assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '4');
+      // a path that is not the app's is not answered with the app's page offline (the browser's
+      // own offline error)
+      await page.goto(`${server.url}/docs/typo`).catch(() => {});
+      assert.ok(await showsNoCalculator(page), 'offline, a path that is not the app\'s is not answered with its page');
+      await page.goto(`${server.url}/?batch_size=4`);
+      await page.waitForSelector('[data-testid="total"]');
+      page.errors.length = 0; // the 404, the 414 and the failed offline navigations are logged
+      await close(page);
+    } finally {
+      await context.close();
+      await server.close(); // a second close does nothing
+    }
+  },
+
+  async 'an update behind Cache-Control: max-age=600 caches the new files, not the HTTP cache\'s'(ctx) {
+    // a host that lets browsers keep the files whose names do not change (i18n/*.txt, pwa.js, …)
+    // for ten minutes: the update must not fill its cache with the copies the browser kept
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vramfit-dist-'));
+    await cp(path.join(ctx.root, 'dist'), dir, { recursive: true });
+    const server = await startServer(dir, { cacheControl: 'public, max-age=600' });
+    const context = await ctx.browser.newContext();
+    try {
+      const page = await open({ ...ctx, base: server.url }, '?lang=de', { context });
+      await waitForServiceWorker(page);
+      await page.waitForFunction(() => /nanoGPT-Lauf/.test(document.title));
+      // a deploy: a new German title, and the worker's new version
+      const title = 'vramfit – neue Fassung';
+      const de = path.join(dir, 'i18n', 'de.txt');
+      const words = await readFile(de, 'utf8');
+      assert.match(words, /^page_title = /m);
+      await writeFile(de, words.replace(/^page_title = .*$/m, `page_title = ${title}`));
+      const sw = path.join(dir, 'sw.js');
+      await writeFile(sw, (await readFile(sw, 'utf8')).replace(/const VERSION = '[0-9a-f]+'/, "const VERSION = 'next'"));
+      // a deploy writes the compressed twins anew too; without them the server sends the new file
+      for (const file of [de, sw]) {
+        await rm(`${file}.br`, { force: true });
+        await rm(`${file}.gz`, { force: true });
+      }
+      await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+      await page.waitForSelector('#vramfit-update');
+      await page.evaluate(() => { window.beforeReload = true; });
+      await page.click('#vramfit-update button');
+      await page.waitForFunction(() => !window.beforeReload && document.querySelector('[data-testid="total"]'));
+      await server.close();
+      const cached = await page.evaluate(async () => {
+        const names = (await caches.keys()).filter((k) => k.startsWith('vramfit-'));
+        const response = await caches.match(new URL('i18n/de.txt', document.baseURI).href, { cacheName: names[0] });
+        return { names, text: response ? await response.text() : null };
+      });
+      assert.deepEqual(cached.names, ['vramfit-next'], 'only the new version\'s cache');
+      assert.ok(cached.text?.includes(`page_title = ${title}`), `the cached de.txt is the new one: ${cached.text?.match(/^page_title = .*$/m)}`);
+      // the page after the update speaks the new file
+      await page.waitForFunction((t) => document.title === t, title);
+      // and offline the page opens in the new words
+      await page.reload();
+      await page.waitForSelector('[data-testid="total"]');
+      await page.waitForFunction((t) => document.title === t, title);
+      await close(page);
+    } finally {
+      await context.close();
+      await server.close(); // a second close does nothing
+      await rm(dir, { recursive: true, force: true });
+    }
   },
 
   async 'a new version offers a reload'(ctx) {
