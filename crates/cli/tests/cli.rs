@@ -384,20 +384,8 @@ fn control_characters_in_a_value_stay_on_one_line() {
 #[test]
 fn gpu_auto_reads_nvidia_smi() {
     // a stand-in nvidia-smi on PATH: an RTX 4090 with 2 GiB held by a desktop
-    let dir = std::env::temp_dir().join(format!("vramfit-smi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let smi = dir.join("nvidia-smi");
-    std::fs::write(
-        &smi,
-        "#!/bin/sh\necho 'name, memory.total [MiB], memory.used [MiB]'\n\
-         echo 'NVIDIA GeForce RTX 4090, 24564 MiB, 2048 MiB'\n",
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let smi = common::stand_in_nvidia_smi("auto", "NVIDIA GeForce RTX 4090, 24564 MiB, 2048 MiB");
+    let dir = smi.parent().unwrap();
     let path = format!(
         "{}:{}",
         dir.display(),

@@ -74,20 +74,7 @@ fn no_card_named_is_said_to_be_assumed_or_read_from_nvidia_smi() {
     let err = stderr(&out);
     assert!(err.contains("assumed H100 80 GB"), "{err}");
     // with an nvidia-smi that answers, its card, and nothing said
-    let dir = std::env::temp_dir().join(format!("vramfit-hostile-smi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let smi = dir.join("nvidia-smi");
-    std::fs::write(
-        &smi,
-        "#!/bin/sh\necho 'name, memory.total [MiB], memory.used [MiB]'\n\
-         echo 'NVIDIA GeForce RTX 3060, 12288 MiB, 700 MiB'\n",
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let smi = common::stand_in_nvidia_smi("hostile", "NVIDIA GeForce RTX 3060, 12288 MiB, 700 MiB");
     let out = run_env(
         &["--json", "--batch_size=4"],
         &[("VRAMFIT_NVIDIA_SMI", smi.to_str().unwrap())],
@@ -151,19 +138,22 @@ fn invalid_utf8_is_one_line_naming_the_bytes() {
     assert!(err.contains(r"--batch_size=\xff"), "{err}");
 }
 
+/// A run whose peak passes 2^64 bytes: one small layer, whose logits alone do, so the fix
+/// searches stay quick.
+const PAST_2_64: &[&str] = &[
+    "--n_layer=1",
+    "--n_head=1",
+    "--n_embd=64",
+    "--block_size=1048576",
+    "--batch_size=1048576",
+    "--vocab_size=4194304",
+    "--gpu",
+    "h100",
+];
+
 #[test]
 fn counts_past_2_64_bytes_are_numbers_in_json() {
-    let v = json(&[
-        // one small layer: the logits alone pass 2^64 bytes, and the fix searches stay quick
-        "--n_layer=1",
-        "--n_head=1",
-        "--n_embd=64",
-        "--block_size=1048576",
-        "--batch_size=1048576",
-        "--vocab_size=4194304",
-        "--gpu",
-        "h100",
-    ]);
+    let v = json(PAST_2_64);
     for path in [
         "/peak_bytes/overall",
         "/components_bytes/logits",
@@ -260,16 +250,7 @@ fn odd_numbers_in_an_oom_message_are_not_misread() {
 #[test]
 fn a_run_past_the_simulations_range_claims_no_absurd_saving() {
     // expandable segments cannot change a peak of ~10^21 bytes by 10^21 bytes
-    let v = json(&[
-        "--n_layer=1",
-        "--n_head=1",
-        "--n_embd=64",
-        "--block_size=1048576",
-        "--batch_size=1048576",
-        "--vocab_size=4194304",
-        "--gpu",
-        "h100",
-    ]);
+    let v = json(PAST_2_64);
     let peak = v["peak_bytes"]["overall"].as_f64().unwrap();
     for f in v["fixes"].as_array().unwrap() {
         let saving = f["saving_bytes"].as_f64().unwrap();

@@ -37,3 +37,24 @@ pub fn json(args: &[&str]) -> Value {
     );
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }
+
+/// A stand-in `nvidia-smi` that lists one GPU (`name, total MiB, used MiB` as nvidia-smi's CSV
+/// writes it), in a folder of its own named by `tag`; returns its path.
+pub fn stand_in_nvidia_smi(tag: &str, gpu_line: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramfit-smi-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let smi = dir.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\necho 'name, memory.total [MiB], memory.used [MiB]'\necho '{gpu_line}'\n"
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    smi
+}
