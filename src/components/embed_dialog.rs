@@ -23,8 +23,13 @@ pub fn EmbedDialog() -> impl IntoView {
             escape(tr.embed_frame_title),
             escape(base.trim_end_matches("index.html"))
         );
-        el("p", &[], &escape(tr.embed_hint))
-            + &snippet_block(tr, tr.embed_heading, &iframe, "embed-snippet")
+        // the heading, then what to do, then the code
+        el(
+            "h2",
+            &[("class", "embed-dialog__heading")],
+            &escape(tr.embed_heading),
+        ) + &el("p", &[], &escape(tr.embed_hint))
+            + &snippet_block(tr, "", &iframe, "embed-snippet")
     };
     view! {
         <button

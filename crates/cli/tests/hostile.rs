@@ -272,3 +272,18 @@ fn a_device_that_is_not_cuda_is_said() {
     assert!(err.contains("CUDA GPU"), "{err}");
     assert!(json(&["--device=cuda:1", "--gpu", "rtx3060"])["config"].is_object());
 }
+
+#[test]
+fn a_config_line_of_many_string_sums_is_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("vramfit-hostile-sum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sums.py");
+    let terms = vec!["'a'*65536"; 1600].join(" + ");
+    std::fs::write(&file, format!("out_dir = {terms}\nbatch_size = 4\n")).unwrap();
+    let t = Instant::now();
+    let out = run(&[file.to_str().unwrap(), "--gpu", "rtx3060"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // the line is named as not applied; the rest of the file is
+    assert!(stderr(&out).contains("string too long"), "{}", stderr(&out));
+}
