@@ -48,7 +48,13 @@ pub fn GpuPicker(
                 {PRESETS
                     .iter()
                     .map(|g| {
-                        let label = format!("{} — {}", g.name, crate::format::gib(g.total_bytes));
+                        // the embed's narrow column has room for the name only (which says
+                        // its size); the full page adds what PyTorch reports
+                        let label = if compact {
+                            g.name.to_string()
+                        } else {
+                            format!("{} — {}", g.name, crate::format::gib(g.total_bytes))
+                        };
                         view! {
                             <option value=g.id selected=move || selected.get() == g.id>
                                 {label}
