@@ -636,6 +636,15 @@ fn rank(
             || f.other_bytes < other
     });
     drop_dominated_combinations(&mut fixes);
+    // a change that neither makes the run fit nor lowers its peak by 1 % is no fix for this
+    // out-of-memory: listed with the others that are not, so the ranked list holds real ones
+    if !current.fits {
+        for f in &mut fixes {
+            if !f.fits() && f.saving_bytes * 100 < base_peak as i128 {
+                f.impact = Impact::NotAFix;
+            }
+        }
+    }
     fixes.sort_by(|a, b| {
         rank_key(a, cfg)
             .partial_cmp(&rank_key(b, cfg))
@@ -707,6 +716,25 @@ fn rank_key(f: &Fix, base: &TrainConfig) -> (u8, u8, u8, f64, usize, i128) {
 mod tests {
     use super::*;
     use crate::gpu::find;
+
+    #[test]
+    fn what_neither_fits_nor_lowers_the_peak_is_not_ranked_as_a_fix() {
+        // GPT-2 124M at batch 32 on a 3060: expandable segments alone cannot make it fit
+        let cfg = TrainConfig {
+            batch_size: 32,
+            ..TrainConfig::default()
+        };
+        let budget = crate::gpu::Budget::for_gpu(find("rtx3060").unwrap());
+        let r = rank_fixes(&cfg, &budget, 0.35, true).unwrap();
+        assert!(!r.current.fits);
+        for f in &r.fixes {
+            if !f.fits() && f.saving_bytes * 100 < r.current_peak as i128 {
+                assert_eq!(f.impact, Impact::NotAFix, "{:?}", f.kind);
+            }
+        }
+        let first_not = r.fixes.iter().position(|f| f.impact == Impact::NotAFix);
+        assert!(first_not.is_some_and(|i| r.fixes[i..].iter().all(|f| f.impact == Impact::NotAFix)));
+    }
 
     fn report(cfg: &TrainConfig, gpu: &str) -> FixReport {
         rank_fixes(
