@@ -8,41 +8,10 @@
 
 mod common;
 
-use common::{assert_within_targets, project_runs, score};
+use common::{assert_within_targets, bng_config as config, project_runs, score};
 
-use estimator::programs::build_nanogpt::{analyze, BngConfig};
+use estimator::programs::build_nanogpt::analyze;
 use estimator::{gpu, Budget};
-use serde_json::Value;
-
-/// The run's constants, as the CLI takes them.
-fn config(run: &Value) -> BngConfig {
-    let c = &run["config"];
-    let mut args = Vec::new();
-    for k in [
-        "B",
-        "T",
-        "total_batch_size",
-        "n_layer",
-        "n_head",
-        "n_embd",
-        "vocab_size",
-        "block_size",
-    ] {
-        args.push(format!("--{k}={}", c[k]));
-    }
-    let compile = if c["use_compile"].as_bool().unwrap() {
-        "True"
-    } else {
-        "False"
-    };
-    args.push(format!("--use_compile={compile}"));
-    let alloc = match c["allocator"].as_str().unwrap() {
-        "expandable" | "expandable_segments" => "expandable_segments",
-        _ => "default",
-    };
-    args.push(format!("--allocator={alloc}"));
-    BngConfig::from_args(&args).unwrap()
-}
 
 fn check(file: &str) {
     let budget = Budget::for_gpu(gpu::find("h100").unwrap());

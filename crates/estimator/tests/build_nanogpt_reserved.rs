@@ -17,7 +17,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use common::project_runs;
+use common::{bng_config, project_runs};
 use estimator::allocator::{BlockId, CachingAllocator};
 use estimator::engine::events::Action;
 use estimator::programs::build_nanogpt::{analyze, sequence, BngConfig};
@@ -26,25 +26,11 @@ use serde_json::Value;
 
 const MIB: u128 = 1 << 20;
 
+/// A traced run's constants: every traced run is eager with the default allocator.
 fn config(run: &Value) -> BngConfig {
-    let c = &run["config"];
-    let mut args = Vec::new();
-    for k in [
-        "B",
-        "T",
-        "total_batch_size",
-        "n_layer",
-        "n_head",
-        "n_embd",
-        "vocab_size",
-        "block_size",
-    ] {
-        args.push(format!("--{k}={}", c[k]));
-    }
-    assert_eq!(c["use_compile"], false);
-    assert_eq!(c["allocator"], "default");
-    args.push("--use_compile=False".to_string());
-    BngConfig::from_args(&args).unwrap()
+    assert_eq!(run["config"]["use_compile"], false);
+    assert_eq!(run["config"]["allocator"], "default");
+    bng_config(run)
 }
 
 fn summaries() -> HashMap<String, Value> {
@@ -190,36 +176,6 @@ fn traced_runs_with_hellaswag_are_recorded_with_their_segments() {
     );
 }
 
-/// Any measured run's constants (compiled or eager, either allocator), as the CLI takes them.
-fn any_config(run: &Value) -> BngConfig {
-    let c = &run["config"];
-    let mut args = Vec::new();
-    for k in [
-        "B",
-        "T",
-        "total_batch_size",
-        "n_layer",
-        "n_head",
-        "n_embd",
-        "vocab_size",
-        "block_size",
-    ] {
-        args.push(format!("--{k}={}", c[k]));
-    }
-    let compile = if c["use_compile"].as_bool().unwrap() {
-        "True"
-    } else {
-        "False"
-    };
-    args.push(format!("--use_compile={compile}"));
-    let alloc = match c["allocator"].as_str().unwrap() {
-        "expandable" | "expandable_segments" => "expandable_segments",
-        _ => "default",
-    };
-    args.push(format!("--allocator={alloc}"));
-    BngConfig::from_args(&args).unwrap()
-}
-
 /// Signed relative error of the replayed reserve against each run's measured one (the runs
 /// without HellaSwag and sampling replayed without them; `model_evals` false: none replayed,
 /// the sequence as it was before HellaSwag and sampling were modelled).
@@ -229,7 +185,7 @@ fn reserved_errors(file: &str, model_evals: bool) -> Vec<(String, bool, f64)> {
     project_runs(file)
         .iter()
         .map(|run| {
-            let cfg = any_config(run);
+            let cfg = bng_config(run);
             let evals = model_evals && !cfg.use_compile && run["hellaswag_and_sampling"] != false;
             let seq = sequence::generate_with(&cfg, h100, evals);
             let predicted =

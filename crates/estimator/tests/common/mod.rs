@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use estimator::configurator::Configurator;
 use estimator::engine::run::Run;
+use estimator::programs::build_nanogpt::BngConfig;
 use estimator::{Phase, TrainConfig};
 use serde_json::Value;
 
@@ -137,4 +138,35 @@ pub fn measured_peak(run: &Value) -> f64 {
     .iter()
     .filter_map(|k| measured(run, k))
     .fold(0.0, f64::max)
+}
+
+/// A measured build-nanogpt run's constants (compiled or eager, either allocator), as the CLI
+/// takes them.
+pub fn bng_config(run: &Value) -> BngConfig {
+    let c = &run["config"];
+    let mut args: Vec<String> = [
+        "B",
+        "T",
+        "total_batch_size",
+        "n_layer",
+        "n_head",
+        "n_embd",
+        "vocab_size",
+        "block_size",
+    ]
+    .iter()
+    .map(|k| format!("--{k}={}", c[k]))
+    .collect();
+    let compile = if c["use_compile"].as_bool().unwrap() {
+        "True"
+    } else {
+        "False"
+    };
+    args.push(format!("--use_compile={compile}"));
+    let alloc = match c["allocator"].as_str().unwrap() {
+        "expandable" | "expandable_segments" => "expandable_segments",
+        _ => "default",
+    };
+    args.push(format!("--allocator={alloc}"));
+    BngConfig::from_args(&args).unwrap()
 }
