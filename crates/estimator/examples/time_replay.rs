@@ -26,8 +26,22 @@ fn main() {
                 ..TrainConfig::default()
             },
         ),
+        (
+            "every field at its maximum",
+            TrainConfig {
+                n_layer: 1024,
+                n_head: 1024,
+                n_embd: 131_072,
+                block_size: 1_048_576,
+                batch_size: 1_048_576,
+                gradient_accumulation_steps: 1_000_000,
+                eval_iters: 1_000_000,
+                vocab_size: 4_194_304,
+                ..TrainConfig::default()
+            },
+        ),
     ] {
-        let n = 20;
+        let n = 3;
         let start = std::time::Instant::now();
         let mut events = 0;
         for _ in 0..n {

@@ -105,6 +105,16 @@ test('a card object, a JSON text and the CLI answer itself are the same question
     custom.fixes);
 });
 
+test('a run past 2^64 bytes is answered in numbers, as the CLI answers it (not null)', () => {
+  // one small layer whose logits alone pass 2^64 bytes, so the fix searches stay quick
+  const settings = { n_layer: 1, n_head: 1, n_embd: 64, block_size: 1048576, batch_size: 1048576, vocab_size: 4194304 };
+  const answer = cli([...Object.entries(settings).map(([k, v]) => `--${k}=${v}`), '--gpu', 'h100']);
+  const run = vramfit.analyze(settings, 'h100');
+  assert.ok(run.peak_bytes.overall > 1.8e19, `peak ${run.peak_bytes.overall}`);
+  assert.deepStrictEqual(run, withoutFixes(answer));
+  assert.deepStrictEqual(vramfit.rankFixes(settings, 'h100'), answer.fixes);
+});
+
 test('readOom(), gpus() and defaults() agree with the CLI', () => {
   const message = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has '
     + 'a total capacity of 23.55 GiB of which 1.12 GiB is free. Including non-PyTorch memory, this '
