@@ -111,7 +111,8 @@ pub fn MemoryBar(
     };
 
     view! {
-        <figure class="bar" aria-labelledby="bar-caption">
+        // no bar where the estimator gives no number (the verdict panel or a notice says why)
+        <figure class="bar" aria-labelledby="bar-caption" hidden=move || app.analysis.with(Result::is_err)>
             <figcaption id="bar-caption" class="bar__caption">
                 {tr.bar_caption}
                 ": "

@@ -103,8 +103,11 @@ pub fn RunSummary() -> impl IntoView {
                     }
                 >
                     {move || {
-                        let n = app.analysis.with(|a| a.as_ref().map_or(0, |a| a.params_reported()));
-                        fill(tr.params_count, &[("n", &format::params(n))])
+                        // a dash where the estimator gives no number
+                        app.analysis.with(|a| a.as_ref().ok().map(|a| a.params_reported())).map_or_else(
+                            || "—".to_string(),
+                            |n| fill(tr.params_count, &[("n", &format::params(n))]),
+                        )
                     }}
                 </dd>
             </div>

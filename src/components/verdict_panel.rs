@@ -3,6 +3,7 @@
 
 use estimator::oom::OomMessage;
 use estimator::programs::ProgramAnalysis;
+use estimator::Problem;
 use leptos::prelude::*;
 
 use crate::format;
@@ -60,6 +61,30 @@ pub fn VerdictPanel() -> impl IntoView {
                         <p class="verdict__word">{tr.verdict_waiting}</p>
                         <p class="verdict__detail">{message_facts(tr, &m)}</p>
                         <p class="verdict__need">{tr.paste_needs_settings}</p>
+                    </section>
+                }
+                .into_any(),
+            );
+        }
+        // a run past the ceiling has no verdict against the card, only that no card holds it
+        let beyond = app.analysis.with(|a| match a {
+            Err(e) if matches!(e.problem, Problem::BeyondAnyCard { .. }) => {
+                Some(crate::i18n::error(tr, e))
+            }
+            _ => None,
+        });
+        if let Some(why) = beyond {
+            return Some(
+                view! {
+                    <section
+                        class="verdict verdict--oom"
+                        data-testid="verdict"
+                        data-fits="false"
+                        data-risk="beyond"
+                        aria-live="polite"
+                    >
+                        <p class="verdict__word">{tr.verdict_beyond}</p>
+                        <p class="verdict__detail">{why}</p>
                     </section>
                 }
                 .into_any(),

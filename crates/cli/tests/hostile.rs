@@ -138,8 +138,7 @@ fn invalid_utf8_is_one_line_naming_the_bytes() {
     assert!(err.contains(r"--batch_size=\xff"), "{err}");
 }
 
-/// A run whose peak passes 2^64 bytes: one small layer, whose logits alone do, so the fix
-/// searches stay quick.
+/// A run whose peak passes 2^64 bytes: one small layer, whose logits alone do.
 const PAST_2_64: &[&str] = &[
     "--n_layer=1",
     "--n_head=1",
@@ -151,21 +150,69 @@ const PAST_2_64: &[&str] = &[
     "h100",
 ];
 
+/// nanoGPT with every field at its maximum: 2^72 bytes of activations, 1.4 million events.
+const EVERY_FIELD_AT_ITS_MAXIMUM: &[&str] = &[
+    "--n_layer=1024",
+    "--n_head=1024",
+    "--n_embd=131072",
+    "--block_size=1048576",
+    "--batch_size=1048576",
+    "--gradient_accumulation_steps=1000000",
+    "--eval_iters=1000000",
+    "--eval_interval=1000000000",
+    "--max_iters=1000000000",
+    "--vocab_size=4194304",
+    "--gpu",
+    "h100",
+];
+
+/// Past 8 TiB of logits alone: beyond every card, below the ceiling.
+const PAST_EVERY_CARD: &[&str] = &[
+    "--n_layer=1",
+    "--batch_size=4096",
+    "--vocab_size=1048576",
+    "--gpu",
+    "h100",
+];
+
 #[test]
-fn counts_past_2_64_bytes_are_numbers_in_json() {
-    let v = json(PAST_2_64);
-    for path in [
-        "/peak_bytes/overall",
-        "/components_bytes/logits",
-        "/verdict/need_bytes",
-    ] {
-        let x = v.pointer(path).unwrap();
-        assert!(x.as_f64().is_some_and(|x| x > 1.8e19), "{path}: {x}");
+fn a_run_past_the_ceiling_is_beyond_any_card_at_once() {
+    for args in [PAST_2_64, EVERY_FIELD_AT_ITS_MAXIMUM] {
+        for json in [false, true] {
+            let t = Instant::now();
+            let mut all = args.to_vec();
+            if json {
+                all.push("--json");
+            }
+            let err = refused(&run(&all));
+            assert!(
+                err.contains("more than 256 TiB at once") && err.contains("beyond any card"),
+                "{err}"
+            );
+            assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        }
     }
-    assert!(v["terms_bytes"]["logits"]
-        .as_f64()
-        .is_some_and(|x| x > 1e18));
+}
+
+#[test]
+fn a_run_past_every_card_is_numbers_and_claims_no_absurd_saving() {
+    let v = json(PAST_EVERY_CARD);
+    let peak = v["peak_bytes"]["overall"].as_f64().unwrap();
+    assert!(peak > 8.0 * 2f64.powi(40), "{peak}");
     assert_eq!(v["verdict"]["fits"], false);
+    // expandable segments cannot change a peak of terabytes by terabytes
+    for f in v["fixes"].as_array().unwrap() {
+        let saving = f["saving_bytes"].as_f64().unwrap();
+        let new_peak = f["peak_bytes"].as_f64().unwrap();
+        assert!(
+            new_peak > 1e9 || f["fits"] == true,
+            "{}: new peak {new_peak} for a run of {peak}",
+            f["id"]
+        );
+        if f["id"] == "expandable_segments" {
+            assert!(saving.abs() < peak * 0.01, "{f}");
+        }
+    }
 }
 
 #[test]
@@ -248,25 +295,6 @@ fn odd_numbers_in_an_oom_message_are_not_misread() {
         1u64 << 28,
         "0 bytes read as a card"
     );
-}
-
-#[test]
-fn a_run_past_the_simulations_range_claims_no_absurd_saving() {
-    // expandable segments cannot change a peak of ~10^21 bytes by 10^21 bytes
-    let v = json(PAST_2_64);
-    let peak = v["peak_bytes"]["overall"].as_f64().unwrap();
-    for f in v["fixes"].as_array().unwrap() {
-        let saving = f["saving_bytes"].as_f64().unwrap();
-        let new_peak = f["peak_bytes"].as_f64().unwrap();
-        assert!(
-            new_peak > 1e9 || f["fits"] == true,
-            "{}: new peak {new_peak} for a run of {peak}",
-            f["id"]
-        );
-        if f["id"] == "expandable_segments" {
-            assert!(saving.abs() < peak * 0.01, "{f}");
-        }
-    }
 }
 
 #[test]

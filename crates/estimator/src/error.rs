@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use crate::engine::events::{Beyond, CEILING_BYTES};
+use crate::units::format_bytes;
+
 /// What was wrong with one field of a [`crate::TrainConfig`] (or of a GPU setting).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigError {
@@ -33,6 +36,9 @@ pub enum Problem {
     Unreadable { detail: String },
     /// A training script's own assertion or argparse error, in the script's words.
     Assertion { message: String },
+    /// The run would hold more than [`CEILING_BYTES`] at once: no card holds it, and vramfit
+    /// does not follow it further (key `config`: no one setting is to blame).
+    BeyondAnyCard { beyond: Beyond },
 }
 
 impl ConfigError {
@@ -42,6 +48,13 @@ impl ConfigError {
             value: value.to_string(),
             problem,
         }
+    }
+}
+
+impl ConfigError {
+    /// A run that passes [`CEILING_BYTES`] where `beyond` says.
+    pub fn beyond_any_card(beyond: Beyond) -> Self {
+        ConfigError::new("config", "", Problem::BeyondAnyCard { beyond })
     }
 }
 
@@ -75,6 +88,27 @@ impl fmt::Display for ConfigError {
             }
             Problem::Assertion { message } if value.is_empty() => write!(f, "{key}: {message}"),
             Problem::Assertion { message } => write!(f, "{key}={value}: {message}"),
+            Problem::BeyondAnyCard { beyond } => {
+                write!(
+                    f,
+                    "this run would hold more than {} TiB at once (at ",
+                    CEILING_BYTES >> 40
+                )?;
+                // an eval's stage is the eval itself: said once
+                match beyond.phase {
+                    Some(p) if beyond.stage == crate::engine::events::Stage::Eval => {
+                        write!(f, "{}", p.id())?
+                    }
+                    Some(p) => write!(f, "{} {}", p.id(), beyond.stage.id())?,
+                    None => write!(f, "{}", beyond.stage.id())?,
+                }
+                write!(
+                    f,
+                    ", a request of {} for {}): beyond any card",
+                    format_bytes(beyond.requested),
+                    beyond.term.id()
+                )
+            }
         }
     }
 }

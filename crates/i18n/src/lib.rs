@@ -127,6 +127,7 @@ strings! {
     cache_title,
     need_explained,
     verdict_waiting,
+    verdict_beyond,
     /// `{total} {requested} {allocated} {fragmented} {free}`.
     verdict_message_facts,
     copy_link,
@@ -262,6 +263,7 @@ strings! {
     err_not_divisible,
     err_unknown_key,
     err_unreadable,
+    err_beyond_any_card,
     expected_integer,
     expected_number,
     expected_bool,
@@ -754,6 +756,17 @@ pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
         Problem::Unreadable { .. } => fill(tr.err_unreadable, &base),
         // the script's own words (an assert or argparse), as the script prints them in any language
         Problem::Assertion { .. } => e.to_string(),
+        Problem::BeyondAnyCard { beyond } => fill(
+            tr.err_beyond_any_card,
+            &[
+                (
+                    "ceiling",
+                    &format!("{} TiB", estimator::engine::events::CEILING_BYTES >> 40),
+                ),
+                ("requested", &format::bytes(beyond.requested)),
+                ("tensor", tr.term(beyond.term)),
+            ],
+        ),
     }
 }
 

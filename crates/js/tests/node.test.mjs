@@ -105,14 +105,20 @@ test('a card object, a JSON text and the CLI answer itself are the same question
     custom.fixes);
 });
 
-test('a run past 2^64 bytes is answered in numbers, as the CLI answers it (not null)', () => {
-  // one small layer whose logits alone pass 2^64 bytes, so the fix searches stay quick
-  const settings = { n_layer: 1, n_head: 1, n_embd: 64, block_size: 1048576, batch_size: 1048576, vocab_size: 4194304 };
+test('a run past every card is answered in numbers, as the CLI answers it; one past the ceiling throws', () => {
+  // 8 TiB of logits alone
+  const settings = { n_layer: 1, batch_size: 4096, vocab_size: 1048576 };
   const answer = cli([...Object.entries(settings).map(([k, v]) => `--${k}=${v}`), '--gpu', 'h100']);
   const run = vramfit.analyze(settings, 'h100');
-  assert.ok(run.peak_bytes.overall > 1.8e19, `peak ${run.peak_bytes.overall}`);
+  assert.ok(run.peak_bytes.overall > 2 ** 43, `peak ${run.peak_bytes.overall}`);
   assert.deepStrictEqual(run, withoutFixes(answer));
   assert.deepStrictEqual(vramfit.rankFixes(settings, 'h100'), answer.fixes);
+  // past 256 TiB at once: refused as the CLI refuses it, at once
+  const huge = { n_layer: 1024, n_head: 1024, n_embd: 131072, block_size: 1048576, batch_size: 1048576 };
+  const started = performance.now();
+  assert.throws(() => vramfit.analyze(huge, 'h100'), (e) => e.field === 'config' && /beyond any card/.test(e.message));
+  assert.throws(() => vramfit.rankFixes(huge, 'h100'), (e) => e.field === 'config');
+  assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
 });
 
 test('readOom(), gpus() and defaults() agree with the CLI', () => {

@@ -97,11 +97,35 @@ pub struct Mark {
     pub micro_step: u32,
 }
 
+/// The most bytes a run may hold at once for vramfit to follow it: 256 TiB, 64 times the largest
+/// card the inputs allow (4 TiB) and the virtual range PyTorch reserves for an expandable segment.
+/// A run whose live requests pass it ends there ([`Sequence::beyond`]): it fits no card, and
+/// following it further would only cost time — with every field at its maximum a nanoGPT run is
+/// 1.4 million events, half a second natively and seconds in a browser, to say that 2^72 bytes
+/// do not fit.
+pub const CEILING_BYTES: u128 = 1 << 48;
+
+/// Where a run passes [`CEILING_BYTES`]: the request that does, and what was live with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Beyond {
+    /// The request that passes the ceiling.
+    pub requested: u128,
+    pub term: Term,
+    /// Live requested bytes with it: more than [`CEILING_BYTES`].
+    pub live_bytes: u128,
+    pub phase: Option<Phase>,
+    pub stage: Stage,
+    pub micro_step: u32,
+}
+
 /// The events of a run and the marks that label them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sequence {
     pub events: Vec<Event>,
     pub marks: Vec<Mark>,
+    /// Where the run passes [`CEILING_BYTES`]; the events stop before that request. A replay
+    /// counts it as a request no card can serve (`replay.rs`).
+    pub beyond: Option<Beyond>,
 }
 
 impl Sequence {
@@ -116,15 +140,23 @@ pub type TensorId = Option<u32>;
 
 /// Writes a [`Sequence`]: a program describes its run through these calls, in the order PyTorch
 /// allocates and frees.
+/// Past [`CEILING_BYTES`] every call does nothing: the program's description runs on, cheaply,
+/// and the sequence ends where the run passed it.
 #[derive(Debug, Default)]
 pub struct Builder {
     seq: Sequence,
     next: u32,
+    /// Bytes of each tensor handed out, by id (to count what is live).
+    sizes: Vec<u128>,
+    live: u128,
 }
 
 impl Builder {
     /// Starts a stretch of the run: events from here on belong to this phase, stage and micro-step.
     pub fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro_step: u32) {
+        if self.seq.beyond.is_some() {
+            return;
+        }
         let at = self.seq.events.len();
         // a mark with no event after it says nothing: the new one replaces it
         if self.seq.marks.last().is_some_and(|m| m.at == at) {
@@ -140,9 +172,24 @@ impl Builder {
 
     /// Requests `bytes` for a tensor of `term`.
     pub fn alloc(&mut self, bytes: u128, term: Term) -> TensorId {
-        if bytes == 0 {
+        if bytes == 0 || self.seq.beyond.is_some() {
             return None;
         }
+        let live = self.live.saturating_add(bytes);
+        if live > CEILING_BYTES {
+            let m = self.seq.marks.last();
+            self.seq.beyond = Some(Beyond {
+                requested: bytes,
+                term,
+                live_bytes: live,
+                phase: m.and_then(|m| m.phase),
+                stage: m.map_or(Stage::ModelLoad, |m| m.stage),
+                micro_step: m.map_or(0, |m| m.micro_step),
+            });
+            return None;
+        }
+        self.live = live;
+        self.sizes.push(bytes);
         let id = self.next;
         self.next += 1;
         self.seq.events.push(Event {
@@ -156,7 +203,12 @@ impl Builder {
 
     /// Releases a tensor (nothing for `None`).
     pub fn free(&mut self, t: TensorId) {
+        if self.seq.beyond.is_some() {
+            return;
+        }
         if let Some(id) = t {
+            // (a tensor freed twice frees its bytes once)
+            self.live -= std::mem::take(&mut self.sizes[id as usize]);
             self.seq.events.push(Event {
                 action: Action::Free,
                 tensor: id,

@@ -188,6 +188,20 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<u128>, record: 
             });
         }
     }
+    // a run past the ceiling ends with the request that passes it, which no card serves
+    if let (None, Some(b)) = (out.oom, seq.beyond) {
+        out.oom = Some(OomEvent {
+            event: seq.events.len(),
+            requested: b.requested,
+            term: b.term,
+            phase: b.phase,
+            stage: b.stage,
+            micro_step: b.micro_step,
+            allocated: alloc.allocated(),
+            reserved: alloc.reserved(),
+            largest_free: alloc.largest_free_block(),
+        });
+    }
     for term in ALL_TERMS {
         out.peak_terms.add(term, peak_by_term[term as usize]);
     }

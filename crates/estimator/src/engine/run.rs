@@ -6,6 +6,7 @@ use crate::config::Allocator;
 use crate::engine::events::{Phase, Sequence, Stage};
 use crate::engine::replay::{replay, OomEvent, Replay};
 use crate::engine::verdict::{Risk, Verdict, TIGHT_FRACTION};
+use crate::error::ConfigError;
 use crate::terms::{Components, Terms};
 
 /// Peaks, components and verdict of one run on one card.
@@ -20,8 +21,13 @@ pub struct Run {
 }
 
 impl Run {
-    /// Replays `sequence` with `allocator` for a card whose allocator may reserve `cap` bytes.
-    pub fn replay(sequence: Sequence, allocator: Allocator, cap: u128) -> Run {
+    /// Replays `sequence` with `allocator` for a card whose allocator may reserve `cap` bytes;
+    /// refuses a run past [`crate::engine::events::CEILING_BYTES`].
+    pub fn replay(sequence: Sequence, allocator: Allocator, cap: u128) -> Result<Run, ConfigError> {
+        // a run past the ceiling has no peak to show, only that no card holds it
+        if let Some(b) = sequence.beyond {
+            return Err(ConfigError::beyond_any_card(b));
+        }
         let on_card = replay(&sequence, allocator, Some(cap));
         // a run the cap never pressed (no cache released, no failure) is the uncapped run
         let free_run = if on_card.fits() && on_card.retries == 0 {
@@ -40,12 +46,12 @@ impl Run {
             }
         };
         let verdict = sim_verdict(allocator, &sequence, &free_run, &on_card, cap);
-        Run {
+        Ok(Run {
             sequence,
             free_run,
             on_card,
             verdict,
-        }
+        })
     }
 
     /// `max_memory_allocated` over the whole run.

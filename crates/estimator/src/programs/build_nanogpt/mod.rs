@@ -42,7 +42,7 @@ pub fn analyze(cfg: &BngConfig, budget: &Budget) -> Result<BngAnalysis, ConfigEr
     let sequence = sequence::generate(cfg, &budget.gpu);
     Ok(BngAnalysis {
         config: cfg.clone(),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget()),
+        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget())?,
     })
 }
 

@@ -50,7 +50,7 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
     Ok(NanochatAnalysis {
         config: cfg.clone(),
         shape: Shape::of(cfg),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget()),
+        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget())?,
     })
 }
 

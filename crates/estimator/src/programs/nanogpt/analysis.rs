@@ -60,11 +60,7 @@ pub fn replay_patched(
 ) -> Result<Run, ConfigError> {
     cfg.validate()?;
     let sequence = generate(cfg, &budget.gpu, patches);
-    Ok(Run::replay(
-        sequence,
-        cfg.allocator,
-        budget.allocator_budget(),
-    ))
+    Run::replay(sequence, cfg.allocator, budget.allocator_budget())
 }
 
 /// Whether `cfg` runs on `budget`'s card: [`Analysis`]'s `verdict.fits` with one replay instead
