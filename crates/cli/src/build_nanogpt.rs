@@ -23,17 +23,8 @@ use vramfit_report::build_nanogpt::{to_json, warnings};
 fn config(args: &Args, tr: &CliLang, launch: Option<Launch>) -> Result<BngConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
-        if let Some(a) = l.args.first() {
-            return Err(format!(
-                "train_gpt2.py takes no arguments ('{a}'): give its constants as --B=16 --T=1024 …"
-            ));
-        }
-        if l.world_size > 1 {
-            flags.push(format!("--nproc_per_node={}", l.world_size));
-        }
-        if l.expandable_segments == Some(true) {
-            flags.push("--allocator=expandable_segments".into());
-        }
+        l.script_args().map_err(|e| config_error(tr, &e))?;
+        flags.extend(l.launcher_flags());
     }
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc_per_node={}", n * args.nnodes.unwrap_or(1)));

@@ -175,11 +175,8 @@ fn main() -> ExitCode {
     let mut sources = args.sources.clone();
     if let Some(l) = launch {
         // `python train.py config/x.py --k=v`: the same sources, after the launcher's settings
-        if l.expandable_segments == Some(true) {
-            sources.push(Source::Override("--allocator=expandable_segments".into()));
-        }
-        if l.world_size > 1 {
-            sources.push(Source::Override(format!("--world_size={}", l.world_size)));
+        for flag in l.launcher_flags() {
+            sources.push(Source::Override(flag));
         }
         for a in l.args {
             sources.push(if a.starts_with("--") {

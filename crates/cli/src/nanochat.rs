@@ -30,13 +30,8 @@ fn config(
 ) -> Result<NanochatConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
-        flags.extend(l.args);
-        if l.world_size > 1 {
-            flags.push(format!("--nproc-per-node={}", l.world_size));
-        }
-        if l.expandable_segments == Some(false) {
-            flags.push("--allocator=default".into());
-        }
+        flags.extend(l.args.iter().cloned());
+        flags.extend(l.launcher_flags());
     }
     if let Some(n) = args.nproc_per_node {
         flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));

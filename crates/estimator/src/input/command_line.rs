@@ -3,6 +3,7 @@
 //! launches (which program), what the launcher says (processes, allocator) and the script's own
 //! arguments, which the program then reads with its own rules.
 
+use crate::config::Allocator;
 use crate::error::{ConfigError, Problem};
 use crate::programs::Program;
 
@@ -17,6 +18,57 @@ pub struct Launch {
     pub expandable_segments: Option<bool>,
     /// The script's arguments, in order.
     pub args: Vec<String>,
+}
+
+impl Launch {
+    /// What the launcher's words set, as the program's own settings (key, value): the processes
+    /// torchrun starts and the allocator `PYTORCH_ALLOC_CONF` asks for, either way. The page's
+    /// paste and the CLI apply them after the script's arguments, so both read a line alike.
+    pub fn launcher_settings(&self) -> Vec<(&'static str, String)> {
+        let mut settings = Vec::new();
+        if self.world_size > 1 {
+            let key = match self.program {
+                Program::NanoGpt => "world_size",
+                Program::Nanochat | Program::NanochatSft => "nproc-per-node",
+                Program::BuildNanoGpt => "nproc_per_node",
+            };
+            settings.push((key, self.world_size.to_string()));
+        }
+        if let Some(expandable) = self.expandable_segments {
+            let allocator = if expandable {
+                Allocator::ExpandableSegments
+            } else {
+                Allocator::Default
+            };
+            settings.push(("allocator", allocator.as_str().to_string()));
+        }
+        settings
+    }
+
+    /// [`Launch::launcher_settings`] as `--key=value` flags.
+    pub fn launcher_flags(&self) -> Vec<String> {
+        self.launcher_settings()
+            .into_iter()
+            .map(|(k, v)| format!("--{k}={v}"))
+            .collect()
+    }
+
+    /// The script's arguments, where it takes any: train_gpt2.py reads none (its settings are
+    /// constants in the file), so a line that gives it some is refused, not half-read.
+    pub fn script_args(&self) -> Result<&[String], ConfigError> {
+        match (self.program, self.args.first()) {
+            (Program::BuildNanoGpt, Some(a)) => Err(ConfigError::new(
+                "command",
+                a,
+                Problem::Assertion {
+                    message: "train_gpt2.py takes no arguments: give its constants as \
+                              --B=16 --T=1024 … (or paste its lines, B = 16)"
+                        .into(),
+                },
+            )),
+            _ => Ok(&self.args),
+        }
+    }
 }
 
 /// Reads a launch line; the error names what is missing or wrong.

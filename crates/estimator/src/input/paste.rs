@@ -151,14 +151,17 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         let command = &text[start..];
         match crate::input::command_line::parse(command) {
             Ok(l) if l.program == crate::programs::Program::BuildNanoGpt => {
-                // train_gpt2.py takes no arguments: the line says which script and how many GPUs
+                // train_gpt2.py takes no arguments: the line says which script, how many GPUs
+                // and which allocator (the page's constants stay)
                 let mut cfg = out.state.bng.clone();
-                cfg.world_size = l.world_size;
-                if l.expandable_segments == Some(true) {
-                    cfg.allocator = crate::config::Allocator::ExpandableSegments;
-                }
+                cfg.world_size = 1;
                 // the script's assert counts every process: refused as the script would refuse it
-                match cfg.validate() {
+                let read = l.script_args().and_then(|_| {
+                    l.launcher_settings()
+                        .iter()
+                        .try_for_each(|(k, v)| cfg.set(k, v))
+                });
+                match read.and_then(|()| cfg.validate()) {
                     Ok(()) => {
                         out.state.program = l.program;
                         out.state.bng = cfg;
@@ -173,9 +176,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
             }
             Ok(l) if l.program != crate::programs::Program::NanoGpt => {
                 let mut args = l.args.clone();
-                if l.world_size > 1 {
-                    args.push(format!("--nproc-per-node={}", l.world_size));
-                }
+                args.extend(l.launcher_flags());
                 match config_from_flags(l.program, &args) {
                     Ok(cfg) => {
                         out.state.set_config(l.program, cfg);
