@@ -111,8 +111,16 @@ pub fn MemoryBar(
     };
 
     view! {
-        // no bar where the estimator gives no number (the verdict panel or a notice says why)
-        <figure class="bar" aria-labelledby="bar-caption" hidden=move || app.analysis.with(Result::is_err)>
+        // no bar for a run past the ceiling: it has no peak to draw (the verdict panel says why)
+        <figure
+            class="bar"
+            aria-labelledby="bar-caption"
+            hidden=move || {
+                app.analysis.with(|a| {
+                    matches!(a, Err(e) if matches!(e.problem, estimator::Problem::BeyondAnyCard { .. }))
+                })
+            }
+        >
             <figcaption id="bar-caption" class="bar__caption">
                 {tr.bar_caption}
                 ": "

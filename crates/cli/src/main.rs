@@ -397,7 +397,8 @@ pub(crate) fn budget_for(
             Some(g) => g,
             None => {
                 return Err(format!(
-                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
+                    "unknown GPU '{}': see --list-gpus, or give --vram-gib for a custom card",
+                    estimator::error::echo(name)
                 ))
             }
         },

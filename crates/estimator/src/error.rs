@@ -51,6 +51,19 @@ impl ConfigError {
     }
 }
 
+/// A value the user gave, as a message shows it back: whole up to [`ECHO_CHARS`] characters,
+/// else its start and an ellipsis (a 5,000-character card name is not worth 5,000 characters of
+/// error).
+pub fn echo(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(ECHO_CHARS) {
+        None => value.into(),
+        Some((cut, _)) => format!("{}…", &value[..cut]).into(),
+    }
+}
+
+/// How much of a value [`echo`] shows.
+pub const ECHO_CHARS: usize = 80;
+
 impl ConfigError {
     /// A run that passes [`CEILING_BYTES`] where `beyond` says.
     pub fn beyond_any_card(beyond: Beyond) -> Self {
@@ -60,7 +73,8 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (key, value) = (&self.key, &self.value);
+        // what the user typed is shown back, not all of it where it is long
+        let (key, value) = (echo(&self.key), echo(&self.value));
         match &self.problem {
             Problem::OutOfRange { min, max } => {
                 write!(f, "{key}={value} is out of range: allowed {min} to {max}")

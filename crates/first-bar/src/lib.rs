@@ -13,7 +13,7 @@
 use estimator::decimal::Fixed;
 use estimator::programs::replay_page;
 use estimator::query::{page_param, PageState};
-use estimator::{Component, Components, Verdict};
+use estimator::{Component, Components, Problem, Verdict};
 use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
 use web_sys::{Document, Element};
 
@@ -69,24 +69,50 @@ pub struct FirstBar {
     pub scale_bytes: u128,
 }
 
-impl FirstBar {
-    /// The answer for `query` (a page URL's query string), or `None` where the page shows no bar
-    /// of this kind: an embed (`embed=1`, its own compact layout) or a config the estimator refuses
-    /// (the page explains why; a bar would say nothing).
-    pub fn for_query(query: &str) -> Option<FirstBar> {
+/// What the first line says: the bar, or that the run fits no card at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FirstAnswer {
+    Bar(FirstBar),
+    /// The run would hold more than the ceiling at once (`Problem::BeyondAnyCard`): the page's
+    /// verdict panel says so, and this line says it first.
+    BeyondAnyCard,
+}
+
+impl FirstAnswer {
+    /// The answer for `query` (a page URL's query string), or `None` where the page shows no
+    /// line of this kind: an embed (`embed=1`, its own compact layout) or a config the estimator
+    /// refuses for another reason (the page explains why; a bar would say nothing).
+    pub fn for_query(query: &str) -> Option<FirstAnswer> {
         if page_param(query, "embed").as_deref() == Some("1") {
             return None;
         }
         let (page, _) = PageState::from_query(query);
         let budget = page.budget();
-        let run = replay_page(&page, &budget).ok()?;
-        let peak_bytes = run.peak_bytes();
-        Some(FirstBar {
-            peak_bytes,
-            components: run.components(),
-            verdict: run.verdict,
-            scale_bytes: run.verdict.bar_scale(budget.gpu.total_bytes, peak_bytes),
-        })
+        match replay_page(&page, &budget) {
+            Ok(run) => {
+                let peak_bytes = run.peak_bytes();
+                Some(FirstAnswer::Bar(FirstBar {
+                    peak_bytes,
+                    components: run.components(),
+                    verdict: run.verdict,
+                    scale_bytes: run.verdict.bar_scale(budget.gpu.total_bytes, peak_bytes),
+                }))
+            }
+            Err(e) if matches!(e.problem, Problem::BeyondAnyCard { .. }) => {
+                Some(FirstAnswer::BeyondAnyCard)
+            }
+            Err(_) => None,
+        }
+    }
+}
+
+impl FirstBar {
+    /// [`FirstAnswer::for_query`]'s bar, where it has one.
+    pub fn for_query(query: &str) -> Option<FirstBar> {
+        match FirstAnswer::for_query(query)? {
+            FirstAnswer::Bar(bar) => Some(bar),
+            FirstAnswer::BeyondAnyCard => None,
+        }
     }
 
     /// Percent of the bar's width for `bytes`.
@@ -122,7 +148,7 @@ pub fn paint(text: Option<String>) -> bool {
     if let Some(root) = document.document_element() {
         let _ = root.set_attribute("data-theme", opening_theme(&query));
     }
-    let Some(bar) = FirstBar::for_query(&query) else {
+    let Some(answer) = FirstAnswer::for_query(&query) else {
         return false;
     };
     let Some(words) = words(text, opening_lang(&query)) else {
@@ -132,9 +158,11 @@ pub fn paint(text: Option<String>) -> bool {
     let Some(body) = document.body() else {
         return false;
     };
-    build(&document, &bar, &words)
-        .and_then(|el| body.prepend_with_node_1(&el))
-        .is_ok()
+    let built = match &answer {
+        FirstAnswer::Bar(bar) => build(&document, bar, &words),
+        FirstAnswer::BeyondAnyCard => build_beyond(&document, &words),
+    };
+    built.and_then(|el| body.prepend_with_node_1(&el)).is_ok()
 }
 
 /// The words of `lang`, whose file's text is `text`: English's where the file lacks one; English's
@@ -202,6 +230,31 @@ fn build(
     Ok(outer)
 }
 
+/// The line for a run past the ceiling: its verdict and how far past, no bar (there is no peak
+/// to draw).
+fn build_beyond(doc: &Document, words: &BarWords) -> Result<Element, wasm_bindgen::JsValue> {
+    let outer = element(doc, "div", "page first-bar")?;
+    outer.set_id(ID);
+    let summary = element(
+        doc,
+        "div",
+        "sticky-summary sticky-summary--first verdict--oom",
+    )?;
+    summary.set_attribute("data-testid", "first-bar")?;
+    summary.set_attribute("data-risk", "beyond")?;
+    summary.set_attribute("role", "status")?;
+    let text = element(doc, "p", "sticky-summary__text")?;
+    let word = element(doc, "strong", "verdict__word")?;
+    word.set_text_content(Some(words.verdict_beyond));
+    let ceiling = format!("{} TiB", estimator::engine::events::CEILING_BYTES >> 40);
+    let margin = vramfit_i18n::fill(words.beyond_margin, &[("ceiling", &ceiling)]);
+    text.append_with_node_1(&word)?;
+    text.append_with_str_1(&format!(" · {margin}"))?;
+    summary.append_with_node_1(&text)?;
+    outer.append_with_node_1(&summary)?;
+    Ok(outer)
+}
+
 fn element(doc: &Document, tag: &str, class: &str) -> Result<Element, wasm_bindgen::JsValue> {
     let el = doc.create_element(tag)?;
     if !class.is_empty() {
@@ -245,6 +298,16 @@ mod tests {
                 "{query}: the bar stays inside its track"
             );
         }
+        // a run past the ceiling: the first line says it fits no card, as the page's verdict does
+        let beyond =
+            "?n_layer=1024&n_embd=131072&n_head=1024&block_size=1048576&batch_size=1048576";
+        assert_eq!(
+            FirstAnswer::for_query(beyond),
+            Some(FirstAnswer::BeyondAnyCard)
+        );
+        let (page, _) = PageState::from_query(beyond);
+        let e = analyze_page(&page, &page.budget()).unwrap_err();
+        assert!(matches!(e.problem, Problem::BeyondAnyCard { .. }), "{e}");
         // where the estimator gives no number (the page explains why), the first bar paints nothing
         for query in [
             "?program=nanochat&nproc-per-node=2",

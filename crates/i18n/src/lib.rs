@@ -128,6 +128,7 @@ strings! {
     need_explained,
     verdict_waiting,
     verdict_beyond,
+    beyond_margin,
     /// `{total} {requested} {allocated} {fragmented} {free}`.
     verdict_message_facts,
     copy_link,
@@ -304,6 +305,9 @@ strings! {
     verdict_oom,
     headroom,
     shortfall,
+    verdict_beyond,
+    /// `{ceiling}`: a run past it fits no card (`Problem::BeyondAnyCard`).
+    beyond_margin,
     }
 }
 
@@ -318,6 +322,8 @@ impl Strings {
             verdict_oom: self.verdict_oom,
             headroom: self.headroom,
             shortfall: self.shortfall,
+            verdict_beyond: self.verdict_beyond,
+            beyond_margin: self.beyond_margin,
         }
     }
 }
@@ -709,7 +715,11 @@ pub fn en() -> &'static Strings {
 /// A refused input in the language being rendered (the estimator's own `Display` is English).
 pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
     use estimator::Problem;
-    let base = [("key", e.key.as_str()), ("value", e.value.as_str())];
+    let (key, value) = (
+        estimator::error::echo(&e.key),
+        estimator::error::echo(&e.value),
+    );
+    let base = [("key", key.as_ref()), ("value", value.as_ref())];
     match &e.problem {
         Problem::OutOfRange { min, max } => {
             let max = match max.strip_prefix("below ") {

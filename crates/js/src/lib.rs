@@ -162,8 +162,9 @@ fn card(gpu: Option<JsValue>) -> Result<Card, Failure> {
         } else if estimator::gpu::find(name).is_none() {
             return Err(Failure {
                 message: format!(
-                    "unknown GPU '{name}': see gpus(), or give {{gpu: \"custom\", vram_gib}} \
-                     for a custom card"
+                    "unknown GPU '{}': see gpus(), or give {{gpu: \"custom\", vram_gib}} \
+                     for a custom card",
+                    estimator::error::echo(name)
                 ),
                 field: Some("gpu".into()),
             });

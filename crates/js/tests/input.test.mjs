@@ -246,3 +246,57 @@ test('a huge or tiny number is echoed compactly, as JS prints it', () => {
   assert.equal(vramfit.analyze({}, { gpu: 'rtx3060', other_gib: 1e-300 }).gpu.other_bytes, 0);
   stillWorks();
 });
+
+// Fuzzing the JS boundary: seeded random values of every kind JS has — numbers at their edges,
+// odd strings, BigInts, symbols, functions, dates, maps, typed arrays, holes, getters that throw,
+// nesting and cycles — as configs and cards, under every program's keys. Each call answers or
+// throws an Error (or TypeError) with a message and a field; none traps, and the module still
+// works after every one. The seed is printed by a failure, so it fails again.
+test('2,000 random JS values as configs and cards: an answer or a named refusal, never a trap', () => {
+  let s = 20261127 >>> 0;
+  const r = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const pick = (a) => a[Math.floor(r() * a.length)];
+  const KEYS = ['program', 'n_layer', 'n_head', 'n_embd', 'block_size', 'batch_size',
+    'gradient_accumulation_steps', 'dtype', 'compile', 'dropout', 'vocab_size', 'allocator', 'world_size',
+    'depth', 'device_batch_size', 'max_seq_len', 'device-batch-size', 'B', 'T', 'use_compile',
+    'gpu', 'vram_gib', 'context_gib', 'other_gib', '', '__proto__', 'constructor', 'toString', '💥'];
+  const SCALARS = [0, -0, 1, 2, 4, 8, 12, 64, -1, 0.5, 1e308, -1e308, 5e-324, NaN, Infinity, -Infinity,
+    2 ** 53, 2 ** 64, true, false, null, undefined, '', '8', 'True', 'nanochat', 'build-nanogpt',
+    'nanochat-sft', 'rtx3060', 'custom', 'h100', 'x'.repeat(5000), '\u0000', '\uD800', '１２', 10n,
+    2n ** 70n, Symbol('s'), () => 1, new Date(0), new Map([['a', 1]]), new Uint8Array(4), /re/];
+  const value = (depth) => {
+    const x = r();
+    if (depth > 5 || x < 0.55) return pick(SCALARS);
+    if (x < 0.75) {
+      const a = Array.from({ length: Math.floor(r() * 4) }, () => value(depth + 1));
+      if (r() < 0.1) a[7] = 1; // holes
+      return a;
+    }
+    const o = {};
+    for (let i = Math.floor(r() * 5); i > 0; i--) o[pick(KEYS)] = value(depth + 1);
+    if (r() < 0.05) o.self = o; // a cycle
+    if (r() < 0.03) Object.defineProperty(o, 'batch_size', { get() { throw new Error('a getter'); }, enumerable: true });
+    return o;
+  };
+  for (let i = 0; i < 2000; i++) {
+    const config = value(0);
+    const card = r() < 0.5 ? undefined : value(1);
+    for (const call of [() => vramfit.analyze(config, card), () => vramfit.readOom(config)]) {
+      try {
+        const out = call();
+        assert.ok(out !== null && typeof out === 'object', `call ${i}: ${out}`);
+      } catch (e) {
+        assert.ok(e instanceof Error, `call ${i}: threw ${String(e)}`);
+        assert.ok(!(e instanceof WebAssembly.RuntimeError), `call ${i}: a trap: ${e.message}`);
+        assert.ok(typeof e.message === 'string' && e.message.length > 0 && e.message.length < 600,
+          `call ${i}: ${e.message}`);
+        assert.ok('field' in e, `call ${i}: no field: ${e.message}`);
+      }
+    }
+    if (i % 100 === 0) stillWorks();
+  }
+  stillWorks();
+});

@@ -86,7 +86,8 @@ impl Card {
         let preset = match self.gpu.as_deref() {
             Some(name) => gpu::find(name).ok_or_else(|| Failure {
                 message: format!(
-                    "unknown GPU '{name}': see --list-gpus, or give --vram-gib for a custom card"
+                    "unknown GPU '{}': see --list-gpus, or give --vram-gib for a custom card",
+                    estimator::error::echo(name)
                 ),
                 field: Some("gpu".into()),
             })?,

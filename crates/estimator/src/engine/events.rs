@@ -225,6 +225,12 @@ impl Builder {
         }
     }
 
+    /// Whether the run has passed [`CEILING_BYTES`]: what follows records nothing, so a program
+    /// may stop describing it.
+    pub fn is_beyond(&self) -> bool {
+        self.seq.beyond.is_some()
+    }
+
     pub fn finish(self) -> Sequence {
         self.seq
     }
