@@ -115,11 +115,7 @@ pub fn MemoryBar(
         <figure
             class="bar"
             aria-labelledby="bar-caption"
-            hidden=move || {
-                app.analysis.with(|a| {
-                    matches!(a, Err(e) if matches!(e.problem, estimator::Problem::BeyondAnyCard { .. }))
-                })
-            }
+            hidden=move || app.analysis.with(|a| a.as_ref().is_err_and(|e| e.is_beyond_any_card()))
         >
             <figcaption id="bar-caption" class="bar__caption">
                 {tr.bar_caption}

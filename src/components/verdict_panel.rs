@@ -3,7 +3,6 @@
 
 use estimator::oom::OomMessage;
 use estimator::programs::ProgramAnalysis;
-use estimator::Problem;
 use leptos::prelude::*;
 
 use crate::format;
@@ -68,9 +67,7 @@ pub fn VerdictPanel() -> impl IntoView {
         }
         // a run past the ceiling has no verdict against the card, only that no card holds it
         let beyond = app.analysis.with(|a| match a {
-            Err(e) if matches!(e.problem, Problem::BeyondAnyCard { .. }) => {
-                Some(crate::i18n::error(tr, e))
-            }
+            Err(e) if e.is_beyond_any_card() => Some(crate::i18n::error(tr, e)),
             _ => None,
         });
         if let Some(why) = beyond {

@@ -23,7 +23,7 @@ use vramfit_report::build_nanogpt::{to_json, warnings};
 fn config(args: &Args, tr: &CliLang, launch: Option<Launch>) -> Result<BngConfig, String> {
     let mut flags: Vec<String> = args.script_args.clone();
     if let Some(l) = launch {
-        l.script_args().map_err(|e| config_error(tr, &e))?;
+        l.check_script_args().map_err(|e| config_error(tr, &e))?;
         flags.extend(l.launcher_flags());
     }
     if let Some(n) = args.nproc_per_node {

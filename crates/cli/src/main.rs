@@ -395,12 +395,7 @@ pub(crate) fn budget_for(
     let card = match args.gpu.as_deref() {
         Some(name) => match gpu::find(name) {
             Some(g) => g,
-            None => {
-                return Err(format!(
-                    "unknown GPU '{}': see --list-gpus, or give --vram-gib for a custom card",
-                    estimator::error::echo(name)
-                ))
-            }
+            None => return Err(vramfit_report::unknown_gpu(name)),
         },
         None => match said {
             Some(CardSaid::Preset(g)) => g,

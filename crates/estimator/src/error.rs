@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::engine::events::{Beyond, CEILING_BYTES};
+use crate::engine::events::{ceiling_text, Beyond};
 use crate::units::format_bytes;
 
 /// What was wrong with one field of a [`crate::TrainConfig`] (or of a GPU setting).
@@ -36,7 +36,7 @@ pub enum Problem {
     Unreadable { detail: String },
     /// A training script's own assertion or argparse error, in the script's words.
     Assertion { message: String },
-    /// The run would hold more than [`CEILING_BYTES`] at once: no card holds it, and vramfit
+    /// The run would hold more than [`crate::engine::events::CEILING_BYTES`] at once: no card holds it, and vramfit
     /// does not follow it further (key `config`: no one setting is to blame).
     BeyondAnyCard { beyond: Beyond },
 }
@@ -48,6 +48,17 @@ impl ConfigError {
             value: value.to_string(),
             problem,
         }
+    }
+
+    /// A run that passes [`crate::engine::events::CEILING_BYTES`] where `beyond` says.
+    pub fn beyond_any_card(beyond: Beyond) -> Self {
+        ConfigError::new("config", "", Problem::BeyondAnyCard { beyond })
+    }
+
+    /// Whether this is [`Problem::BeyondAnyCard`]: a run with no peak to show, only that no card
+    /// holds it (the page's verdict and first bar say so instead of a bar).
+    pub fn is_beyond_any_card(&self) -> bool {
+        matches!(self.problem, Problem::BeyondAnyCard { .. })
     }
 }
 
@@ -63,13 +74,6 @@ pub fn echo(value: &str) -> std::borrow::Cow<'_, str> {
 
 /// How much of a value [`echo`] shows.
 pub const ECHO_CHARS: usize = 80;
-
-impl ConfigError {
-    /// A run that passes [`CEILING_BYTES`] where `beyond` says.
-    pub fn beyond_any_card(beyond: Beyond) -> Self {
-        ConfigError::new("config", "", Problem::BeyondAnyCard { beyond })
-    }
-}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -105,8 +109,8 @@ impl fmt::Display for ConfigError {
             Problem::BeyondAnyCard { beyond } => {
                 write!(
                     f,
-                    "this run would hold more than {} TiB at once (at ",
-                    CEILING_BYTES >> 40
+                    "this run would hold more than {} at once (at ",
+                    ceiling_text()
                 )?;
                 // an eval's stage is the eval itself: said once
                 match beyond.phase {

@@ -13,7 +13,7 @@
 use estimator::decimal::Fixed;
 use estimator::programs::replay_page;
 use estimator::query::{page_param, PageState};
-use estimator::{Component, Components, Problem, Verdict};
+use estimator::{Component, Components, Verdict};
 use vramfit_i18n::{format, parse, verdict_words, BarWords, Lang};
 use web_sys::{Document, Element};
 
@@ -98,9 +98,7 @@ impl FirstAnswer {
                     scale_bytes: run.verdict.bar_scale(budget.gpu.total_bytes, peak_bytes),
                 }))
             }
-            Err(e) if matches!(e.problem, Problem::BeyondAnyCard { .. }) => {
-                Some(FirstAnswer::BeyondAnyCard)
-            }
+            Err(e) if e.is_beyond_any_card() => Some(FirstAnswer::BeyondAnyCard),
             Err(_) => None,
         }
     }
@@ -246,7 +244,7 @@ fn build_beyond(doc: &Document, words: &BarWords) -> Result<Element, wasm_bindge
     let text = element(doc, "p", "sticky-summary__text")?;
     let word = element(doc, "strong", "verdict__word")?;
     word.set_text_content(Some(words.verdict_beyond));
-    let ceiling = format!("{} TiB", estimator::engine::events::CEILING_BYTES >> 40);
+    let ceiling = estimator::engine::events::ceiling_text();
     let margin = vramfit_i18n::fill(words.beyond_margin, &[("ceiling", &ceiling)]);
     text.append_with_node_1(&word)?;
     text.append_with_str_1(&format!(" · {margin}"))?;
@@ -307,7 +305,7 @@ mod tests {
         );
         let (page, _) = PageState::from_query(beyond);
         let e = analyze_page(&page, &page.budget()).unwrap_err();
-        assert!(matches!(e.problem, Problem::BeyondAnyCard { .. }), "{e}");
+        assert!(e.is_beyond_any_card(), "{e}");
         // where the estimator gives no number (the page explains why), the first bar paints nothing
         for query in [
             "?program=nanochat&nproc-per-node=2",

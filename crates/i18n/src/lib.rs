@@ -769,10 +769,7 @@ pub fn error(tr: &Strings, e: &estimator::ConfigError) -> String {
         Problem::BeyondAnyCard { beyond } => fill(
             tr.err_beyond_any_card,
             &[
-                (
-                    "ceiling",
-                    &format!("{} TiB", estimator::engine::events::CEILING_BYTES >> 40),
-                ),
+                ("ceiling", &estimator::engine::events::ceiling_text()),
                 ("requested", &format::bytes(beyond.requested)),
                 ("tensor", tr.term(beyond.term)),
             ],

@@ -200,9 +200,10 @@ fn js_card_key(mut f: Failure) -> Failure {
     f
 }
 
-/// An answer as plain JS objects (numbers, not BigInts; objects, not Maps): the CLI's JSON text, parsed by JavaScript's own `JSON.parse`: so an answer is the CLI's `--json`
-/// read by JS, to the number. (serde-wasm-bindgen refuses integers past 2^53 — counts of bytes past
-/// 8 PiB — and its refusal made the whole answer `null`.)
+/// An answer as plain JS objects (numbers, not BigInts; objects, not Maps): the CLI's JSON text
+/// read by JavaScript's own `JSON.parse`, so an answer is the CLI's `--json` to the number.
+/// (serde-wasm-bindgen refuses integers past 2^53 — counts of bytes past 8 PiB — and its refusal
+/// made the whole answer `null`.)
 fn to_js(v: &Value) -> JsValue {
     // a `Value`'s text is valid JSON, which `JSON.parse` reads
     js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)

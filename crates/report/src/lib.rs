@@ -80,15 +80,20 @@ pub struct Card {
     pub other_gib: Option<f64>,
 }
 
+/// The command line's words for a card name no preset has (the npm package names its own way out).
+pub fn unknown_gpu(name: &str) -> String {
+    format!(
+        "unknown GPU '{}': see --list-gpus, or give --vram-gib for a custom card",
+        estimator::error::echo(name)
+    )
+}
+
 impl Card {
     /// The allocator's budget on this card.
     pub fn budget(&self) -> Result<Budget, Failure> {
         let preset = match self.gpu.as_deref() {
             Some(name) => gpu::find(name).ok_or_else(|| Failure {
-                message: format!(
-                    "unknown GPU '{}': see --list-gpus, or give --vram-gib for a custom card",
-                    estimator::error::echo(name)
-                ),
+                message: unknown_gpu(name),
                 field: Some("gpu".into()),
             })?,
             None => gpu::default_cli_gpu(),

@@ -105,6 +105,11 @@ pub struct Mark {
 /// do not fit.
 pub const CEILING_BYTES: u128 = 1 << 48;
 
+/// [`CEILING_BYTES`] as messages say it: `256 TiB`.
+pub fn ceiling_text() -> String {
+    format!("{} TiB", CEILING_BYTES >> 40)
+}
+
 /// Where a run passes [`CEILING_BYTES`]: the request that does, and what was live with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Beyond {
@@ -145,8 +150,7 @@ pub type TensorId = Option<u32>;
 #[derive(Debug, Default)]
 pub struct Builder {
     seq: Sequence,
-    next: u32,
-    /// Bytes of each tensor handed out, by id (to count what is live).
+    /// Bytes of each tensor handed out, by id (to count what is live; its length is the next id).
     sizes: Vec<u128>,
     live: u128,
 }
@@ -189,9 +193,8 @@ impl Builder {
             return None;
         }
         self.live = live;
+        let id = self.sizes.len() as u32;
         self.sizes.push(bytes);
-        let id = self.next;
-        self.next += 1;
         self.seq.events.push(Event {
             action: Action::Alloc,
             tensor: id,

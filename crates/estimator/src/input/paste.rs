@@ -156,7 +156,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                 let mut cfg = out.state.bng.clone();
                 cfg.world_size = 1;
                 // the script's assert counts every process: refused as the script would refuse it
-                let read = l.script_args().and_then(|_| {
+                let read = l.check_script_args().and_then(|()| {
                     l.launcher_settings()
                         .iter()
                         .try_for_each(|(k, v)| cfg.set(k, v))
