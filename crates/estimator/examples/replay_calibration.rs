@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use estimator::allocator::{Cap, CapKind};
 use estimator::configurator::Configurator;
 use estimator::physics::Patches;
 use estimator::replay::replay;
@@ -35,7 +36,11 @@ fn main() {
         let (cfg, _) = c.finish().expect("valid");
         let est = estimate(&cfg, card).expect("valid");
         let seq = generate(&cfg, card, Patches::default());
-        let cap = num(line, "\"allocator_cap_gib\": ").map(|g| (g * (1u64 << 30) as f64) as u128);
+        // the probes cap with a memory fraction
+        let cap = num(line, "\"allocator_cap_gib\": ").map(|g| Cap {
+            bytes: (g * (1u64 << 30) as f64) as u128,
+            kind: CapKind::Fraction,
+        });
         let r = replay(&seq, cfg.allocator, cap);
         let meas = |k: &str| num(line, &format!("\"{k}\": "));
         let mut row = format!("{name:26} ");

@@ -2,6 +2,7 @@
 //! reserved bytes at the end of every stretch, to compare with a real trace's marks.
 //! `cargo run --example replay_trace -- --n_embd=576 --dtype=float16 --batch_size=16`
 
+use estimator::allocator::{Cap, CapKind};
 use estimator::configurator::Configurator;
 use estimator::physics::Patches;
 use estimator::replay::replay;
@@ -12,10 +13,11 @@ fn main() {
     let mut cap = None;
     for arg in std::env::args().skip(1) {
         if let Some(g) = arg.strip_prefix("--cap=") {
-            cap = g
-                .parse::<f64>()
-                .ok()
-                .map(|g| (g * (1u64 << 30) as f64) as u128);
+            // as the probes cap: a memory fraction
+            cap = g.parse::<f64>().ok().map(|g| Cap {
+                bytes: (g * (1u64 << 30) as f64) as u128,
+                kind: CapKind::Fraction,
+            });
             continue;
         }
         c.apply_override(&arg).expect("a valid --key=value");

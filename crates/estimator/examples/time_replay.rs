@@ -1,4 +1,5 @@
 //! Development aid: how long generating and replaying one run takes.
+use estimator::allocator::Cap;
 use estimator::physics::Patches;
 use estimator::replay::replay;
 use estimator::sequence::generate;
@@ -51,7 +52,7 @@ fn main() {
                 Patches::default(),
             );
             events = seq.events.len();
-            let r = replay(&seq, Allocator::Default, Some(11 << 30));
+            let r = replay(&seq, Allocator::Default, Some(Cap::card(11 << 30)));
             std::hint::black_box(r);
         }
         println!(

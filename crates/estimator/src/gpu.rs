@@ -758,6 +758,17 @@ impl Budget {
         self.cap_bytes.map_or(free, |c| c.min(free))
     }
 
+    /// [`Budget::allocator_budget`] with what imposes it: the fraction where it binds (PyTorch
+    /// then checks each request whole against it), else the card's memory.
+    pub fn allocator_cap(&self) -> crate::allocator::Cap {
+        let bytes = self.allocator_budget();
+        let kind = match self.cap_bytes {
+            Some(c) if c == bytes => crate::allocator::CapKind::Fraction,
+            _ => crate::allocator::CapKind::Card,
+        };
+        crate::allocator::Cap { bytes, kind }
+    }
+
     /// Sets the card's memory from a GiB figure (a custom card, or `--vram-gib`).
     pub fn with_total_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
         self.gpu.total_bytes = gib_to_bytes("vram-gib", gib, MIN_CARD_GIB, MAX_CARD_GIB)?;

@@ -189,7 +189,7 @@ fn reserved_errors(file: &str, model_evals: bool) -> Vec<(String, bool, f64)> {
             let evals = model_evals && !cfg.use_compile && run["hellaswag_and_sampling"] != false;
             let seq = sequence::generate_with(&cfg, h100, evals);
             let predicted =
-                estimator::engine::run::Run::replay(seq, cfg.allocator, budget.allocator_budget())
+                estimator::engine::run::Run::replay(seq, cfg.allocator, budget.allocator_cap())
                     .expect("a measured run is below the ceiling")
                     .free_run
                     .peak_reserved as f64;

@@ -7,11 +7,13 @@
 //! (size, address) among cached free blocks; splitting (small pool: remainder ≥ 512 B; large
 //! pool: remainder > 1 MiB — otherwise the whole block is handed out and counted); merging of
 //! freed neighbours; on a failed cudaMalloc, freeing every cached unsplit segment and one retry
-//! before OOM; and `expandable_segments:True`, where each pool grows one segment in 2 MiB / 20 MiB
-//! pages and blocks split down to 512 B.
+//! before OOM; and `expandable_segments:True`, where each pool has one segment of virtual
+//! addresses whose 2 MiB / 20 MiB pages are mapped on demand and unmapped when the cache is
+//! released, and blocks split down to 512 B (PyTorch 2.11: `try_allocate_expandable_block`,
+//! `find_expandable_block`, `map_block`, `unmap_block`).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::config::Allocator;
 
@@ -66,6 +68,9 @@ struct Block {
     prev: Option<usize>,
     next: Option<usize>,
     small: bool,
+    /// Backed by memory. Only an expandable segment has unmapped blocks: free address space
+    /// whose pages are not mapped, kept out of the best-fit pools.
+    mapped: bool,
 }
 
 /// A free block in its pool, in best-fit order: by size, then address. Addresses are unique, so
@@ -125,7 +130,7 @@ struct Segment {
 #[derive(Clone, Debug)]
 pub struct CachingAllocator {
     mode: Allocator,
-    cap: Option<u128>,
+    cap: Option<Cap>,
     /// Every block, by slot: a slab rather than a map by address, because the replay looks
     /// blocks up on every event (hashing was a quarter of its time); a merged-away block's slot
     /// is reused.
@@ -139,22 +144,63 @@ pub struct CachingAllocator {
     reserved: u128,
     peak_allocated: u128,
     peak_reserved: u128,
-    /// Expandable mode: the mapped pages of each pool's segment (small, large), by page index.
-    mapped: [PageRanges; 2],
+    /// Expandable mode: each pool's unmapped blocks (small, large) by address, then slot.
+    unmapped: [BTreeSet<(u64, usize)>; 2],
     /// Number of times a failed cudaMalloc freed the cache and retried.
     pub retries: u32,
+}
+
+/// The most bytes the allocator may reserve, and what imposes that limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cap {
+    pub bytes: u128,
+    pub kind: CapKind,
+}
+
+impl Cap {
+    /// A card's memory (or what of it the allocator may use).
+    pub fn card(bytes: u128) -> Cap {
+        Cap {
+            bytes,
+            kind: CapKind::Card,
+        }
+    }
+}
+
+/// How the cap stops an expandable segment from growing. The default allocator asks for whole
+/// segments, so both kinds stop it at the same request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapKind {
+    /// A card's memory: mapping a page fails once the card has none left, so a request costs
+    /// only the pages it maps.
+    Card,
+    /// `torch.cuda.set_per_process_memory_fraction`: `alloc_block` refuses a request when the
+    /// reserved bytes plus the request's whole allocation size would pass the fraction, however
+    /// much of it is already mapped.
+    Fraction,
 }
 
 /// Gap between segments' virtual addresses, so segments never look adjacent.
 const SEGMENT_GAP: u64 = 1 << 30;
 
-/// The virtual range an expandable segment may grow into (PyTorch reserves about the card's size).
-const EXPANDABLE_RANGE: u128 = 1 << 48;
+/// Pages of the virtual range an expandable segment may grow into. PyTorch reserves 9/8 of the
+/// card's memory and opens another segment when a request finds no room; a range larger than any
+/// run (2^48 bytes of small pages) leaves that second segment out.
+const EXPANDABLE_PAGES: u128 = 1 << 27;
+
+/// The page size of a pool's expandable segment.
+fn page_size(small: bool) -> u128 {
+    if small {
+        SMALL_BUFFER
+    } else {
+        LARGE_BUFFER
+    }
+}
 
 impl CachingAllocator {
     /// `cap`: the most bytes that may be reserved (as `set_per_process_memory_fraction` or a full
     /// card would impose); `None` for no limit.
-    pub fn new(mode: Allocator, cap: Option<u128>) -> Self {
+    pub fn new(mode: Allocator, cap: Option<Cap>) -> Self {
         CachingAllocator {
             mode,
             cap,
@@ -168,9 +214,15 @@ impl CachingAllocator {
             reserved: 0,
             peak_allocated: 0,
             peak_reserved: 0,
-            mapped: [PageRanges::default(), PageRanges::default()],
+            unmapped: [BTreeSet::new(), BTreeSet::new()],
             retries: 0,
         }
+    }
+
+    /// Whether `bytes` more reserved would pass a cap of `kind`.
+    fn over_cap(&self, kind: CapKind, bytes: u128) -> bool {
+        self.cap
+            .is_some_and(|cap| cap.kind == kind && self.reserved + bytes > cap.bytes)
     }
 
     pub fn allocated(&self) -> u128 {
@@ -288,10 +340,10 @@ impl CachingAllocator {
         }
     }
 
-    /// Expandable segments: one segment per pool in a virtual range far larger than the card;
-    /// best fit among free blocks (the unmapped tail is the largest), then the pages the block
-    /// covers are mapped. If the cap is in the way, every free page is unmapped and the mapping
-    /// retried once.
+    /// Expandable segments (`malloc` with `expandable_segments:True`): best fit among the
+    /// mapped free blocks; else, once the cap allows the request, map pages at the lowest
+    /// address with room (`try_allocate_expandable_block`); if the cap is in the way, unmap every
+    /// free page and try once more.
     fn malloc_expandable(
         &mut self,
         requested: u128,
@@ -305,44 +357,230 @@ impl CachingAllocator {
                     live: true,
                     expandable: true,
                 });
-                let seg = self.segments.len() - 1;
                 let slot = self.add_block(Block {
-                    addr: Self::expandable_base(usize::from(!pool_small)),
-                    size: EXPANDABLE_RANGE,
-                    segment: seg,
+                    addr: Self::expandable_base(pool_small),
+                    size: EXPANDABLE_PAGES * page_size(pool_small),
+                    segment: self.segments.len() - 1,
                     allocated: false,
                     prev: None,
                     next: None,
                     small: pool_small,
+                    mapped: false,
                 });
-                self.pool_insert(slot);
+                self.unmapped_insert(slot);
             }
         }
-        let Some(slot) = self.best_fit(size, small) else {
-            return Err(self.oom(requested));
+        if let Some(slot) = self.best_fit_expandable(size, small) {
+            self.take(slot, size);
+            return Ok(BlockId(slot));
+        }
+        let slot = match self.grow_expandable(size, small) {
+            Some(slot) => slot,
+            None => {
+                self.release_cached();
+                self.retries += 1;
+                self.grow_expandable(size, small)
+                    .ok_or_else(|| self.oom(requested))?
+            }
         };
-        let addr = self.block(slot).addr;
-        let pool_ix = usize::from(!small);
-        let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
-        let (first, last) = (addr as u128 / page, (addr as u128 + size - 1) / page);
-        let (first, last) = (first as u64, last as u64);
-        let unmapped = |mapped: &PageRanges| u128::from(mapped.missing(first, last));
-        let mut cost = unmapped(&self.mapped[pool_ix]) * page;
-        if self.cap.is_some_and(|cap| self.reserved + cost > cap) {
-            self.release_cached();
-            self.retries += 1;
-            cost = unmapped(&self.mapped[pool_ix]) * page;
-            if self.cap.is_some_and(|cap| self.reserved + cost > cap) {
-                // the block goes back to the pool untouched
-                self.pool_insert(slot);
-                return Err(self.oom(requested));
-            }
-        }
-        self.mapped[pool_ix].insert(first, last);
-        self.reserved += cost;
-        self.peak_reserved = self.peak_reserved.max(self.reserved);
         self.take(slot, size);
         Ok(BlockId(slot))
+    }
+
+    /// Best fit among the mapped free blocks (`get_free_block`), where a block followed by
+    /// unmapped space counts as large as it could grow: the search moves on past it to the next
+    /// larger block that would not grow.
+    fn best_fit_expandable(&mut self, size: u128, small: bool) -> Option<usize> {
+        let growable = |a: &Self, f: &Free| {
+            let b = a.block(f.slot);
+            b.size
+                + b.next
+                    .map(|n| a.block(n))
+                    .filter(|n| !n.mapped)
+                    .map_or(0, |n| n.size)
+        };
+        let pool = if small {
+            &self.free_small
+        } else {
+            &self.free_large
+        };
+        let mut fits = pool.range(Free::at_least(size)..);
+        let mut best = *fits.next()?;
+        for next in fits {
+            if growable(self, next) >= growable(self, &best) {
+                break;
+            }
+            best = *next;
+        }
+        self.pool(small).remove(&best);
+        Some(best.slot)
+    }
+
+    /// `alloc_block` for an expandable segment: the cap's check, then pages mapped from the
+    /// lowest address with room for `size` (merged with the free block before it); the slot of
+    /// a mapped free block of at least `size`, out of its pool. `None` where the cap refuses.
+    fn grow_expandable(&mut self, size: u128, small: bool) -> Option<usize> {
+        if self.over_cap(CapKind::Fraction, segment_size(size)) {
+            return None;
+        }
+        let mut at = self.find_room(size, small)?;
+        if !self.block(at).mapped {
+            at = self.map_block(at, size.min(self.block(at).size))?;
+        }
+        while self.block(at).size < size {
+            let next = self.block(at).next.expect("the room found runs on");
+            let want = (size - self.block(at).size).min(self.block(next).size);
+            at = self.map_block(next, want)?;
+        }
+        self.pool_remove(at);
+        Some(at)
+    }
+
+    /// `find_expandable_block`: the unmapped block of lowest address which, with the free block
+    /// before it, starts `size` bytes of free address space; that start.
+    fn find_room(&self, size: u128, small: bool) -> Option<usize> {
+        self.unmapped[usize::from(!small)]
+            .iter()
+            .map(|&(_, slot)| match self.block(slot).prev {
+                Some(p) if !self.block(p).allocated => p,
+                _ => slot,
+            })
+            .find(|&start| {
+                let mut room = 0;
+                let mut at = Some(start);
+                while let Some(b) = at.map(|s| self.block(s)).filter(|b| !b.allocated) {
+                    room += b.size;
+                    if room >= size {
+                        return true;
+                    }
+                    at = b.next;
+                }
+                false
+            })
+    }
+
+    /// `map_block`: maps the first `bytes` of an unmapped block, rounded up to whole pages (the
+    /// rest stays unmapped), merges them with free mapped neighbours and pools the result; its
+    /// slot. `None` where the card has no memory left for the pages (the block stays unmapped).
+    fn map_block(&mut self, slot: usize, bytes: u128) -> Option<usize> {
+        let b = *self.block(slot);
+        let len = bytes.div_ceil(page_size(b.small)) * page_size(b.small);
+        let len = len.min(b.size);
+        if self.over_cap(CapKind::Card, len) {
+            return None;
+        }
+        self.unmapped_remove(slot);
+        if len < b.size {
+            let rest = self.split_off(slot, len);
+            self.unmapped_insert(rest);
+        }
+        self.block_mut(slot).mapped = true;
+        self.reserved += len;
+        self.peak_reserved = self.peak_reserved.max(self.reserved);
+        let merged = self.merge_free_neighbours(slot);
+        self.pool_insert(merged);
+        Some(merged)
+    }
+
+    /// `unmap_block`: unmaps the whole pages inside a free mapped block (out of its pool); the
+    /// bytes of a page it shares with a neighbour stay mapped as free blocks of their own.
+    fn unmap_block(&mut self, slot: usize) {
+        let b = *self.block(slot);
+        let page = page_size(b.small);
+        let offset = u128::from(b.addr - Self::expandable_base(b.small));
+        // the whole pages inside, as offsets into the block
+        let (begin, end) = (
+            offset.div_ceil(page) * page,
+            (offset + b.size) / page * page,
+        );
+        if begin >= end {
+            self.pool_insert(slot);
+            return;
+        }
+        let (first, last) = (begin - offset, end - offset);
+        let mut middle = slot;
+        if first > 0 {
+            middle = self.split_off(slot, first);
+            self.pool_insert(slot);
+        }
+        if last < b.size {
+            let after = self.split_off(middle, last - first);
+            self.pool_insert(after);
+        }
+        self.block_mut(middle).mapped = false;
+        self.reserved -= last - first;
+        let merged = self.merge_free_neighbours(middle);
+        self.unmapped_insert(merged);
+    }
+
+    /// Splits the block in `slot` after its first `size` bytes; the slot of the second part (of
+    /// the same state, in no pool).
+    fn split_off(&mut self, slot: usize, size: u128) -> usize {
+        let b = *self.block(slot);
+        let rest = self.add_block(Block {
+            addr: b.addr.wrapping_add(size as u64),
+            size: b.size - size,
+            prev: Some(slot),
+            ..b
+        });
+        if let Some(n) = b.next {
+            self.block_mut(n).prev = Some(rest);
+        }
+        let first = self.block_mut(slot);
+        first.next = Some(rest);
+        first.size = size;
+        rest
+    }
+
+    /// Merges the free block in `slot` (in no pool) with its free neighbours of the same mapped
+    /// state (`try_merge_blocks`), taking them out of their pools; the merged block's slot.
+    fn merge_free_neighbours(&mut self, slot: usize) -> usize {
+        let mut merged = *self.block(slot);
+        let mut into = slot;
+        let joins = |n: &Block| !n.allocated && n.mapped == merged.mapped;
+        if let Some(n) = merged.next.filter(|&n| joins(self.block(n))) {
+            let nb = *self.block(n);
+            self.out_of_pool(n);
+            self.remove_block(n);
+            merged.size += nb.size;
+            merged.next = nb.next;
+            if let Some(nn) = nb.next {
+                self.block_mut(nn).prev = Some(slot);
+            }
+        }
+        if let Some(p) = merged.prev.filter(|&p| joins(self.block(p))) {
+            let pb = *self.block(p);
+            self.out_of_pool(p);
+            self.remove_block(slot);
+            into = p;
+            merged.addr = pb.addr;
+            merged.size += pb.size;
+            merged.prev = pb.prev;
+            if let Some(n) = merged.next {
+                self.block_mut(n).prev = Some(p);
+            }
+        }
+        *self.block_mut(into) = merged;
+        into
+    }
+
+    /// Takes a free block out of the pool its state puts it in.
+    fn out_of_pool(&mut self, slot: usize) {
+        if self.block(slot).mapped {
+            self.pool_remove(slot);
+        } else {
+            self.unmapped_remove(slot);
+        }
+    }
+
+    fn unmapped_insert(&mut self, slot: usize) {
+        let b = *self.block(slot);
+        self.unmapped[usize::from(!b.small)].insert((b.addr, slot));
+    }
+
+    fn unmapped_remove(&mut self, slot: usize) {
+        let b = *self.block(slot);
+        self.unmapped[usize::from(!b.small)].remove(&(b.addr, slot));
     }
 
     /// The smallest free block of at least `size` (the lowest address among equals), out of its
@@ -368,20 +606,8 @@ impl CachingAllocator {
         let mut handed = block.size;
         if split {
             handed = size;
-            let rest = self.add_block(Block {
-                addr: block.addr.wrapping_add(size as u64),
-                size: remaining,
-                segment: block.segment,
-                allocated: false,
-                prev: Some(slot),
-                next: block.next,
-                small: block.small,
-            });
-            if let Some(n) = block.next {
-                self.block_mut(n).prev = Some(rest);
-            }
+            let rest = self.split_off(slot, size);
             self.pool_insert(rest);
-            self.block_mut(slot).next = Some(rest);
         }
         let b = self.block_mut(slot);
         b.allocated = true;
@@ -394,7 +620,11 @@ impl CachingAllocator {
     /// cap would be exceeded. Returns the slot of a free block of at least `size` bytes.
     fn new_memory(&mut self, size: u128, small: bool) -> Option<usize> {
         let seg_size = segment_size(size);
-        if self.cap.is_some_and(|cap| self.reserved + seg_size > cap) {
+        // a whole segment: the card's check and the fraction's are the same
+        if self
+            .cap
+            .is_some_and(|cap| self.reserved + seg_size > cap.bytes)
+        {
             return None;
         }
         // cudaMalloc hands out addresses downwards: a new segment lies below the older ones, so
@@ -419,16 +649,17 @@ impl CachingAllocator {
             prev: None,
             next: None,
             small,
+            mapped: true,
         });
         self.reserved += seg_size;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
         Some(slot)
     }
 
-    /// Where a pool's expandable segment starts (0: small pool, 1: large), far above the
-    /// regular segments and far from each other.
-    fn expandable_base(pool_ix: usize) -> u64 {
-        (1u64 << 52) + (pool_ix as u64) * (1u64 << 51)
+    /// Where a pool's expandable segment starts: a whole number of its pages (its pages are
+    /// counted from there), far above the regular segments and far from the other pool's.
+    fn expandable_base(small: bool) -> u64 {
+        (page_size(small) << 32) as u64
     }
 
     /// `free`: the block goes back to its pool, merged with free neighbours.
@@ -441,41 +672,9 @@ impl CachingAllocator {
             return;
         }
         self.allocated -= block.size;
-        let mut merged = Block {
-            allocated: false,
-            ..block
-        };
-        let mut into = slot;
-        // merge with a free next block
-        if let Some(n) = block.next {
-            let nb = *self.block(n);
-            if !nb.allocated {
-                self.pool_remove(n);
-                self.remove_block(n);
-                merged.size += nb.size;
-                merged.next = nb.next;
-                if let Some(nn) = nb.next {
-                    self.block_mut(nn).prev = Some(slot);
-                }
-            }
-        }
-        // merge into a free previous block
-        if let Some(p) = block.prev {
-            let pb = *self.block(p);
-            if !pb.allocated {
-                self.pool_remove(p);
-                self.remove_block(slot);
-                into = p;
-                merged.addr = pb.addr;
-                merged.size += pb.size;
-                merged.prev = pb.prev;
-                if let Some(n) = merged.next {
-                    self.block_mut(n).prev = Some(p);
-                }
-            }
-        }
-        *self.block_mut(into) = merged;
-        self.pool_insert(into);
+        self.block_mut(slot).allocated = false;
+        let merged = self.merge_free_neighbours(slot);
+        self.pool_insert(merged);
     }
 
     /// `release_cached_blocks`: every segment that is entirely free goes back to the driver
@@ -498,25 +697,17 @@ impl CachingAllocator {
             self.segments[seg].live = false;
             self.reserved -= self.segments[seg].size;
         }
-        // expandable: unmap every page no allocated block touches
+        // expandable (`release_blocks`): unmap the whole pages of every free mapped block
         if self.mode == Allocator::ExpandableSegments {
-            for pool_ix in 0..2 {
-                let page = if pool_ix == 0 {
-                    SMALL_BUFFER
-                } else {
-                    LARGE_BUFFER
-                };
-                let mut used = PageRanges::default();
-                for b in self.blocks.iter().flatten() {
-                    if b.allocated && usize::from(!b.small) == pool_ix {
-                        let (first, last) =
-                            (b.addr as u128 / page, (b.addr as u128 + b.size - 1) / page);
-                        used.insert(first as u64, last as u64);
-                    }
-                }
-                let before = u128::from(self.mapped[pool_ix].len());
-                self.mapped[pool_ix] = self.mapped[pool_ix].intersection(&used);
-                self.reserved -= (before - u128::from(self.mapped[pool_ix].len())) * page;
+            let free: Vec<usize> = self
+                .free_small
+                .iter()
+                .chain(&self.free_large)
+                .map(|f| f.slot)
+                .collect();
+            for slot in free {
+                self.pool_remove(slot);
+                self.unmap_block(slot);
             }
         }
     }
@@ -529,70 +720,8 @@ impl CachingAllocator {
 
     /// The largest free cached block (what a request can get without a new segment).
     pub fn largest_free_block(&self) -> u128 {
-        let real = |set: &BTreeSet<Free>| {
-            set.iter()
-                .rev()
-                .map(|b| b.size)
-                .find(|s| *s < EXPANDABLE_RANGE / 2)
-                .unwrap_or(0)
-        };
-        real(&self.free_small).max(real(&self.free_large))
-    }
-}
-
-/// A set of page indices kept as disjoint inclusive ranges (`first → last`): expandable segments
-/// map gigabytes at a time, so a set of single pages would cost time in proportion to the bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct PageRanges(BTreeMap<u64, u64>);
-
-impl PageRanges {
-    /// Pages in the set.
-    fn len(&self) -> u64 {
-        self.0.iter().map(|(a, b)| b - a + 1).sum()
-    }
-
-    /// The ranges overlapping `first..=last`.
-    fn overlapping(&self, first: u64, last: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        // the range starting at or before `first` may reach into it
-        let before = self.0.range(..first).next_back().map(|(a, b)| (*a, *b));
-        before
-            .into_iter()
-            .chain(self.0.range(first..=last).map(|(a, b)| (*a, *b)))
-            .filter(move |&(a, b)| a <= last && b >= first)
-    }
-
-    /// Pages of `first..=last` not in the set.
-    fn missing(&self, first: u64, last: u64) -> u64 {
-        let covered: u64 = self
-            .overlapping(first, last)
-            .map(|(a, b)| b.min(last) - a.max(first) + 1)
-            .sum();
-        last - first + 1 - covered
-    }
-
-    /// Adds `first..=last`, merging with the ranges it overlaps or touches.
-    fn insert(&mut self, first: u64, last: u64) {
-        let (mut lo, mut hi) = (first, last);
-        let touching: Vec<(u64, u64)> = self
-            .overlapping(first.saturating_sub(1), last.saturating_add(1))
-            .collect();
-        for (a, b) in touching {
-            self.0.remove(&a);
-            lo = lo.min(a);
-            hi = hi.max(b);
-        }
-        self.0.insert(lo, hi);
-    }
-
-    /// The pages in both sets.
-    fn intersection(&self, other: &PageRanges) -> PageRanges {
-        let mut out = PageRanges::default();
-        for (&a, &b) in &self.0 {
-            for (c, d) in other.overlapping(a, b) {
-                out.0.insert(a.max(c), b.min(d));
-            }
-        }
-        out
+        let largest = |set: &BTreeSet<Free>| set.last().map_or(0, |b| b.size);
+        largest(&self.free_small).max(largest(&self.free_large))
     }
 }
 
@@ -624,7 +753,13 @@ mod tests {
                 } else {
                     &self.free_large
                 };
-                assert_eq!(pool.contains(&key), !b.allocated, "block {slot}: {b:?}");
+                let unmapped = self.unmapped[usize::from(!b.small)].contains(&(b.addr, slot));
+                assert_eq!(unmapped, !b.mapped, "block {slot}: {b:?}");
+                assert_eq!(
+                    pool.contains(&key),
+                    !b.allocated && b.mapped,
+                    "block {slot}: {b:?}"
+                );
                 if b.allocated {
                     allocated += b.size;
                 }
@@ -632,7 +767,10 @@ mod tests {
                     let nb = self.block(n);
                     assert_eq!(nb.prev, Some(slot));
                     assert_eq!(nb.addr, b.addr.wrapping_add(b.size as u64));
-                    assert!(b.allocated || nb.allocated, "two free neighbours unmerged");
+                    assert!(
+                        b.allocated || nb.allocated || b.mapped != nb.mapped,
+                        "two free neighbours unmerged"
+                    );
                 }
                 if b.prev.is_none() && !self.segments[b.segment].expandable {
                     let mut size = 0;
@@ -645,18 +783,25 @@ mod tests {
                 }
             }
             let pooled = self.free_small.len() + self.free_large.len();
-            assert_eq!(pooled, live.iter().filter(|(_, b)| !b.allocated).count());
+            let free_mapped = live.iter().filter(|(_, b)| !b.allocated && b.mapped);
+            assert_eq!(pooled, free_mapped.count());
             assert_eq!(allocated, self.allocated);
         }
     }
 
-    /// Thousands of requests of mixed sizes freed in a shuffled order, under a cap, in both modes:
-    /// the store stays consistent (slots reused, neighbours merged) and everything freed leaves
-    /// nothing allocated.
+    /// Thousands of requests of mixed sizes freed in a shuffled order, under either kind of cap,
+    /// in both modes: the store stays consistent (slots reused, neighbours merged) and everything
+    /// freed leaves nothing allocated.
     #[test]
     fn random_requests_keep_the_block_store_consistent() {
-        for mode in [Allocator::Default, Allocator::ExpandableSegments] {
-            let mut a = CachingAllocator::new(mode, Some(2 << 30));
+        let modes = [Allocator::Default, Allocator::ExpandableSegments];
+        let kinds = [CapKind::Card, CapKind::Fraction];
+        for (mode, kind) in modes.into_iter().flat_map(|m| kinds.map(|k| (m, k))) {
+            let cap = Cap {
+                bytes: 2 << 30,
+                kind,
+            };
+            let mut a = CachingAllocator::new(mode, Some(cap));
             let mut live = Vec::new();
             let mut seed: u64 = 0x5eed;
             let mut next = || {
@@ -684,47 +829,12 @@ mod tests {
                 a.free(id);
             }
             a.check();
-            assert_eq!(a.allocated(), 0, "{mode:?}");
-            assert!(a.retries > 0, "{mode:?}: the cap was never pressed");
+            assert_eq!(a.allocated(), 0, "{mode:?} {kind:?}");
+            assert!(
+                a.retries > 0,
+                "{mode:?} {kind:?}: the cap was never pressed"
+            );
         }
-    }
-
-    /// PageRanges against a plain set of pages, over overlapping, touching and nested ranges.
-    #[test]
-    fn page_ranges_behave_as_a_set_of_pages() {
-        let ops: [(u64, u64); 8] = [
-            (10, 20),
-            (30, 40),
-            (21, 29),
-            (5, 7),
-            (6, 12),
-            (50, 50),
-            (45, 49),
-            (100, 200),
-        ];
-        let mut ranges = PageRanges::default();
-        let mut pages = BTreeSet::new();
-        for (a, b) in ops {
-            let naive_missing = (a..=b).filter(|p| !pages.contains(p)).count() as u64;
-            assert_eq!(ranges.missing(a, b), naive_missing, "{a}..={b}");
-            ranges.insert(a, b);
-            pages.extend(a..=b);
-            assert_eq!(ranges.len(), pages.len() as u64);
-        }
-        let mut used = PageRanges::default();
-        used.insert(8, 33);
-        used.insert(150, 160);
-        let kept = ranges.intersection(&used);
-        let naive: Vec<u64> = pages
-            .iter()
-            .copied()
-            .filter(|p| (8..=33).contains(p) || (150..=160).contains(p))
-            .collect();
-        assert_eq!(kept.len(), naive.len() as u64);
-        assert_eq!(
-            kept.missing(8, 33),
-            (8..=33).filter(|p| !naive.contains(p)).count() as u64
-        );
     }
 
     const MIB: u128 = 1 << 20;
@@ -780,7 +890,7 @@ mod tests {
 
     #[test]
     fn cap_frees_cache_then_fails() {
-        let mut a = CachingAllocator::new(Allocator::Default, Some(100 * MIB));
+        let mut a = CachingAllocator::new(Allocator::Default, Some(Cap::card(100 * MIB)));
         let x = a.malloc(60 * MIB).unwrap();
         a.free(x);
         // 60 MiB cached; 70 MiB does not fit beside it, so the cache is released and it fits
@@ -794,7 +904,8 @@ mod tests {
 
     #[test]
     fn expandable_segments_grow_in_place() {
-        let mut a = CachingAllocator::new(Allocator::ExpandableSegments, Some(100 * MIB));
+        let mut a =
+            CachingAllocator::new(Allocator::ExpandableSegments, Some(Cap::card(100 * MIB)));
         let x = a.malloc(30 * MIB).unwrap();
         assert_eq!(a.reserved(), 40 * MIB);
         let y = a.malloc(5 * MIB).unwrap();

@@ -2,7 +2,7 @@
 //! `memory_allocated` and `memory_reserved` do over an iteration, and whether (and where) a
 //! capped allocator runs out of memory.
 
-use crate::allocator::{round_size, BlockId, CachingAllocator};
+use crate::allocator::{round_size, BlockId, CachingAllocator, Cap};
 use crate::config::Allocator;
 use crate::physics::Phase;
 use crate::sequence::{Action, Sequence, Stage};
@@ -84,18 +84,18 @@ fn bump(list: &mut Vec<(Phase, u128)>, phase: Phase, value: u128) {
 }
 
 /// Replays `seq` through an allocator in `mode` that may reserve at most `cap` bytes.
-pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<u128>) -> Replay {
+pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<Cap>) -> Replay {
     replay_recording(seq, mode, cap, true)
 }
 
 /// Whether `seq` runs within `cap`: the replay without its per-event samples and per-term
 /// accounting (what fix searches ask, many times).
-pub fn fits(seq: &Sequence, mode: Allocator, cap: u128) -> bool {
+pub fn fits(seq: &Sequence, mode: Allocator, cap: Cap) -> bool {
     replay_recording(seq, mode, Some(cap), false).fits()
 }
 
 /// [`replay`], recording samples and what is alive at the peak only when `record`.
-fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<u128>, record: bool) -> Replay {
+fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: bool) -> Replay {
     let mut alloc = CachingAllocator::new(mode, cap);
     let mut blocks: Vec<Option<(BlockId, u128)>> = Vec::new();
     let mut requested: u128 = 0;

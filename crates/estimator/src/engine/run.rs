@@ -2,6 +2,7 @@
 //! simulated caching allocator without a cap (the peaks `max_memory_allocated` reports, and what
 //! they are made of) and under the card's budget (does it fit; if not, where it fails and why).
 
+use crate::allocator::Cap;
 use crate::config::Allocator;
 use crate::engine::events::{Phase, Sequence, Stage};
 use crate::engine::replay::{replay, OomEvent, Replay};
@@ -21,9 +22,9 @@ pub struct Run {
 }
 
 impl Run {
-    /// Replays `sequence` with `allocator` for a card whose allocator may reserve `cap` bytes;
+    /// Replays `sequence` with `allocator` for a card whose allocator may reserve up to `cap`;
     /// refuses a run past [`crate::engine::events::CEILING_BYTES`].
-    pub fn replay(sequence: Sequence, allocator: Allocator, cap: u128) -> Result<Run, ConfigError> {
+    pub fn replay(sequence: Sequence, allocator: Allocator, cap: Cap) -> Result<Run, ConfigError> {
         // a run past the ceiling has no peak to show, only that no card holds it
         if let Some(b) = sequence.beyond {
             return Err(ConfigError::beyond_any_card(b));
@@ -89,7 +90,7 @@ impl Run {
 }
 
 /// Whether `sequence` runs within `cap`: one lean replay, for searches that ask nothing else.
-pub fn fits(sequence: &Sequence, allocator: Allocator, cap: u128) -> bool {
+pub fn fits(sequence: &Sequence, allocator: Allocator, cap: Cap) -> bool {
     crate::engine::replay::fits(sequence, allocator, cap)
 }
 
@@ -103,7 +104,7 @@ fn sim_verdict(
     seq: &Sequence,
     free_run: &Replay,
     on_card: &Replay,
-    cap: u128,
+    cap: Cap,
 ) -> Verdict {
     let need = if on_card.fits() {
         on_card.peak_reserved
@@ -113,9 +114,13 @@ fn sim_verdict(
     let risk = if !on_card.fits() {
         Risk::Oom
     } else {
-        let tighter = (cap as f64 * (1.0 - TIGHT_FRACTION)) as u128;
+        let tighter = Cap {
+            bytes: (cap.bytes as f64 * (1.0 - TIGHT_FRACTION)) as u128,
+            ..cap
+        };
         // only replay again where the answer could differ
-        let short_of_margin = on_card.peak_reserved > tighter && !fits(seq, allocator, tighter);
+        let short_of_margin =
+            on_card.peak_reserved > tighter.bytes && !fits(seq, allocator, tighter);
         let only_with_expandable =
             allocator == Allocator::ExpandableSegments && !fits(seq, Allocator::Default, cap);
         if short_of_margin || only_with_expandable {
@@ -124,5 +129,5 @@ fn sim_verdict(
             Risk::Fits
         }
     };
-    Verdict::new(risk, cap, need)
+    Verdict::new(risk, cap.bytes, need)
 }

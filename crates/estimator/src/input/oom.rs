@@ -8,6 +8,7 @@
 //! has 10.94 GiB memory in use. 11.25 GiB allowed; Of the allocated memory 7.81 GiB is allocated
 //! by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.` (2.1 wrote "capacty").
 
+use crate::allocator::{Cap, CapKind};
 use crate::config::TrainConfig;
 use crate::gpu::{self, Gpu};
 use crate::physics::Phase;
@@ -47,11 +48,16 @@ impl OomMessage {
             .or(self.already_allocated_bytes)
     }
 
-    /// What the caching allocator could have reserved: the cap if there was one, else what it
-    /// held plus what was free on the card.
-    pub fn allocator_budget(&self) -> Option<u128> {
-        self.allowed_bytes
-            .or_else(|| Some(self.reserved_total_bytes? + self.free_bytes?))
+    /// What the caching allocator could have reserved: the cap if there was one (a memory
+    /// fraction: "X allowed"), else what it held plus what was free on the card.
+    pub fn allocator_cap(&self) -> Option<Cap> {
+        match self.allowed_bytes {
+            Some(bytes) => Some(Cap {
+                bytes,
+                kind: CapKind::Fraction,
+            }),
+            None => Some(Cap::card(self.reserved_total_bytes? + self.free_bytes?)),
+        }
     }
 
     /// Memory of this process outside PyTorch's allocator (CUDA context, kernels).
@@ -295,7 +301,7 @@ pub fn diagnose(m: &OomMessage, cfg: &TrainConfig) -> Option<Diagnosis> {
     let card = m.card().cloned().unwrap_or_else(crate::query::custom_card);
     let seq = generate(cfg, &card, crate::physics::Patches::default());
     // replay under the budget the message implies: does it fail at this request?
-    if let (Some(cap), true) = (m.allocator_budget(), cfg.validate().is_ok()) {
+    if let (Some(cap), true) = (m.allocator_cap(), cfg.validate().is_ok()) {
         if let Some(o) = replay(&seq, cfg.allocator, Some(cap)).oom {
             if same_size(requested, o.requested) {
                 return Some(Diagnosis {

@@ -42,7 +42,7 @@ pub fn analyze(cfg: &BngConfig, budget: &Budget) -> Result<BngAnalysis, ConfigEr
     let sequence = sequence::generate(cfg, &budget.gpu);
     Ok(BngAnalysis {
         config: cfg.clone(),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget())?,
+        run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
     })
 }
 
@@ -52,6 +52,6 @@ pub fn fits_on_card(cfg: &BngConfig, budget: &Budget) -> bool {
         && crate::engine::run::fits(
             &sequence::generate(cfg, &budget.gpu),
             cfg.allocator,
-            budget.allocator_budget(),
+            budget.allocator_cap(),
         )
 }

@@ -50,7 +50,7 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
     Ok(NanochatAnalysis {
         config: cfg.clone(),
         shape: Shape::of(cfg),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_budget())?,
+        run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
     })
 }
 
@@ -81,6 +81,6 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
         && crate::engine::run::fits(
             &sequence::generate(cfg, budget.gpu.cublas_workspace_bytes()),
             cfg.allocator,
-            budget.allocator_budget(),
+            budget.allocator_cap(),
         )
 }

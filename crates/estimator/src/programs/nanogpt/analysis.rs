@@ -60,7 +60,7 @@ pub fn replay_patched(
 ) -> Result<Run, ConfigError> {
     cfg.validate()?;
     let sequence = generate(cfg, &budget.gpu, patches);
-    Run::replay(sequence, cfg.allocator, budget.allocator_budget())
+    Run::replay(sequence, cfg.allocator, budget.allocator_cap())
 }
 
 /// Whether `cfg` runs on `budget`'s card: [`Analysis`]'s `verdict.fits` with one replay instead
@@ -70,7 +70,7 @@ pub fn fits_on_card(cfg: &TrainConfig, budget: &Budget) -> bool {
         && run::fits(
             &generate(cfg, &budget.gpu, Patches::default()),
             cfg.allocator,
-            budget.allocator_budget(),
+            budget.allocator_cap(),
         )
 }
 
