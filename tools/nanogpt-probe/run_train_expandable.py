@@ -7,6 +7,11 @@ phase marks' times. Issue 27 needs it: under a `set_per_process_memory_fraction`
 6-8 % more than such runs do (exp_s_b16, exp_w576_fp16_b16 in calibration.jsonl), and the events say where
 PyTorch unmapped what the simulation kept.
 
+FREE_GIB=X instead of CAP_GIB caps the run as a card does, not as a memory fraction: before training, memory
+outside PyTorch's allocator (cuMemAlloc) takes the card down to X GiB free, so mapping a page fails where the
+card has no more (PyTorch then checks no fraction). The events file then also holds `free_at_start` (bytes free,
+torch.cuda.mem_get_info, with nothing reserved by PyTorch) and `card_total`.
+
 usage: TRACE=<summary.json> EVENTS=<events.json> CAP_GIB=18 NANOGPT=... python3 run_train_expandable.py \\
            NAME VOCAB --compile=False ...     (the arguments of run_train.py)
 """
@@ -20,6 +25,23 @@ import run_train  # noqa: E402  (clears the allocator settings at import)
 os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'
 EVENTS = os.environ['EVENTS']
 _summarize = run_train.summarize
+card = {}
+
+
+def occupy_all_but(free_gib):
+    """Leaves `free_gib` GiB of the card free, taken outside PyTorch's allocator (cuMemAlloc)."""
+    import ctypes
+    import torch
+    torch.zeros(1, device='cuda')  # the primary context, current on this thread
+    torch.cuda.empty_cache()
+    free, total = torch.cuda.mem_get_info()
+    cuda = ctypes.CDLL('libcuda.so.1')
+    ptr = ctypes.c_uint64()
+    rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(free - int(float(free_gib) * 2**30)))
+    assert rc == 0, f'cuMemAlloc: {rc}'
+    card.update(free_at_start=torch.cuda.mem_get_info()[0], card_total=total,
+                reserved_at_start=torch.cuda.memory_reserved())
+    print('card', card, flush=True)
 
 
 def summarize(snap, top=30):
@@ -27,11 +49,13 @@ def summarize(snap, top=30):
     keep = [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'), 't': e.get('time_us')}
             for e in entries]
     with open(EVENTS, 'w') as f:
-        json.dump({'allocator': 'expandable_segments', 'marks': run_train.mark_times_us, 'events': keep}, f)
+        json.dump({'allocator': 'expandable_segments', 'marks': run_train.mark_times_us, 'events': keep, **card}, f)
     return _summarize(snap, top)
 
 
 run_train.summarize = summarize
 
 if __name__ == '__main__':
+    if os.environ.get('FREE_GIB'):
+        occupy_all_but(os.environ['FREE_GIB'])
     run_train.main()

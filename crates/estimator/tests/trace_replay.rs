@@ -1,8 +1,8 @@
-//! The allocator simulation against every event of ten real runs (data/traces): the real
+//! The allocator simulation against every event of thirteen real runs (data/traces): the real
 //! requests and frees, replayed through the simulated caching allocator, must reproduce the run's
 //! segment allocations (count and bytes), its peaks, the capped run's out-of-memory at the same
 //! request, and with expandable segments the reserved bytes after every request, under a memory
-//! fraction and without one.
+//! fraction, on a card with little memory free, and without a limit.
 
 #![allow(clippy::unwrap_used)]
 
@@ -33,15 +33,20 @@ fn events_trace(name: &str) -> Value {
         "free_completed" => Some("F"),
         "segment_map" => Some("m"),
         "segment_unmap" => Some("u"),
+        "oom" => Some("o"),
         _ => None,
     };
     let events: Vec<Value> = raw["events"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|e| Some(json!([short(e["a"].as_str()?)?, e["addr"], e["size"]])))
+        .filter_map(|e| {
+            let addr = e["addr"].as_u64().unwrap_or(0);
+            let size = e["size"].as_u64().unwrap_or(0);
+            Some(json!([short(e["a"].as_str()?)?, addr, size]))
+        })
         .collect();
-    json!({ "events": events })
+    json!({ "events": events, "free_at_start": raw["free_at_start"] })
 }
 
 /// A cap set with `torch.cuda.set_per_process_memory_fraction`, as the probes set theirs.
@@ -240,14 +245,36 @@ fn expandable_segments_map_and_unmap_as_pytorch_does() {
     }
 }
 
-/// On a card without a fraction, a request costs only the pages it maps: the same run reserves
-/// more before the cache is released, and still fits.
+/// On a card with no fraction set (the probe took all but 18, 17.5 or 16.6 GiB of an H200 with
+/// cuMemAlloc), a request needs only the pages it maps: the same run as under an 18 GiB fraction
+/// reserves 18,511,560,704 bytes at its peak rather than 17,882,415,104, and with 16.6 GiB it
+/// fails at the same request as the simulation.
 #[test]
-fn a_card_checks_the_pages_a_fraction_the_whole_request() {
-    let t = events_trace("exp_s_b16_cap18");
-    let as_fraction = replay(&t, Allocator::ExpandableSegments, fraction(18.0));
-    let on_card = replay(&t, Allocator::ExpandableSegments, Some(Cap::card(18 << 30)));
-    assert_eq!(on_card.oom_at, None);
-    assert!(on_card.peak_reserved > as_fraction.peak_reserved);
-    assert!(on_card.peak_reserved <= 18 << 30);
+fn on_a_card_expandable_segments_map_only_what_they_need() {
+    for (name, peak, fails) in [
+        ("exp_s_b16_free18", 18_511_560_704, false),
+        ("exp_s_b16_free17.5", 18_511_560_704, false),
+        ("exp_s_b16_free16.6", 17_316_184_064, true),
+    ] {
+        let t = events_trace(name);
+        let free = u128::from(t["free_at_start"].as_u64().unwrap());
+        let out = replay(&t, Allocator::ExpandableSegments, Some(Cap::card(free)));
+        let real = real_reserved(&t);
+        if let Some(i) = (0..real.len()).find(|&i| out.reserved[i] != real[i]) {
+            panic!(
+                "{name}: after request {i} reserved {} where the run had {}",
+                out.reserved[i], real[i]
+            );
+        }
+        assert_eq!(out.peak_reserved, peak, "{name}");
+        // the failed request (`o`) is the one after the last that succeeded
+        assert_eq!(out.oom_at, fails.then_some(real.len()), "{name}");
+    }
+    // the fraction's whole-request check would have released the cache earlier
+    let as_fraction = replay(
+        &events_trace("exp_s_b16_free18"),
+        Allocator::ExpandableSegments,
+        fraction(18.0),
+    );
+    assert_eq!(as_fraction.peak_reserved, 17_882_415_104);
 }

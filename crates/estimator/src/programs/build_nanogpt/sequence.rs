@@ -270,9 +270,9 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
         c: u128::from(cfg.n_embd),
         v: u128::from(cfg.vocab_size),
     };
-    // step 0's validation: the first matmul creates the forward thread's cuBLAS workspace
+    // step 0's validation: its first matmul creates the forward thread's cuBLAS workspace
     g.mark(Some(Phase::Eval), Stage::Eval, 0);
-    g.a(workspace, Term::CublasWorkspace);
+    g.first_eval_workspace();
     validate(&mut g, &mut globals, Phase::Eval, cfg.use_compile);
     if evals {
         // no sampling at step 0 (`step > 0`)

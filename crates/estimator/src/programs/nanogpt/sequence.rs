@@ -49,6 +49,9 @@ pub(crate) struct Gen<'a> {
     /// The eval graph's, the training forward's and the training backward's GELU kernels are
     /// still to be autotuned on their first call.
     tune: [bool; 3],
+    /// The forward thread's cuBLAS workspace is still to be created, by the first matmul of an
+    /// eager forward (block 0's qkv projection, once its output is allocated).
+    pub(crate) workspace_pending: bool,
 }
 
 /// The tensors one block keeps for its backward.
@@ -99,6 +102,26 @@ impl<'a> Gen<'a> {
             wpe_rows: u128::from(cfg.block_size),
             l2: 0,
             tune: [false; 3],
+            workspace_pending: false,
+        }
+    }
+
+    /// Where a forward's first matmul runs: the forward thread's cuBLAS workspace, if it is yet
+    /// to be created.
+    fn first_matmul(&mut self) {
+        if std::mem::take(&mut self.workspace_pending) {
+            self.a(self.workspace, Term::CublasWorkspace);
+        }
+    }
+
+    /// The forward thread's cuBLAS workspace at the first eval: created by its first matmul,
+    /// which in eager runs comes inside block 0 (trace exp_s_b16_uncapped: after the qkv
+    /// projection's output) and in compiled runs before the graph's first buffer.
+    pub(crate) fn first_eval_workspace(&mut self) {
+        if self.compiled {
+            self.a(self.workspace, Term::CublasWorkspace);
+        } else {
+            self.workspace_pending = true;
         }
     }
 
@@ -267,6 +290,7 @@ impl<'a> Gen<'a> {
         let (ln1, stats, w_attn, ln1c) = self.norm_and_cast(eval, act, 3 * c * c);
         sv.ln1 = stats;
         let qkv = self.a(3 * s * btc, act);
+        self.first_matmul();
         if eval {
             self.f(ln1c);
         }
@@ -1146,9 +1170,8 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         g.a(b, Term::DdpBuckets);
     }
     let mut xy = g.batch();
-    // the forward thread's workspace: created by the first matmul (in the first eval forward)
     g.mark(Some(Phase::Eval), Stage::Eval, 0);
-    g.a(workspace, Term::CublasWorkspace);
+    g.first_eval_workspace();
     g.estimate_loss(Phase::Eval);
     if g.out.is_beyond() {
         return g.out.finish();
