@@ -6,6 +6,8 @@
 //! −0.11 % on the card, −0.24 % under the fraction: a page or two of 20 MiB that the sequence
 //! places otherwise).
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use estimator::gpu::{self, Budget};
