@@ -32,8 +32,8 @@ strings! {
     /// Each program's name, in [`estimator::programs::Program::ALL`] order (chat_sft not shown).
     program_names[4],
     nc_tagline,
-    /// Hints under each base_train.py flag, in `NanochatConfig::KEYS` order.
-    nc_hints[19],
+    /// Hints under each base_train.py flag, keyed by the flag (`NanochatConfig::KEYS`).
+    nc_hints[by NanochatConfig::KEYS],
     nc_hint_load_optimizer,
     nc_phase_eval,
     nc_phase_eval_later,
@@ -48,8 +48,8 @@ strings! {
     /// `{params}`, `{freed}`.
     nc_fix_titles[8],
     bng_tagline,
-    /// Hints under each train_gpt2.py constant, in `build_nanogpt::config::KEYS` order.
-    bng_hints[11],
+    /// Hints under each train_gpt2.py constant, keyed by the constant (`build_nanogpt::config::KEYS`).
+    bng_hints[by estimator::programs::build_nanogpt::config::KEYS],
     bng_phase_eval,
     bng_phase_eval_later,
     bng_chart_title,
@@ -70,8 +70,8 @@ strings! {
     result_label,
     preset_label,
     preset_custom,
-    /// Hints under each nanoGPT key, in [`estimator::FIELDS_JSON_ORDER`] order.
-    hints[17],
+    /// Hints under each nanoGPT key, keyed by it ([`estimator::FIELDS_JSON_ORDER`]).
+    hints[by estimator::FIELDS_JSON_ORDER],
     vocab_label,
     vocab_gpt2,
     vocab_char,

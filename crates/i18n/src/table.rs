@@ -2,32 +2,35 @@
 //! a fixed-size array of them) together with its key list — [`super::Strings`] for the page,
 //! [`super::CliStrings`] for the command line — and [`parse`] fills either from a language file.
 //!
-//! A language file holds one `key = value` per line (`hints.3 = …` for the fourth item of an
-//! array); `#` starts a comment line; in values `\n` is a line break and `\\` a backslash.
+//! A language file holds one `key = value` per line (`program_names.1 = …` for the second item
+//! of an array; `hints.n_layer = …` for the item of an array keyed by a list of names, so that
+//! reordering the list cannot shift a translation onto another item); `#` starts a comment line;
+//! in values `\n` is a line break and `\\` a backslash.
 
-/// Declares a table with one field per listed key (`name` or `name[N]`), plus the one
+/// Declares a table with one field per listed key — `name`, `name[N]` (items keyed `name.0` …)
+/// or `name[by LIST]` (items keyed `name.<LIST[i]>`, LIST a `&[&str]` constant) — plus the one
 /// per-field accessor everything else is built on (kept small: this is wasm).
 macro_rules! strings {
-    ($(#[doc = $sdoc:literal])* $name:ident { $( $(#[doc = $doc:literal])* $field:ident $([$n:literal])? ),* $(,)? }) => {
+    ($(#[doc = $sdoc:literal])* $name:ident { $( $(#[doc = $doc:literal])* $field:ident $([$($n:tt)+])? ),* $(,)? }) => {
         $(#[doc = $sdoc])*
         #[derive(Clone, Debug)]
         pub struct $name {
-            $( $(#[doc = $doc])* pub $field: strings!(@ty $($n)?), )*
+            $( $(#[doc = $doc])* pub $field: strings!(@ty $($($n)+)?), )*
         }
 
         impl $crate::table::Table for $name {
             const NAMES: &'static [&'static str] = &[$( stringify!($field) ),*];
-            const ARRAYS: &'static [bool] = &[$( strings!(@is_array $($n)?) ),*];
+            const ITEMS: &'static [$crate::table::Items] = &[$( strings!(@items $($($n)+)?) ),*];
 
             fn empty() -> Self {
-                $name { $( $field: strings!(@empty $($n)?), )* }
+                $name { $( $field: strings!(@empty $($($n)+)?), )* }
             }
 
             fn field_mut(&mut self, i: usize) -> &mut [&'static str] {
                 let mut k = 0usize;
                 $(
                     if i == k {
-                        return strings!(@slice self.$field $(, $n)?);
+                        return strings!(@slice self.$field $(, $($n)+)?);
                     }
                     k += 1;
                 )*
@@ -37,21 +40,35 @@ macro_rules! strings {
         }
     };
     (@ty) => { &'static str };
+    (@ty by $list:path) => { [&'static str; $list.len()] };
     (@ty $n:literal) => { [&'static str; $n] };
     (@empty) => { "" };
+    (@empty by $list:path) => { [""; $list.len()] };
     (@empty $n:literal) => { [""; $n] };
-    (@is_array) => { false };
-    (@is_array $n:literal) => { true };
+    (@items) => { $crate::table::Items::One };
+    (@items by $list:path) => { $crate::table::Items::Named($list) };
+    (@items $n:literal) => { $crate::table::Items::Indexed };
     (@slice $place:expr) => { std::slice::from_mut(&mut $place) };
-    (@slice $place:expr, $n:literal) => { &mut $place[..] };
+    (@slice $place:expr, $($n:tt)+) => { &mut $place[..] };
+}
+
+/// How a field's strings are keyed in a language file.
+#[derive(Clone, Copy, Debug)]
+pub enum Items {
+    /// One string: `name`.
+    One,
+    /// An array by position: `name.0`, `name.1`, …
+    Indexed,
+    /// An array by these names, in its order: `name.<names[i]>`.
+    Named(&'static [&'static str]),
 }
 
 /// A table of strings that `strings!` declared.
 pub trait Table: Clone {
     /// Field names, in declaration order.
     const NAMES: &'static [&'static str];
-    /// Whether each field is an array (its keys are `name.0`, `name.1`, …).
-    const ARRAYS: &'static [bool];
+    /// How each field's strings are keyed.
+    const ITEMS: &'static [Items];
 
     /// A table with every string empty; [`parse`] fills it.
     fn empty() -> Self;
@@ -59,7 +76,8 @@ pub trait Table: Clone {
     /// The strings of field number `i` (one for a plain field).
     fn field_mut(&mut self, i: usize) -> &mut [&'static str];
 
-    /// Every key of a language file, in declaration order (`hints.0` … for arrays).
+    /// Every key of a language file, in declaration order (`program_names.0` …, `hints.n_layer` …
+    /// for arrays).
     fn keys() -> Vec<String> {
         Self::empty()
             .entries()
@@ -73,12 +91,11 @@ pub trait Table: Clone {
         let mut copy = self.clone();
         let mut out = Vec::new();
         for (i, name) in Self::NAMES.iter().enumerate() {
-            let array = Self::ARRAYS[i];
             for (j, v) in copy.field_mut(i).iter().enumerate() {
-                let key = if array {
-                    format!("{name}.{j}")
-                } else {
-                    (*name).to_string()
+                let key = match Self::ITEMS[i] {
+                    Items::One => (*name).to_string(),
+                    Items::Indexed => format!("{name}.{j}"),
+                    Items::Named(names) => format!("{name}.{}", names[j]),
                 };
                 out.push((key, *v));
             }
@@ -86,17 +103,30 @@ pub trait Table: Clone {
         out
     }
 
-    /// Sets the string a key names; false when no field has that key.
-    fn set(&mut self, name: &str, index: Option<usize>, value: &'static str) -> bool {
+    /// Sets the string a key names (`name`, or `name.item`); false when no field has that key.
+    fn set(&mut self, key: &str, value: &'static str) -> bool {
+        let (name, item) = match key.split_once('.') {
+            Some((name, item)) => (name, Some(item)),
+            None => (key, None),
+        };
         let Some(i) = Self::NAMES.iter().position(|n| *n == name) else {
             return false;
         };
-        let array = Self::ARRAYS[i];
-        let slot = self.field_mut(i);
-        match (array, index) {
-            (false, None) => slot[0] = value,
-            (true, Some(j)) if j < slot.len() => slot[j] = value,
+        let j = match (Self::ITEMS[i], item) {
+            (Items::One, None) => 0,
+            (Items::Indexed, Some(item)) => match item.parse() {
+                Ok(j) => j,
+                Err(_) => return false,
+            },
+            (Items::Named(names), Some(item)) => match names.iter().position(|n| *n == item) {
+                Some(j) => j,
+                None => return false,
+            },
             _ => return false,
+        };
+        match self.field_mut(i).get_mut(j) {
+            Some(slot) => *slot = value,
+            None => return false,
         }
         true
     }
@@ -144,8 +174,7 @@ pub fn parse<T: Table>(text: &'static str, fallback: Option<&T>) -> (T, Vec<Pars
             continue;
         };
         let key = key.trim();
-        let (name, index) = split_key(key);
-        if !strings.set(name, index, unescape(value)) {
+        if !strings.set(key, unescape(value)) {
             errors.push(ParseError::UnknownKey {
                 line,
                 key: key.to_string(),
@@ -163,23 +192,11 @@ pub fn parse<T: Table>(text: &'static str, fallback: Option<&T>) -> (T, Vec<Pars
             continue;
         }
         if let Some(&(_, value)) = fallback.get(n) {
-            let (name, index) = split_key(&key);
-            strings.set(name, index, value);
+            strings.set(&key, value);
         }
         errors.push(ParseError::Missing { key });
     }
     (strings, errors)
-}
-
-/// `hints.3` → (`hints`, Some(3)); `title` → (`title`, None).
-fn split_key(key: &str) -> (&str, Option<usize>) {
-    match key.split_once('.') {
-        Some((name, index)) => match index.parse() {
-            Ok(i) => (name, Some(i)),
-            Err(_) => (key, None),
-        },
-        None => (key, None),
-    }
 }
 
 /// `\n` → line break, `\\` → backslash; the text is leaked once per language loaded (at most
@@ -216,11 +233,23 @@ mod tests {
 
     #[test]
     fn reads_keys_arrays_escapes_and_reports_problems() {
-        let text =
-            "# comment\n\ntitle = vramfit\nhints.2 = a\\nb\nnope = x\ntitle = again\nbroken line\n";
+        let text = "# comment\n\ntitle = vramfit\nhints.n_embd = a\\nb\nnope = x\ntitle = again\nbroken line\n\
+                    program_names.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
         let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
-        assert_eq!(s.hints[2], "a\nb");
+        // a named item lands where its name is in the list, whatever the list's order
+        let n_embd = estimator::FIELDS_JSON_ORDER
+            .iter()
+            .position(|k| *k == "n_embd");
+        assert_eq!(s.hints[n_embd.unwrap()], "a\nb");
+        assert_eq!(s.program_names[1], "p");
+        // named arrays take names only, and only theirs
+        for (line, key) in [(9, "hints.2"), (10, "hints.n_nothing")] {
+            assert!(errors.contains(&ParseError::UnknownKey {
+                line,
+                key: key.into()
+            }));
+        }
         assert!(errors.contains(&ParseError::UnknownKey {
             line: 5,
             key: "nope".into()
