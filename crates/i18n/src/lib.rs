@@ -29,8 +29,9 @@ strings! {
     tagline,
     /// The program choice at the top of the page.
     program_label,
-    /// Each program's name, in [`estimator::programs::Program::ALL`] order (chat_sft not shown).
-    program_names[4],
+    /// Each program's name, keyed by its id ([`estimator::programs::Program::NAMES`]; chat_sft
+    /// not shown).
+    program_names[by Program::NAMES],
     nc_tagline,
     /// Hints under each base_train.py flag, keyed by the flag (`NanochatConfig::KEYS`).
     nc_hints[by NanochatConfig::KEYS],
@@ -43,10 +44,10 @@ strings! {
     /// `{n}`: the largest device batch keeping the total.
     nc_largest_batch,
     nc_largest_batch_none,
-    /// nanochat's fixes, in `NanochatFixKind` order; placeholders `{batch}`, `{old_batch}`,
+    /// nanochat's fixes, keyed by `NanochatFixKind::IDS`; placeholders `{batch}`, `{old_batch}`,
     /// `{accum}`, `{old_accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
     /// `{params}`, `{freed}`.
-    nc_fix_titles[8],
+    nc_fix_titles[by NanochatFixKind::IDS],
     bng_tagline,
     /// Hints under each train_gpt2.py constant, keyed by the constant (`build_nanogpt::config::KEYS`).
     bng_hints[by estimator::programs::build_nanogpt::config::KEYS],
@@ -56,11 +57,11 @@ strings! {
     /// `{n}`: the largest B keeping the total batch.
     bng_largest_b,
     bng_largest_b_none,
-    /// build-nanogpt's fixes, in `BngFixKind` order; placeholders `{b}`, `{old_b}`, `{accum}`,
+    /// build-nanogpt's fixes, keyed by `BngFixKind::IDS`; placeholders `{b}`, `{old_b}`, `{accum}`,
     /// `{total}`, `{t}`, `{old_t}`, `{layers}`, `{old_layers}`, `{params}`, `{freed}`.
-    bng_fix_titles[6],
-    bng_fix_why[6],
-    nc_fix_why[8],
+    bng_fix_titles[by BngFixKind::IDS],
+    bng_fix_why[by BngFixKind::IDS],
+    nc_fix_why[by NanochatFixKind::IDS],
     section_model,
     section_batch,
     section_precision,
@@ -845,6 +846,24 @@ pub fn issue(tr: &Strings, i: &estimator::query::QueryIssue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arrays keyed by a list are indexed by `kind as usize`: each list must be in
+    /// declaration order, and every kind must have its text.
+    #[test]
+    fn keyed_arrays_follow_declaration_order() {
+        for (i, k) in NanochatFixKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert!(!en().nc_fix_title(k).is_empty() && !en().nc_fix_why(k).is_empty());
+        }
+        for (i, k) in BngFixKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert!(!en().bng_fix_title(k).is_empty() && !en().bng_fix_why(k).is_empty());
+        }
+        for (i, p) in Program::ALL.into_iter().enumerate() {
+            assert_eq!((p as usize, p.id()), (i, Program::NAMES[i]));
+            assert!(!en().program_name(p).is_empty());
+        }
+    }
 
     fn placeholders(s: &str) -> Vec<&str> {
         let mut out: Vec<&str> = s

@@ -46,7 +46,7 @@ macro_rules! strings {
     (@empty by $list:path) => { [""; $list.len()] };
     (@empty $n:literal) => { [""; $n] };
     (@items) => { $crate::table::Items::One };
-    (@items by $list:path) => { $crate::table::Items::Named($list) };
+    (@items by $list:path) => { $crate::table::Items::Named(&$list) };
     (@items $n:literal) => { $crate::table::Items::Indexed };
     (@slice $place:expr) => { std::slice::from_mut(&mut $place) };
     (@slice $place:expr, $($n:tt)+) => { &mut $place[..] };
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn reads_keys_arrays_escapes_and_reports_problems() {
         let text = "# comment\n\ntitle = vramfit\nhints.n_embd = a\\nb\nnope = x\ntitle = again\nbroken line\n\
-                    program_names.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
+                    components.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
         let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
         // a named item lands where its name is in the list, whatever the list's order
@@ -242,7 +242,7 @@ mod tests {
             .iter()
             .position(|k| *k == "n_embd");
         assert_eq!(s.hints[n_embd.unwrap()], "a\nb");
-        assert_eq!(s.program_names[1], "p");
+        assert_eq!(s.components[1], "p");
         // named arrays take names only, and only theirs
         for (line, key) in [(9, "hints.2"), (10, "hints.n_nothing")] {
             assert!(errors.contains(&ParseError::UnknownKey {

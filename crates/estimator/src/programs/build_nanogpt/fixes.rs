@@ -28,7 +28,30 @@ pub enum BngFixKind {
 }
 
 impl BngFixKind {
-    pub fn id(self) -> &'static str {
+    /// Every kind, in declaration order: `kind as usize` indexes [`BngFixKind::IDS`] and the
+    /// language files' texts.
+    pub const ALL: [BngFixKind; 6] = [
+        BngFixKind::MicroBatchKeepTotal,
+        BngFixKind::CompileWithMicroBatch,
+        BngFixKind::ExpandableSegments,
+        BngFixKind::FreeTheCard,
+        BngFixKind::ShorterContext,
+        BngFixKind::FewerLayers,
+    ];
+
+    /// Each kind's id, in [`BngFixKind::ALL`] order: the JSON's `kind`, and the key of the kind's
+    /// texts in the language files.
+    pub const IDS: [&'static str; 6] = {
+        let mut ids = [""; 6];
+        let mut i = 0;
+        while i < ids.len() {
+            ids[i] = Self::ALL[i].id();
+            i += 1;
+        }
+        ids
+    };
+
+    pub const fn id(self) -> &'static str {
         match self {
             BngFixKind::MicroBatchKeepTotal => "micro_batch_keep_total",
             BngFixKind::CompileWithMicroBatch => "compile_with_micro_batch",

@@ -37,7 +37,32 @@ pub enum NanochatFixKind {
 }
 
 impl NanochatFixKind {
-    pub fn id(self) -> &'static str {
+    /// Every kind, in declaration order: `kind as usize` indexes [`NanochatFixKind::IDS`] and the
+    /// language files' texts.
+    pub const ALL: [NanochatFixKind; 8] = [
+        NanochatFixKind::DeviceBatchKeepTotal,
+        NanochatFixKind::ExpandableSegments,
+        NanochatFixKind::FreeTheCard,
+        NanochatFixKind::DeviceBatchSmallerTotal,
+        NanochatFixKind::ShorterContext,
+        NanochatFixKind::ShallowerModel,
+        NanochatFixKind::CoreOff,
+        NanochatFixKind::CoreOffWithDeviceBatch,
+    ];
+
+    /// Each kind's id, in [`NanochatFixKind::ALL`] order: the JSON's `kind`, and the key of the kind's
+    /// texts in the language files.
+    pub const IDS: [&'static str; 8] = {
+        let mut ids = [""; 8];
+        let mut i = 0;
+        while i < ids.len() {
+            ids[i] = Self::ALL[i].id();
+            i += 1;
+        }
+        ids
+    };
+
+    pub const fn id(self) -> &'static str {
         match self {
             NanochatFixKind::DeviceBatchKeepTotal => "device_batch_keep_total",
             NanochatFixKind::ExpandableSegments => "expandable_segments",
