@@ -115,3 +115,32 @@ pub fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T>
     }
     lo.checked_sub(1).map(|i| candidates[i])
 }
+
+/// Declares a program's fix-kind enum with `ALL` (every kind, in declaration order) and `IDS`
+/// (each kind's `id()`, a `const fn` the program writes, in that order): `kind as usize` indexes
+/// both, and the language files key each kind's texts by its id.
+macro_rules! fix_kinds {
+    ($(#[$meta:meta])* $vis:vis enum $kind:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        $vis enum $kind {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $kind {
+            /// Every kind, in declaration order.
+            pub const ALL: [$kind; [$(stringify!($variant)),+].len()] = [$($kind::$variant),+];
+            /// Each kind's id, in [`Self::ALL`] order: the JSON's `kind`, and the key of the
+            /// kind's texts in the language files.
+            pub const IDS: [&'static str; $kind::ALL.len()] = {
+                let mut ids = [""; $kind::ALL.len()];
+                let mut i = 0;
+                while i < ids.len() {
+                    ids[i] = $kind::ALL[i].id();
+                    i += 1;
+                }
+                ids
+            };
+        }
+    };
+}
+pub(crate) use fix_kinds;

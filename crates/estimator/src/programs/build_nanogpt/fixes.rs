@@ -11,46 +11,25 @@ use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
-/// The kinds of train_gpt2.py fix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BngFixKind {
-    /// Smaller `B`, `total_batch_size` kept: more micro-steps.
-    MicroBatchKeepTotal,
-    /// `use_compile = True` with the largest `B` that then fits.
-    CompileWithMicroBatch,
-    /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
-    ExpandableSegments,
-    FreeTheCard,
-    /// Shorter `T`, the same tokens per step.
-    ShorterContext,
-    /// Fewer `n_layer`.
-    FewerLayers,
+crate::engine::ranking::fix_kinds! {
+    /// The kinds of train_gpt2.py fix.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum BngFixKind {
+        /// Smaller `B`, `total_batch_size` kept: more micro-steps.
+        MicroBatchKeepTotal,
+        /// `use_compile = True` with the largest `B` that then fits.
+        CompileWithMicroBatch,
+        /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
+        ExpandableSegments,
+        FreeTheCard,
+        /// Shorter `T`, the same tokens per step.
+        ShorterContext,
+        /// Fewer `n_layer`.
+        FewerLayers,
+    }
 }
 
 impl BngFixKind {
-    /// Every kind, in declaration order: `kind as usize` indexes [`BngFixKind::IDS`] and the
-    /// language files' texts.
-    pub const ALL: [BngFixKind; 6] = [
-        BngFixKind::MicroBatchKeepTotal,
-        BngFixKind::CompileWithMicroBatch,
-        BngFixKind::ExpandableSegments,
-        BngFixKind::FreeTheCard,
-        BngFixKind::ShorterContext,
-        BngFixKind::FewerLayers,
-    ];
-
-    /// Each kind's id, in [`BngFixKind::ALL`] order: the JSON's `kind`, and the key of the kind's
-    /// texts in the language files.
-    pub const IDS: [&'static str; 6] = {
-        let mut ids = [""; 6];
-        let mut i = 0;
-        while i < ids.len() {
-            ids[i] = Self::ALL[i].id();
-            i += 1;
-        }
-        ids
-    };
-
     pub const fn id(self) -> &'static str {
         match self {
             BngFixKind::MicroBatchKeepTotal => "micro_batch_keep_total",

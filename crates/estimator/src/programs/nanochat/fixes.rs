@@ -14,54 +14,31 @@ use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
-/// The kinds of nanochat fix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NanochatFixKind {
-    /// Smaller `--device-batch-size`, `--total-batch-size` kept: more micro-steps.
-    DeviceBatchKeepTotal,
-    /// `PYTORCH_ALLOC_CONF=expandable_segments:True` in effect from the start.
-    ExpandableSegments,
-    /// Close what else uses the card.
-    FreeTheCard,
-    /// Smaller `--device-batch-size` and a total batch smaller by as much.
-    DeviceBatchSmallerTotal,
-    /// Shorter `--max-seq-len`, the same tokens per step.
-    ShorterContext,
-    /// Smaller `--depth` (a narrower model too: model_dim follows depth).
-    ShallowerModel,
-    /// `--core-metric-every=-1`: no CORE evaluation, whose uncompiled forward on long few-shot
-    /// examples can hold the peak.
-    CoreOff,
-    /// No CORE evaluation and a smaller `--device-batch-size` with the total kept.
-    CoreOffWithDeviceBatch,
+crate::engine::ranking::fix_kinds! {
+    /// The kinds of nanochat fix.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum NanochatFixKind {
+        /// Smaller `--device-batch-size`, `--total-batch-size` kept: more micro-steps.
+        DeviceBatchKeepTotal,
+        /// `PYTORCH_ALLOC_CONF=expandable_segments:True` in effect from the start.
+        ExpandableSegments,
+        /// Close what else uses the card.
+        FreeTheCard,
+        /// Smaller `--device-batch-size` and a total batch smaller by as much.
+        DeviceBatchSmallerTotal,
+        /// Shorter `--max-seq-len`, the same tokens per step.
+        ShorterContext,
+        /// Smaller `--depth` (a narrower model too: model_dim follows depth).
+        ShallowerModel,
+        /// `--core-metric-every=-1`: no CORE evaluation, whose uncompiled forward on long few-shot
+        /// examples can hold the peak.
+        CoreOff,
+        /// No CORE evaluation and a smaller `--device-batch-size` with the total kept.
+        CoreOffWithDeviceBatch,
+    }
 }
 
 impl NanochatFixKind {
-    /// Every kind, in declaration order: `kind as usize` indexes [`NanochatFixKind::IDS`] and the
-    /// language files' texts.
-    pub const ALL: [NanochatFixKind; 8] = [
-        NanochatFixKind::DeviceBatchKeepTotal,
-        NanochatFixKind::ExpandableSegments,
-        NanochatFixKind::FreeTheCard,
-        NanochatFixKind::DeviceBatchSmallerTotal,
-        NanochatFixKind::ShorterContext,
-        NanochatFixKind::ShallowerModel,
-        NanochatFixKind::CoreOff,
-        NanochatFixKind::CoreOffWithDeviceBatch,
-    ];
-
-    /// Each kind's id, in [`NanochatFixKind::ALL`] order: the JSON's `kind`, and the key of the kind's
-    /// texts in the language files.
-    pub const IDS: [&'static str; 8] = {
-        let mut ids = [""; 8];
-        let mut i = 0;
-        while i < ids.len() {
-            ids[i] = Self::ALL[i].id();
-            i += 1;
-        }
-        ids
-    };
-
     pub const fn id(self) -> &'static str {
         match self {
             NanochatFixKind::DeviceBatchKeepTotal => "device_batch_keep_total",
