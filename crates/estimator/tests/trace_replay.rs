@@ -148,6 +148,18 @@ fn real_reserved(t: &Value) -> Vec<u128> {
     out
 }
 
+/// Panics at the first request after which the replay's reserved bytes differ from the run's by
+/// more than `tolerance`.
+fn assert_reserved_follows(name: &str, out: &Outcome, real: &[u128], tolerance: u128) {
+    assert_eq!(out.reserved.len(), real.len(), "{name}: requests");
+    if let Some(i) = (0..real.len()).find(|&i| out.reserved[i].abs_diff(real[i]) > tolerance) {
+        panic!(
+            "{name}: after request {i} reserved {} where the run had {}",
+            out.reserved[i], real[i]
+        );
+    }
+}
+
 fn real_peak_allocated(t: &Value) -> u128 {
     t["marks"]
         .as_array()
@@ -213,14 +225,7 @@ fn default_allocator_reserves_what_nanochat_did() {
         let t = events_trace(name);
         let out = replay(&t, Allocator::Default, None);
         let real = real_reserved(&t);
-        if let Some(i) =
-            (0..real.len()).find(|&i| out.reserved[i].abs_diff(real[i]) > SMALL_SEGMENT)
-        {
-            panic!(
-                "{name}: after request {i} reserved {} where the run had {}",
-                out.reserved[i], real[i]
-            );
-        }
+        assert_reserved_follows(name, &out, &real, SMALL_SEGMENT);
         assert_eq!(out.peak_reserved, *real.iter().max().unwrap(), "{name}");
     }
 }
@@ -265,13 +270,7 @@ fn expandable_segments_map_and_unmap_as_pytorch_does() {
         let out = replay(&t, Allocator::ExpandableSegments, cap);
         assert_eq!(out.oom_at, None, "{name}: fits");
         let real = real_reserved(&t);
-        assert_eq!(out.reserved.len(), real.len(), "{name}: requests");
-        if let Some(i) = (0..real.len()).find(|&i| out.reserved[i] != real[i]) {
-            panic!(
-                "{name}: after request {i} reserved {} where the run had {}",
-                out.reserved[i], real[i]
-            );
-        }
+        assert_reserved_follows(name, &out, &real, 0);
         assert_eq!(out.peak_reserved, *real.iter().max().unwrap(), "{name}");
     }
 }
@@ -291,12 +290,7 @@ fn on_a_card_expandable_segments_map_only_what_they_need() {
         let free = u128::from(t["free_at_start"].as_u64().unwrap());
         let out = replay(&t, Allocator::ExpandableSegments, Some(Cap::card(free)));
         let real = real_reserved(&t);
-        if let Some(i) = (0..real.len()).find(|&i| out.reserved[i] != real[i]) {
-            panic!(
-                "{name}: after request {i} reserved {} where the run had {}",
-                out.reserved[i], real[i]
-            );
-        }
+        assert_reserved_follows(name, &out, &real, 0);
         assert_eq!(out.peak_reserved, peak, "{name}");
         // the failed request (`o`) is the one after the last that succeeded
         assert_eq!(out.oom_at, fails.then_some(real.len()), "{name}");
