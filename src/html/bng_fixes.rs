@@ -3,7 +3,7 @@
 //! not fit.
 
 use estimator::programs::build_nanogpt::config::KEYS;
-use estimator::programs::build_nanogpt::fixes::{BngFix, BngFixReport};
+use estimator::programs::build_nanogpt::fixes::{self, BngFix, BngFixReport};
 use estimator::programs::build_nanogpt::BngConfig;
 
 use super::fix_parts::{self, fact, row, top, FixView};
@@ -57,7 +57,7 @@ fn view<'a>(tr: &Strings, f: &'a BngFix, from: &BngConfig, freed: u128) -> FixVi
         fits: f.verdict.fits,
         peak: f.peak_bytes,
         facts,
-        code: f.edits(from).join("\n"),
+        code: fixes::edits(f, from).join("\n"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! and what it costs training, and the launch line to paste; the best one first when the run
 //! does not fit.
 
-use estimator::programs::nanochat::fixes::{NanochatFix, NanochatFixReport};
+use estimator::programs::nanochat::fixes::{self, NanochatFix, NanochatFixReport};
 use estimator::programs::nanochat::NanochatConfig;
 
 use super::fix_parts::{self, fact, row, top, FixView};
@@ -40,7 +40,7 @@ fn view<'a>(tr: &Strings, f: &'a NanochatFix, from: &NanochatConfig, freed: u128
         fits: f.verdict.fits,
         peak: f.peak_bytes,
         facts,
-        code: f.command_line(),
+        code: fixes::launch_line(&f.config),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use estimator::input::command_line::Launch;
-use estimator::programs::build_nanogpt::fixes::{rank_fixes, BngFixReport};
+use estimator::programs::build_nanogpt::fixes::{self, rank_fixes, BngFixReport};
 use estimator::programs::build_nanogpt::{analyze, BngAnalysis, BngConfig};
 use estimator::programs::Program;
 use estimator::{Budget, Phase};
@@ -123,7 +123,10 @@ fn to_text(tr: &CliLang, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
         out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
         ranked_fix_table(&mut out, tr, &r.fixes, |f| {
             let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
-            (title, std::iter::once(why).chain(f.edits(cfg)).collect())
+            (
+                title,
+                std::iter::once(why).chain(fixes::edits(f, cfg)).collect(),
+            )
         });
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use estimator::input::command_line::Launch;
 use estimator::programs::nanochat::config::Script;
-use estimator::programs::nanochat::fixes::{rank_fixes, NanochatFixReport};
+use estimator::programs::nanochat::fixes::{self, rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::programs::{config_from_flags, Program, ProgramConfig};
 use estimator::{Budget, Phase};
@@ -151,7 +151,7 @@ fn to_text(
         out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
         ranked_fix_table(&mut out, tr, &r.fixes, |f| {
             let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
-            (title, vec![why, f.command_line()])
+            (title, vec![why, fixes::launch_line(&f.config)])
         });
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));

@@ -38,22 +38,18 @@
 //! assert!(!run.verdict.fits); // the optimizer step alone needs ~12.8 GiB
 //! ```
 
-pub mod decimal;
-pub mod engine;
-pub mod error;
-pub mod gpu;
 pub mod input;
 pub mod programs;
-pub mod terms;
-pub mod units;
 
-// The modules' historical paths (`estimator::config`, `crate::replay`, …), used across the crate,
-// the CLI and the page.
-pub use engine::{allocator, allocator_rounding, replay, verdict};
+/// What every program shares (its own crate, which knows no program).
+pub use engine;
+// The engine's modules at the paths the crate, the CLI and the page use (`estimator::gpu`, …).
+pub use engine::{allocator, decimal, error, gpu, replay, terms, units, verdict};
+// nanoGPT's modules at the crate root, their historical paths (`estimator::config`, …).
 pub use input::{oom, paste, pyliteral, query};
 pub use programs::nanogpt::{
-    analysis, config, configurator, ddp, estimate, explain, fixes, params, physics, sequence,
-    snippet, speed,
+    allocator_rounding, analysis, config, configurator, ddp, estimate, explain, fixes, params,
+    physics, sequence, snippet, speed,
 };
 
 pub use analysis::{analyze, analyze_patched, Analysis};
@@ -63,6 +59,7 @@ pub use estimate::{estimate, estimate_patched, Estimate};
 pub use gpu::{Budget, Gpu};
 pub use params::ParamCounts;
 pub use physics::{Moment, MomentBytes, Patches, Phase};
+pub use programs::nanogpt::closed_verdict::verdict;
 pub use pyliteral::PyValue;
 pub use terms::{Component, Components, Term, Terms};
-pub use verdict::{verdict, Risk, Verdict};
+pub use verdict::{Risk, Verdict};

@@ -223,7 +223,7 @@ test("a card's errors name the card's own keys (vram_gib, not the CLI's --vram-g
   }
 });
 
-// The number is written by the estimator (crates/estimator/src/gpu.rs, gib_to_bytes, with
+// The number is written by the estimator (crates/engine/src/gpu.rs, gib_to_bytes, with
 // decimal::compact), shared with the CLI: plain where JS prints it plain, else with an exponent
 // (JS writes 1e+300 where Rust's exponent form writes 1e300; either is compact).
 test('a huge or tiny number is echoed compactly, as JS prints it', () => {

@@ -2,7 +2,7 @@
 //! is the same.
 
 use estimator::programs::build_nanogpt::config::KEYS;
-use estimator::programs::build_nanogpt::fixes::BngFixReport;
+use estimator::programs::build_nanogpt::fixes::{self, BngFixReport};
 use estimator::programs::build_nanogpt::{BngAnalysis, BngConfig};
 use estimator::programs::Program;
 use estimator::{Budget, Phase};
@@ -98,7 +98,7 @@ pub fn fixes_json(a: &BngAnalysis, fixes: Option<&BngFixReport>) -> Value {
                 json!({
                     "kind": f.kind.id(),
                     "impact": f.impact.id(),
-                    "edits": f.edits(&a.config),
+                    "edits": fixes::edits(f, &a.config),
                     "peak_bytes": value(f.peak_bytes),
                     "saving_bytes": value(f.saving_bytes),
                     "fits": f.verdict.fits,

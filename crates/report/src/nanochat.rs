@@ -2,7 +2,7 @@
 //! the meaning is the same.
 
 use estimator::programs::nanochat::config::Script;
-use estimator::programs::nanochat::fixes::NanochatFixReport;
+use estimator::programs::nanochat::fixes::{self, NanochatFixReport};
 use estimator::programs::nanochat::{NanochatAnalysis, NanochatAttention, NanochatConfig};
 use estimator::programs::Program;
 use estimator::{Budget, Phase};
@@ -140,11 +140,11 @@ pub fn fixes_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Va
                     "kind": f.kind.id(),
                     "impact": f.impact.id(),
                     "changes": object(
-                        f.changed_flags(&a.config)
+                        fixes::changed_flags(f, &a.config)
                             .into_iter()
                             .map(|(k, v)| (k.replace('-', "_"), value(v))),
                     ),
-                    "command": f.command_line(),
+                    "command": fixes::launch_line(&f.config),
                     "peak_bytes": value(f.peak_bytes),
                     "saving_bytes": value(f.saving_bytes),
                     "fits": f.verdict.fits,

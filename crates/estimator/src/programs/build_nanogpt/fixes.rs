@@ -11,7 +11,7 @@ use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
-crate::engine::ranking::fix_kinds! {
+crate::engine::fix_kinds! {
     /// The kinds of train_gpt2.py fix.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum BngFixKind {
@@ -45,30 +45,28 @@ impl BngFixKind {
 /// One evaluated change.
 pub type BngFix = Ranked<BngConfig, BngFixKind>;
 
-impl BngFix {
-    /// The constants to edit in train_gpt2.py, as its lines (`B = 16 # was 64`), and the
-    /// environment variable where the fix needs one.
-    pub fn edits(&self, from: &BngConfig) -> Vec<String> {
-        let mut out: Vec<String> = super::config::KEYS
-            .iter()
-            .filter(|k| !super::config::VRAMFIT_KEYS.contains(k))
-            .filter_map(|k| {
-                let (a, b) = (from.get(k)?, self.config.get(k)?);
-                (a != b).then(|| match *k {
-                    "B" | "T" | "total_batch_size" | "use_compile" => {
-                        format!("{k} = {b}  # was {a}")
-                    }
-                    _ => format!("GPTConfig({k}={b})  # was {a}"),
-                })
+/// The constants to edit in train_gpt2.py for `fix`, as its lines (`B = 16 # was 64`), and the
+/// environment variable where the fix needs one.
+pub fn edits(fix: &BngFix, from: &BngConfig) -> Vec<String> {
+    let mut out: Vec<String> = super::config::KEYS
+        .iter()
+        .filter(|k| !super::config::VRAMFIT_KEYS.contains(k))
+        .filter_map(|k| {
+            let (a, b) = (from.get(k)?, fix.config.get(k)?);
+            (a != b).then(|| match *k {
+                "B" | "T" | "total_batch_size" | "use_compile" => {
+                    format!("{k} = {b}  # was {a}")
+                }
+                _ => format!("GPTConfig({k}={b})  # was {a}"),
             })
-            .collect();
-        if self.config.allocator == Allocator::ExpandableSegments
-            && from.allocator != Allocator::ExpandableSegments
-        {
-            out.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
-        }
-        out
+        })
+        .collect();
+    if fix.config.allocator == Allocator::ExpandableSegments
+        && from.allocator != Allocator::ExpandableSegments
+    {
+        out.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
     }
+    out
 }
 
 /// The ranked fixes of a run on a card.

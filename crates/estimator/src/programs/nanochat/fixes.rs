@@ -14,7 +14,7 @@ use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
-crate::engine::ranking::fix_kinds! {
+crate::engine::fix_kinds! {
     /// The kinds of nanochat fix.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum NanochatFixKind {
@@ -56,23 +56,16 @@ impl NanochatFixKind {
 /// One evaluated change.
 pub type NanochatFix = Ranked<NanochatConfig, NanochatFixKind>;
 
-impl NanochatFix {
-    /// `(flag, value)` of every flag this fix changes, hyphenated as base_train.py spells them.
-    pub fn changed_flags(&self, from: &NanochatConfig) -> Vec<(String, String)> {
-        from.keys()
-            .iter()
-            .filter(|k| **k != "allocator")
-            .filter_map(|k| {
-                let (a, b) = (from.get(k)?, self.config.get(k)?);
-                (a != b).then(|| (k.to_string(), b))
-            })
-            .collect()
-    }
-
-    /// The whole launch line to paste.
-    pub fn command_line(&self) -> String {
-        launch_line(&self.config)
-    }
+/// `(flag, value)` of every flag `fix` changes, hyphenated as base_train.py spells them.
+pub fn changed_flags(fix: &NanochatFix, from: &NanochatConfig) -> Vec<(String, String)> {
+    from.keys()
+        .iter()
+        .filter(|k| **k != "allocator")
+        .filter_map(|k| {
+            let (a, b) = (from.get(k)?, fix.config.get(k)?);
+            (a != b).then(|| (k.to_string(), b))
+        })
+        .collect()
 }
 
 /// `python -m scripts.base_train …` (or torchrun's) with every flag that differs from the

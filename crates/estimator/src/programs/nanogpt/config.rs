@@ -3,44 +3,7 @@
 
 use crate::error::{ConfigError, Problem};
 use crate::pyliteral::{format_py_float, PyValue};
-
-/// Floating-point type of the autocast region (`dtype` in train.py).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dtype {
-    Float32,
-    Bfloat16,
-    Float16,
-}
-
-impl Dtype {
-    pub const ALL: [Dtype; 3] = [Dtype::Bfloat16, Dtype::Float16, Dtype::Float32];
-    pub const NAMES: &'static [&'static str] = &["bfloat16", "float16", "float32"];
-
-    /// The name train.py uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dtype::Float32 => "float32",
-            Dtype::Bfloat16 => "bfloat16",
-            Dtype::Float16 => "float16",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.as_str() == s)
-    }
-
-    /// Bytes of one element of a matmul output under autocast (the "16-bit" of the physics notes).
-    pub fn bytes(self) -> u128 {
-        match self {
-            Dtype::Float32 => 4,
-            Dtype::Bfloat16 | Dtype::Float16 => 2,
-        }
-    }
-
-    pub fn is_16bit(self) -> bool {
-        self != Dtype::Float32
-    }
-}
+pub use engine::settings::{Allocator, Dtype};
 
 /// How model.py computes attention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,34 +28,6 @@ impl Attention {
         match s {
             "flash" => Some(Attention::Flash),
             "manual" => Some(Attention::Manual),
-            _ => None,
-        }
-    }
-}
-
-/// `PYTORCH_CUDA_ALLOC_CONF`: whether the caching allocator uses expandable segments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Allocator {
-    Default,
-    ExpandableSegments,
-}
-
-impl Allocator {
-    pub const NAMES: &'static [&'static str] = &["default", "expandable_segments"];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Allocator::Default => "default",
-            Allocator::ExpandableSegments => "expandable_segments",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Allocator> {
-        match s {
-            "default" => Some(Allocator::Default),
-            "expandable_segments" | "expandable_segments:True" => {
-                Some(Allocator::ExpandableSegments)
-            }
             _ => None,
         }
     }

@@ -7,13 +7,14 @@
 //! shorter context, a smaller model; ties by speed. Changes that raise memory or do nothing (turning
 //! `compile` off, lowering `eval_iters`) are listed with their true sign, last, never as fixes.
 
+use super::closed_verdict::verdict;
 use crate::analysis::{analyze, analyze_patched, fits_on_card, Analysis};
 use crate::config::{Allocator, Dtype, TrainConfig};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
 use crate::physics::{Patches, Phase};
 use crate::speed::iter_seconds;
-use crate::verdict::{verdict, Risk, Verdict};
+use crate::verdict::{Risk, Verdict};
 
 pub use crate::engine::ranking::Impact;
 

@@ -1,7 +1,9 @@
 //! karpathy/nanoGPT's `train.py`: its config and configurator, parameter count, memory physics
 //! (the closed form), allocation sequence, DDP, speed, fixes and config snippets.
 
+pub mod allocator_rounding;
 pub mod analysis;
+pub mod closed_verdict;
 pub mod config;
 pub mod configurator;
 pub mod ddp;

@@ -1,7 +1,7 @@
 //! The cards people train on, as PyTorch sees them, and how much of each a run may use.
 
-use crate::config::Dtype;
 use crate::error::{ConfigError, Problem};
+use crate::settings::Dtype;
 
 const GIB: f64 = (1u64 << 30) as f64;
 

@@ -3,9 +3,9 @@
 //! capped allocator runs out of memory.
 
 use crate::allocator::{round_size, BlockId, CachingAllocator, Cap};
-use crate::config::Allocator;
-use crate::physics::Phase;
-use crate::sequence::{Action, Sequence, Stage};
+use crate::events::Phase;
+use crate::events::{Action, Sequence, Stage};
+use crate::settings::Allocator;
 use crate::terms::{Term, Terms};
 
 /// A failed request.

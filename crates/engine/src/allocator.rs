@@ -15,7 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
-use crate::config::Allocator;
+use crate::settings::Allocator;
 
 pub const MIN_BLOCK: u128 = 512;
 pub const SMALL_SIZE: u128 = 1 << 20;

@@ -2,13 +2,13 @@
 
 use std::fmt;
 
-use crate::engine::events::{ceiling_text, Beyond};
+use crate::events::{ceiling_text, Beyond};
 use crate::units::format_bytes;
 
-/// What was wrong with one field of a [`crate::TrainConfig`] (or of a GPU setting).
+/// What was wrong with one field of a program's settings (or of a GPU setting).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigError {
-    /// The nanoGPT key (or vramfit option) the problem is about, e.g. `batch_size`.
+    /// The program's setting (or vramfit option) the problem is about, e.g. `batch_size`.
     pub key: String,
     /// The offending value as the user wrote it (or as Python would print it).
     pub value: String,
@@ -30,19 +30,19 @@ pub enum Problem {
         divisor_key: &'static str,
         divisor: u64,
     },
-    /// A key train.py does not know (its configurator raises `ValueError: Unknown config key`).
+    /// A key the program does not know (nanoGPT's configurator raises `ValueError: Unknown config key`).
     UnknownKey,
     /// A value that could not be read at all (bad syntax).
     Unreadable { detail: String },
     /// A training script's own assertion or argparse error, in the script's words.
     Assertion { message: String },
-    /// The run would hold more than [`crate::engine::events::CEILING_BYTES`] at once: no card holds it, and vramfit
+    /// The run would hold more than [`crate::events::CEILING_BYTES`] at once: no card holds it, and vramfit
     /// does not follow it further (key `config`: no one setting is to blame).
     BeyondAnyCard { beyond: Beyond },
 }
 
 impl ConfigError {
-    pub(crate) fn new(key: &str, value: impl fmt::Display, problem: Problem) -> Self {
+    pub fn new(key: &str, value: impl fmt::Display, problem: Problem) -> Self {
         ConfigError {
             key: key.to_string(),
             value: value.to_string(),
@@ -50,7 +50,7 @@ impl ConfigError {
         }
     }
 
-    /// A run that passes [`crate::engine::events::CEILING_BYTES`] where `beyond` says.
+    /// A run that passes [`crate::events::CEILING_BYTES`] where `beyond` says.
     pub fn beyond_any_card(beyond: Beyond) -> Self {
         ConfigError::new("config", "", Problem::BeyondAnyCard { beyond })
     }
@@ -114,7 +114,7 @@ impl fmt::Display for ConfigError {
                 )?;
                 // an eval's stage is the eval itself: said once
                 match beyond.phase {
-                    Some(p) if beyond.stage == crate::engine::events::Stage::Eval => {
+                    Some(p) if beyond.stage == crate::events::Stage::Eval => {
                         write!(f, "{}", p.id())?
                     }
                     Some(p) => write!(f, "{} {}", p.id(), beyond.stage.id())?,

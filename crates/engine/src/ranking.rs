@@ -9,7 +9,7 @@ pub enum Impact {
     Nothing,
     /// Same optimisation, only slower (more micro-steps).
     Slower,
-    /// Same optimisation, but nanoGPT's code must be patched.
+    /// Same optimisation, but the program's code must be patched.
     CodeChange,
     /// Training unchanged; an evaluation runs less often or not at all.
     Evaluation,
@@ -57,7 +57,7 @@ pub struct Ranked<C, K> {
     pub peak_bytes: u128,
     /// Old peak − new peak: negative when memory grows.
     pub saving_bytes: i128,
-    pub verdict: crate::engine::verdict::Verdict,
+    pub verdict: crate::verdict::Verdict,
 }
 
 impl<C, K> Ranked<C, K> {
@@ -69,7 +69,7 @@ impl<C, K> Ranked<C, K> {
         other: u128,
         budget: &crate::gpu::Budget,
         base_peak: u128,
-        analyze: impl Fn(&C, &crate::gpu::Budget) -> Option<(u128, crate::engine::verdict::Verdict)>,
+        analyze: impl Fn(&C, &crate::gpu::Budget) -> Option<(u128, crate::verdict::Verdict)>,
     ) -> Option<Self> {
         let b = crate::gpu::Budget {
             other_bytes: other,
@@ -91,7 +91,7 @@ impl<C, K> Ranked<C, K> {
 /// Best first: fits with room, then tight, then not; then what it costs training; then the
 /// larger saving.
 pub fn sort<C, K>(fixes: &mut [Ranked<C, K>]) {
-    use crate::engine::verdict::Risk;
+    use crate::verdict::Risk;
     let fit_rank = |r: Risk| match r {
         Risk::Fits => 0,
         Risk::Tight => 1,
@@ -119,6 +119,7 @@ pub fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T>
 /// Declares a program's fix-kind enum with `ALL` (every kind, in declaration order) and `IDS`
 /// (each kind's `id()`, a `const fn` the program writes, in that order): `kind as usize` indexes
 /// both, and the language files key each kind's texts by its id.
+#[macro_export]
 macro_rules! fix_kinds {
     ($(#[$meta:meta])* $vis:vis enum $kind:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
         $(#[$meta])*
@@ -143,4 +144,3 @@ macro_rules! fix_kinds {
         }
     };
 }
-pub(crate) use fix_kinds;

@@ -3,12 +3,12 @@
 //! they are made of) and under the card's budget (does it fit; if not, where it fails and why).
 
 use crate::allocator::Cap;
-use crate::config::Allocator;
-use crate::engine::events::{Phase, Sequence, Stage};
-use crate::engine::replay::{replay, OomEvent, Replay};
-use crate::engine::verdict::{Risk, Verdict, TIGHT_FRACTION};
 use crate::error::ConfigError;
+use crate::events::{Phase, Sequence, Stage};
+use crate::replay::{replay, OomEvent, Replay};
+use crate::settings::Allocator;
 use crate::terms::{Components, Terms};
+use crate::verdict::{Risk, Verdict, TIGHT_FRACTION};
 
 /// Peaks, components and verdict of one run on one card.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,7 +23,7 @@ pub struct Run {
 
 impl Run {
     /// Replays `sequence` with `allocator` for a card whose allocator may reserve up to `cap`;
-    /// refuses a run past [`crate::engine::events::CEILING_BYTES`].
+    /// refuses a run past [`crate::events::CEILING_BYTES`].
     pub fn replay(sequence: Sequence, allocator: Allocator, cap: Cap) -> Result<Run, ConfigError> {
         // a run past the ceiling has no peak to show, only that no card holds it
         if let Some(b) = sequence.beyond {
@@ -91,7 +91,7 @@ impl Run {
 
 /// Whether `sequence` runs within `cap`: one lean replay, for searches that ask nothing else.
 pub fn fits(sequence: &Sequence, allocator: Allocator, cap: Cap) -> bool {
-    crate::engine::replay::fits(sequence, allocator, cap)
+    crate::replay::fits(sequence, allocator, cap)
 }
 
 /// Fits when the capped replay finishes; tight when it fits with less than [`TIGHT_FRACTION`]

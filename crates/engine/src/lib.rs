@@ -1,0 +1,24 @@
+//! # vramfit's engine
+//!
+//! What every training program shares, and nothing that knows one: a run as allocator events
+//! ([`events`]), their replay through a model of PyTorch's caching allocator ([`replay`],
+//! [`allocator`]), the run's peaks, components and verdict on a card ([`run`], [`verdict`]), the
+//! shared order of fixes ([`ranking`]), the cards and what each leaves a run ([`gpu`]), the named
+//! tensors a bar is made of ([`terms`]), and bytes as people read them ([`units`], [`decimal`]).
+//!
+//! A program (the `estimator` crate's `programs/`) describes its memory once, as a
+//! [`events::Sequence`], and gets everything else from here. This crate depends on no program:
+//! Cargo enforces it.
+
+pub mod allocator;
+pub mod decimal;
+pub mod error;
+pub mod events;
+pub mod gpu;
+pub mod ranking;
+pub mod replay;
+pub mod run;
+pub mod settings;
+pub mod terms;
+pub mod units;
+pub mod verdict;
