@@ -29,7 +29,7 @@ pub mod bench {
     #[wasm_bindgen]
     pub fn bench(what: &str, query: &str, calls: u32) -> f64 {
         let (page, _) = estimator::query::PageState::from_query(query);
-        let (cfg, budget) = (page.config.clone(), page.budget());
+        let (cfg, budget) = (page.configs.nanogpt.clone(), page.budget());
         let calls = calls.max(1);
         let start = now();
         for _ in 0..calls {

@@ -97,7 +97,7 @@ fn Page() -> impl IntoView {
                             }
                             _ => ().into_any(),
                         }}
-                        <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.config.is_ddp())>
+                        <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.configs.nanogpt.is_ddp())>
                             <LinkField />
                         </Show>
                     </fieldset>

@@ -30,7 +30,7 @@ pub fn BngInputs() -> impl IntoView {
     // the micro-steps the script computes
     let steps = move || {
         app.page.with(|p| {
-            let c = &p.bng;
+            let c = &p.configs.bng;
             format!(
                 "{} × {} × {} = {}",
                 c.b,

@@ -14,11 +14,11 @@ pub fn ConfigExport() -> impl IntoView {
     let tr = use_strings();
     let html = move || {
         app.settled.with(|p| match p.program {
-            Program::NanoGpt => crate::html::export::panel(tr, &p.config),
+            Program::NanoGpt => crate::html::export::panel(tr, &p.configs.nanogpt),
             Program::BuildNanoGpt => crate::html::export::snippet_block(
                 tr,
                 tr.snippet_config,
-                &crate::html::bng_fixes::constants(&p.bng),
+                &crate::html::bng_fixes::constants(&p.configs.bng),
                 "export-config",
             ),
             _ => crate::html::export::snippet_block(

@@ -16,7 +16,7 @@ pub fn DdpSummary() -> impl IntoView {
         let ranks = app
             .analysis
             .with(|a| a.as_ref().ok().and_then(|a| a.nanogpt()?.ranks()))?;
-        let cfg = app.page.with(|p| p.config.clone());
+        let cfg = app.page.with(|p| p.configs.nanogpt.clone());
         let params = app
             .analysis
             .with(|a| a.as_ref().map_or(0, |a| a.params_reported()));

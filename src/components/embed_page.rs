@@ -33,13 +33,23 @@ pub fn EmbedPage() -> impl IntoView {
             match &report {
                 ProgramFixes::NanoGpt(r) => {
                     let f = crate::html::fixes::best(r)?;
-                    Some(crate::html::fixes::top_fix(tr, f, &p.config, freed))
+                    Some(crate::html::fixes::top_fix(
+                        tr,
+                        f,
+                        &p.configs.nanogpt,
+                        freed,
+                    ))
                 }
                 ProgramFixes::BuildNanoGpt(r) => {
                     let f = crate::html::bng_fixes::best(r)?;
-                    Some(crate::html::bng_fixes::top_fix(tr, f, &p.bng, freed))
+                    Some(crate::html::bng_fixes::top_fix(
+                        tr,
+                        f,
+                        &p.configs.bng,
+                        freed,
+                    ))
                 }
-                ProgramFixes::Nanochat(r) => {
+                ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
                     let f = crate::html::nanochat_fixes::best(r)?;
                     Some(crate::html::nanochat_fixes::top_fix(
                         tr,

@@ -18,12 +18,14 @@ pub fn FixList() -> impl IntoView {
         app.settled.with(|p| {
             let freed = p.budget().other_bytes;
             Some(match &report {
-                ProgramFixes::NanoGpt(r) => crate::html::fixes::panel(tr, r, &p.config, freed),
-                ProgramFixes::Nanochat(r) => {
+                ProgramFixes::NanoGpt(r) => {
+                    crate::html::fixes::panel(tr, r, &p.configs.nanogpt, freed)
+                }
+                ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
                     crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
                 }
                 ProgramFixes::BuildNanoGpt(r) => {
-                    crate::html::bng_fixes::panel(tr, r, &p.bng, freed)
+                    crate::html::bng_fixes::panel(tr, r, &p.configs.bng, freed)
                 }
             })
         })

@@ -20,7 +20,7 @@ pub fn ModelPresets() -> impl IntoView {
     let tr = use_strings();
     let current = Memo::new(move |_| {
         app.page.with(|p| {
-            let c = &p.config;
+            let c = &p.configs.nanogpt;
             PRESETS
                 .iter()
                 .find(|(id, _, l, h, e)| {
@@ -47,7 +47,7 @@ pub fn ModelPresets() -> impl IntoView {
                         return;
                     };
                     app.page.update(|p| {
-                        let c = &mut p.config;
+                        let c = &mut p.configs.nanogpt;
                         c.n_layer = l;
                         c.n_head = h;
                         c.n_embd = e;

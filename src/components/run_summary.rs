@@ -18,7 +18,7 @@ pub fn RunSummary() -> impl IntoView {
     let batch = Memo::new(move |_| {
         app.page.with(|p| match p.program {
             Program::NanoGpt => {
-                let c = &p.config;
+                let c = &p.configs.nanogpt;
                 (
                     format!(
                         "{} × {} = {}",
@@ -31,7 +31,7 @@ pub fn RunSummary() -> impl IntoView {
                 )
             }
             Program::BuildNanoGpt => {
-                let c = &p.bng;
+                let c = &p.configs.bng;
                 let sequences = c.total_batch_size / u64::from(c.t);
                 (
                     format!(

@@ -13,8 +13,12 @@ pub fn ToggleField(
     let app = use_app();
     let tr = use_strings();
     let checked = Memo::new(move |_| {
-        app.page
-            .with(|p| matches!(p.config.get(key), Some(estimator::PyValue::Bool(true))))
+        app.page.with(|p| {
+            matches!(
+                p.configs.nanogpt.get(key),
+                Some(estimator::PyValue::Bool(true))
+            )
+        })
     });
     let id = format!("field-{key}");
     view! {

@@ -18,11 +18,13 @@ const STEPS: &[f64] = &[
 pub fn VocabField() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let choice = Memo::new(move |_| match app.page.with(|p| p.config.vocab_size) {
-        GPT2 => "gpt2",
-        CHARS => "char",
-        _ => "custom",
-    });
+    let choice = Memo::new(
+        move |_| match app.page.with(|p| p.configs.nanogpt.vocab_size) {
+            GPT2 => "gpt2",
+            CHARS => "char",
+            _ => "custom",
+        },
+    );
     view! {
         <div class="field field--group">
             <label class="field__label" for="vocab-preset">
@@ -38,7 +40,7 @@ pub fn VocabField() -> impl IntoView {
                         "char" => CHARS,
                         _ => return,
                     };
-                    app.page.update(|p| p.config.vocab_size = v);
+                    app.page.update(|p| p.configs.nanogpt.vocab_size = v);
                 }
             >
                 <option value="gpt2" selected=move || choice.get() == "gpt2">

@@ -23,7 +23,7 @@ pub fn details(tr: &Strings, a: &ProgramAnalysis, comp: Component) -> String {
                     a.estimate.params.total,
                     bytes,
                 ),
-                ProgramAnalysis::Nanochat(a) => {
+                ProgramAnalysis::Nanochat(a) | ProgramAnalysis::NanochatSft(a) => {
                     estimator::programs::nanochat::explain::formula(term, &a.config, bytes)
                 }
                 // GPT-2's tensors as nanoGPT's formulas name them, at the length T it is fed

@@ -37,7 +37,7 @@ fn config(
         flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
     }
     match config_from_flags(program, &flags) {
-        Ok(ProgramConfig::Nanochat(cfg)) => Ok(cfg),
+        Ok(ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg)) => Ok(cfg),
         Ok(_) => Err(format!("--program={} is not nanochat", program.id())),
         Err(e) => Err(config_error(tr, &e)),
     }

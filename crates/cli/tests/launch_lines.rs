@@ -48,7 +48,8 @@ fn page_reading(line: &str) -> Option<(Program, Value)> {
             FIELDS_JSON_ORDER
                 .iter()
                 .filter_map(|k| {
-                    s.config
+                    s.configs
+                        .nanogpt
                         .get(k)
                         .map(|v| (k.to_string(), vramfit_report::common::value(v)))
                 })
@@ -57,7 +58,7 @@ fn page_reading(line: &str) -> Option<(Program, Value)> {
         Program::Nanochat | Program::NanochatSft => {
             vramfit_report::nanochat::config(s.nanochat_config())
         }
-        Program::BuildNanoGpt => vramfit_report::build_nanogpt::config(&s.bng),
+        Program::BuildNanoGpt => vramfit_report::build_nanogpt::config(&s.configs.bng),
     };
     Some((s.program, config))
 }

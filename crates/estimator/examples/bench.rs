@@ -40,7 +40,7 @@ fn main() {
     let mut rows = Vec::new();
     for (name, query) in cases {
         let (page, _) = PageState::from_query(query);
-        let (cfg, budget) = (page.config.clone(), page.budget());
+        let (cfg, budget) = (page.configs.nanogpt.clone(), page.budget());
         let estimate_s = time(21, 200, || {
             black_box(estimate(black_box(&cfg), &budget.gpu).ok());
         });

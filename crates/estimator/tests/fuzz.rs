@@ -119,7 +119,7 @@ proptest! {
             .join("&");
         for q in [query.as_str(), raw.as_str()] {
             let (state, issues) = PageState::from_query(q);
-            prop_assert!(state.config.validate().is_ok(), "{q}: {:?}", state.config.validate());
+            prop_assert!(state.configs.nanogpt.validate().is_ok(), "{q}: {:?}", state.configs.nanogpt.validate());
             prop_assert!(state.validate().is_ok(), "{q}: {:?}", state.validate());
             for i in &issues {
                 prop_assert!(!i.to_string().is_empty());
@@ -160,7 +160,7 @@ proptest! {
         let _ = oom::diagnose(&m, &Default::default());
         let state = PageState { program, ..PageState::default() };
         let out = paste::interpret(&t, &state);
-        prop_assert!(out.state.config.validate().is_ok());
+        prop_assert!(out.state.configs.nanogpt.validate().is_ok());
         if out.error.is_none() {
             prop_assert!(out.state.validate().is_ok(), "{:?}", out.state.validate());
         }
@@ -216,7 +216,7 @@ fn hostile_values_in_every_field_are_refused_by_name() {
                 assert!(issue.to_string().contains(key), "{issue}");
                 assert_eq!(s, PageState::default(), "{key}={v} changed the state");
             }
-            assert!(s.config.validate().is_ok(), "{key}={v}");
+            assert!(s.configs.nanogpt.validate().is_ok(), "{key}={v}");
         }
     }
     // 10^6 layers is refused, not estimated

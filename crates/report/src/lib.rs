@@ -14,8 +14,7 @@ pub mod nanogpt;
 
 use estimator::error::ConfigError;
 use estimator::input::json_config::{self, Setting};
-use estimator::programs::build_nanogpt::BngConfig;
-use estimator::programs::{config_from_flags, Program, ProgramConfig};
+use estimator::programs::{config_from_flags, Configs, Program, ProgramConfig};
 use estimator::{gpu, Budget};
 use serde_json::Value;
 
@@ -166,7 +165,7 @@ fn whole_answer(
                 mfu,
             })
         }
-        ProgramConfig::Nanochat(cfg) => {
+        ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg) => {
             let analysis = estimator::programs::nanochat::analyze(&cfg, budget)?;
             let fixes = with_fixes
                 .then(|| estimator::programs::nanochat::fixes::rank_fixes(&cfg, budget))
@@ -185,20 +184,14 @@ fn whole_answer(
 
 /// A program's settings at their defaults, under the names its config takes.
 pub fn defaults(program: Program) -> Value {
-    match program {
-        Program::NanoGpt => {
-            let cfg = estimator::TrainConfig::default();
-            common::object(
-                estimator::FIELDS_JSON_ORDER
-                    .iter()
-                    .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
-            )
-        }
-        Program::Nanochat | Program::NanochatSft => match config_from_flags(program, &[]) {
-            Ok(ProgramConfig::Nanochat(c)) => nanochat::config(&c),
-            _ => Value::Null,
-        },
-        Program::BuildNanoGpt => build_nanogpt::config(&BngConfig::default()),
+    match Configs::default().of(program) {
+        ProgramConfig::NanoGpt(cfg) => common::object(
+            estimator::FIELDS_JSON_ORDER
+                .iter()
+                .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
+        ),
+        ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg) => nanochat::config(&cfg),
+        ProgramConfig::BuildNanoGpt(cfg) => build_nanogpt::config(&cfg),
     }
 }
 

@@ -19,7 +19,7 @@ fn answer(text: &str) -> String {
         out.push(vramfit_i18n::error(tr, e));
     }
     let budget = state.budget();
-    match estimator::analyze(&state.config, &budget) {
+    match estimator::analyze(&state.configs.nanogpt, &budget) {
         Err(e) => out.push(vramfit_i18n::error(tr, &e)),
         Ok(a) => {
             out.push(format::gib(a.peak_bytes()));
@@ -30,14 +30,22 @@ fn answer(text: &str) -> String {
                     &[("bytes", &format::bytes(parts.get(c)))],
                 ));
             }
-            if let Some(r) = rank_fixes(&state.config, &budget, estimator::speed::DEFAULT_MFU, true)
-            {
+            if let Some(r) = rank_fixes(
+                &state.configs.nanogpt,
+                &budget,
+                estimator::speed::DEFAULT_MFU,
+                true,
+            ) {
                 for f in &r.fixes {
-                    let (title, why) = vramfit_i18n::fix_text::fix_text(tr, f, &state.config, 0);
+                    let (title, why) =
+                        vramfit_i18n::fix_text::fix_text(tr, f, &state.configs.nanogpt, 0);
                     out.push(
                         title
                             + &why
-                            + &estimator::snippet::config_file(&f.config, Some(&state.config)),
+                            + &estimator::snippet::config_file(
+                                &f.config,
+                                Some(&state.configs.nanogpt),
+                            ),
                     );
                 }
             }

@@ -27,12 +27,7 @@ impl Launch {
     pub fn launcher_settings(&self) -> Vec<(&'static str, String)> {
         let mut settings = Vec::new();
         if self.world_size > 1 {
-            let key = match self.program {
-                Program::NanoGpt => "world_size",
-                Program::Nanochat | Program::NanochatSft => "nproc-per-node",
-                Program::BuildNanoGpt => "nproc_per_node",
-            };
-            settings.push((key, self.world_size.to_string()));
+            settings.push((self.program.processes_key(), self.world_size.to_string()));
         }
         if let Some(expandable) = self.expandable_segments {
             let allocator = if expandable {
@@ -53,21 +48,10 @@ impl Launch {
             .collect()
     }
 
-    /// Refuses arguments the script does not take: train_gpt2.py reads none (its settings are
+    /// Refuses arguments the script does not take (train_gpt2.py reads none: its settings are
     /// constants in the file), so a line that gives it some is refused, not half-read.
     pub fn check_script_args(&self) -> Result<(), ConfigError> {
-        match (self.program, self.args.first()) {
-            (Program::BuildNanoGpt, Some(a)) => Err(ConfigError::new(
-                "command",
-                a,
-                Problem::Assertion {
-                    message: "train_gpt2.py takes no arguments: give its constants as \
-                              --B=16 --T=1024 … (or paste its lines, B = 16)"
-                        .into(),
-                },
-            )),
-            _ => Ok(()),
-        }
+        self.program.check_script_args(&self.args)
     }
 }
 

@@ -76,43 +76,68 @@ pub fn to_args(root: &Setting, default: Program) -> Result<(Program, Vec<String>
 
 /// One setting as the program's command line writes it; `None` for a switch that is off.
 fn flag(program: Program, key: &str, value: &Setting) -> Result<Option<String>, ConfigError> {
-    let text = match (program, value) {
-        (_, Setting::Object(_) | Setting::List) => {
-            return Err(ConfigError::new(
-                key,
-                describe(value),
-                Problem::WrongType {
-                    expected: "a number, true/false or a string",
-                },
-            ))
-        }
-        // train.py's configurator reads Python: a JSON string stays a string, quoted
-        (Program::NanoGpt, Setting::Text(s)) => python_str(s),
-        (Program::NanoGpt, Setting::Null) => "None".into(),
-        (Program::NanoGpt | Program::BuildNanoGpt, Setting::Bool(b)) => {
-            if *b { "True" } else { "False" }.into()
-        }
-        // nanochat's argparse: a switch is there or not
-        (Program::Nanochat | Program::NanochatSft, Setting::Bool(true)) => {
-            return Ok(Some(format!("--{}", key.replace('_', "-"))))
-        }
-        (Program::Nanochat | Program::NanochatSft, Setting::Bool(false)) => return Ok(None),
-        (_, Setting::Null) => {
-            return Err(ConfigError::new(
-                key,
-                "null",
-                Problem::WrongType {
-                    expected: "a value (leave the key out for the script's default)",
-                },
-            ))
-        }
-        (_, Setting::Number(n) | Setting::Text(n)) => n.clone(),
+    match value {
+        Setting::Object(_) | Setting::List => Err(ConfigError::new(
+            key,
+            describe(value),
+            Problem::WrongType {
+                expected: "a number, true/false or a string",
+            },
+        )),
+        _ => program.json_flag(key, value),
+    }
+}
+
+/// A setting as a `--key=value` override that train.py's configurator reads as Python: a JSON
+/// string stays a string (quoted), `null` is `None`, booleans are `True`/`False`.
+pub fn python_flag(key: &str, value: &Setting) -> Result<Option<String>, ConfigError> {
+    let text = match value {
+        Setting::Text(s) => python_str(s),
+        Setting::Null => "None".into(),
+        _ => return constant_flag(key, value),
     };
-    Ok(Some(match program {
-        // argparse spells its flags with hyphens; the JSON answer with underscores
-        Program::Nanochat | Program::NanochatSft => format!("--{}={text}", key.replace('_', "-")),
-        Program::NanoGpt | Program::BuildNanoGpt => format!("--{key}={text}"),
-    }))
+    Ok(Some(format!("--{key}={text}")))
+}
+
+/// A setting as a `--key=value` constant (build-nanogpt's): booleans `True`/`False`, no `null`.
+pub fn constant_flag(key: &str, value: &Setting) -> Result<Option<String>, ConfigError> {
+    let text = match value {
+        Setting::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        _ => scalar_text(key, value)?,
+    };
+    Ok(Some(format!("--{key}={text}")))
+}
+
+/// A setting as an argparse flag: spelled with hyphens (the JSON answer writes underscores), a
+/// `store_true` switch there or not, no `null`.
+pub fn argparse_flag(key: &str, value: &Setting) -> Result<Option<String>, ConfigError> {
+    let flag = key.replace('_', "-");
+    Ok(match value {
+        Setting::Bool(true) => Some(format!("--{flag}")),
+        Setting::Bool(false) => None,
+        _ => Some(format!("--{flag}={}", scalar_text(key, value)?)),
+    })
+}
+
+/// A number's or a string's text, for a program that reads it itself; refuses the rest.
+fn scalar_text(key: &str, value: &Setting) -> Result<String, ConfigError> {
+    match value {
+        Setting::Number(n) | Setting::Text(n) => Ok(n.clone()),
+        Setting::Null => Err(ConfigError::new(
+            key,
+            "null",
+            Problem::WrongType {
+                expected: "a value (leave the key out for the script's default)",
+            },
+        )),
+        _ => Err(ConfigError::new(
+            key,
+            describe(value),
+            Problem::WrongType {
+                expected: "a number, true/false or a string",
+            },
+        )),
+    }
 }
 
 /// A Python string literal of `s`.

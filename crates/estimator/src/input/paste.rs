@@ -123,7 +123,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         }
         // which tensor failed: read off nanoGPT's allocation sequence (nanochat's: not yet)
         let diagnosis = match out.state.program {
-            crate::programs::Program::NanoGpt => diagnose(&message, &out.state.config),
+            crate::programs::Program::NanoGpt => diagnose(&message, &out.state.configs.nanogpt),
             _ => None,
         };
         out.pasted = Pasted::OomMessage {
@@ -153,7 +153,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
             Ok(l) if l.program == crate::programs::Program::BuildNanoGpt => {
                 // train_gpt2.py takes no arguments: the line says which script, how many GPUs
                 // and which allocator (the page's constants stay)
-                let mut cfg = out.state.bng.clone();
+                let mut cfg = out.state.configs.bng.clone();
                 cfg.world_size = 1;
                 // the script's assert counts every process: refused as the script would refuse it
                 let read = l.check_script_args().and_then(|()| {
@@ -164,7 +164,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                 match read.and_then(|()| cfg.validate()) {
                     Ok(()) => {
                         out.state.program = l.program;
-                        out.state.bng = cfg;
+                        out.state.configs.bng = cfg;
                         out.pasted = Pasted::CommandLine {
                             world_size: l.world_size,
                             unknown_files: Vec::new(),
@@ -179,7 +179,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                 args.extend(l.launcher_flags());
                 match config_from_flags(l.program, &args) {
                     Ok(cfg) => {
-                        out.state.set_config(l.program, cfg);
+                        out.state.set_config(cfg);
                         out.pasted = Pasted::CommandLine {
                             world_size: l.world_size,
                             unknown_files: Vec::new(),
@@ -196,9 +196,10 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
             Ok(cl) => match conf.finish() {
                 Ok((cfg, skipped)) => {
                     out.state.program = crate::programs::Program::NanoGpt;
-                    out.state.config = cfg;
+                    out.state.configs.nanogpt = cfg;
                     if cl.expandable_segments {
-                        out.state.config.allocator = crate::config::Allocator::ExpandableSegments;
+                        out.state.configs.nanogpt.allocator =
+                            crate::config::Allocator::ExpandableSegments;
                     }
                     out.skipped = skipped;
                     out.pasted = Pasted::CommandLine {
@@ -221,11 +222,11 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
             })
     };
     if text.lines().any(bng_line) {
-        let mut cfg = out.state.bng.clone();
+        let mut cfg = out.state.configs.bng.clone();
         match cfg.apply_script_lines(text).and_then(|_| cfg.validate()) {
             Ok(()) => {
                 out.state.program = crate::programs::Program::BuildNanoGpt;
-                out.state.bng = cfg;
+                out.state.configs.bng = cfg;
                 out.pasted = Pasted::ConfigFile;
             }
             Err(e) => out.error = Some(e),
@@ -239,7 +240,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
     let mut conf = Configurator::new();
     let on_nanogpt = current.program == crate::programs::Program::NanoGpt;
     if on_nanogpt {
-        conf.cfg = current.config.clone();
+        conf.cfg = current.configs.nanogpt.clone();
     }
     let before = conf.cfg.clone();
     conf.apply_file("pasted text", text);
@@ -255,7 +256,7 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
                     out.pasted = Pasted::ConfigUnchanged;
                 } else {
                     out.state.program = crate::programs::Program::NanoGpt;
-                    out.state.config = cfg;
+                    out.state.configs.nanogpt = cfg;
                     out.pasted = Pasted::ConfigFile;
                 }
             }
@@ -277,7 +278,7 @@ pub fn interpret_json(root: &Setting, current: &PageState) -> PasteOutcome {
     };
     let mut state = current.clone();
     let applied = json_config::to_args(root, current.program).and_then(|(program, args)| {
-        state.set_config(program, config_from_flags(program, &args)?);
+        state.set_config(config_from_flags(program, &args)?);
         Ok(())
     });
     match applied {
@@ -338,9 +339,9 @@ mod tests {
     #[test]
     fn an_oom_message_sets_the_card_and_explains_the_failure() {
         let mut state = PageState::default();
-        state.config.batch_size = 8;
-        state.config.compile = false;
-        state.config.gradient_accumulation_steps = 2;
+        state.configs.nanogpt.batch_size = 8;
+        state.configs.nanogpt.compile = false;
+        state.configs.nanogpt.gradient_accumulation_steps = 2;
         let text = "Traceback (most recent call last):\n  File \"train.py\", line 300, in <module>\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has a total capacity of 11.69 GiB of which 1.05 GiB is free. Including non-PyTorch memory, this process has 10.64 GiB memory in use. Of the allocated memory 7.81 GiB is allocated by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.";
         let out = interpret(text, &state);
         assert_eq!(out.state.gpu, "rtx3060");
@@ -349,7 +350,10 @@ mod tests {
         };
         let d = diagnosis.unwrap();
         assert_eq!(d.term, crate::Term::LossGrads);
-        assert_eq!(out.state.config, state.config, "the config is kept");
+        assert_eq!(
+            out.state.configs.nanogpt, state.configs.nanogpt,
+            "the config is kept"
+        );
     }
 
     const MESSAGE_3080_12: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has a total capacity of 11.76 GiB of which 1.05 GiB is free. Process 99 has 1.50 GiB memory in use. Of the allocated memory 7.81 GiB is allocated by PyTorch, and 2.40 GiB is reserved by PyTorch but unallocated.";
@@ -360,7 +364,7 @@ mod tests {
             gpu: "rtx4090".into(),
             ..PageState::default()
         };
-        state.config.batch_size = 8;
+        state.configs.nanogpt.batch_size = 8;
         let out = interpret(MESSAGE_3080_12, &state);
         assert_eq!(out.state, state, "nothing of the page changes");
         let Pasted::OomMessage {
@@ -376,7 +380,7 @@ mod tests {
         assert_eq!(*like, Some("RTX 3080 12 GB"));
         assert_eq!(with_card.gpu, "rtx3080_12");
         assert_eq!(with_card.other_gib, 1.5);
-        assert_eq!(with_card.config, state.config);
+        assert_eq!(with_card.configs.nanogpt, state.configs.nanogpt);
     }
 
     #[test]
@@ -419,26 +423,29 @@ mod tests {
         let out = interpret("config/train_gpt2.py --batch_size=8", &state);
         assert_eq!(out.error, None);
         assert_eq!(out.state.program, Program::NanoGpt);
-        assert_eq!(out.state.config.batch_size, 8);
-        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+        assert_eq!(out.state.configs.nanogpt.batch_size, 8);
+        assert_eq!(out.state.configs.nanogpt.gradient_accumulation_steps, 40);
     }
 
     #[test]
     fn config_lines_edit_the_page_and_irrelevant_ones_change_nothing() {
         let mut state = PageState::default();
-        state.config.batch_size = 3;
-        state.config.n_layer = 6;
+        state.configs.nanogpt.batch_size = 3;
+        state.configs.nanogpt.n_layer = 6;
         let out = interpret("learning_rate = 3e-4", &state);
         assert_eq!(out.pasted, Pasted::ConfigUnchanged);
         assert_eq!(out.state, state);
         let out = interpret("block_size = 256", &state);
         assert_eq!(out.pasted, Pasted::ConfigFile);
         assert_eq!(
-            (out.state.config.batch_size, out.state.config.n_layer),
+            (
+                out.state.configs.nanogpt.batch_size,
+                out.state.configs.nanogpt.n_layer
+            ),
             (3, 6),
             "the other settings are kept"
         );
-        assert_eq!(out.state.config.block_size, 256);
+        assert_eq!(out.state.configs.nanogpt.block_size, 256);
         let nanochat = PageState {
             program: Program::Nanochat,
             ..PageState::default()
@@ -473,9 +480,9 @@ mod tests {
                 unknown_files: vec![]
             }
         );
-        assert_eq!(out.state.config.batch_size, 8);
-        assert_eq!(out.state.config.dtype, Dtype::Float16);
-        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+        assert_eq!(out.state.configs.nanogpt.batch_size, 8);
+        assert_eq!(out.state.configs.nanogpt.dtype, Dtype::Float16);
+        assert_eq!(out.state.configs.nanogpt.gradient_accumulation_steps, 40);
         let bad = interpret("python train.py --batch_size=lots", &PageState::default());
         assert!(bad.error.is_some());
         assert_eq!(bad.state, PageState::default());
@@ -488,7 +495,7 @@ mod tests {
             &PageState::default(),
         );
         assert_eq!(out.pasted, Pasted::ConfigFile);
-        assert_eq!(out.state.config.gradient_accumulation_steps, 40);
+        assert_eq!(out.state.configs.nanogpt.gradient_accumulation_steps, 40);
         assert_eq!(
             out.skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
             vec![4, 5]
@@ -505,13 +512,14 @@ mod tests {
         let out = interpret_json(&nc, &PageState::default());
         assert_eq!(out.pasted, Pasted::JsonConfig);
         assert_eq!(out.state.program, Program::Nanochat);
-        assert_eq!(out.state.nanochat.depth, 8);
+        assert_eq!(out.state.configs.nanochat.depth, 8);
         // without "program": the page's own
         let ng = Setting::Object(vec![("batch_size".into(), num("4"))]);
         assert_eq!(
             interpret_json(&ng, &PageState::default())
                 .state
-                .config
+                .configs
+                .nanogpt
                 .batch_size,
             4
         );

@@ -4,30 +4,20 @@
 //! falls back to the default for that field and is reported, so a shared link with a typo still
 //! opens a working page.
 
-use crate::config::{field, TrainConfig, FIELDS_JSON_ORDER};
-use crate::configurator::parse_override_value;
 use crate::error::ConfigError;
 use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
-use crate::programs::build_nanogpt::BngConfig;
-use crate::programs::nanochat::config::Script;
 use crate::programs::nanochat::NanochatConfig;
-use crate::programs::{Program, ProgramConfig};
+use crate::programs::{Configs, Program, ProgramConfig};
 use crate::pyliteral::PyValue;
 
 /// Everything the page's inputs hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageState {
-    /// Which training program the page models; the other program's settings are kept as they
+    /// Which training program the page models; the other programs' settings are kept as they
     /// are (switching back finds them again) but leave the URL.
     pub program: Program,
-    /// train.py's settings.
-    pub config: TrainConfig,
-    /// base_train.py's settings.
-    pub nanochat: NanochatConfig,
-    /// chat_sft.py's settings.
-    pub nanochat_sft: NanochatConfig,
-    /// build-nanogpt train_gpt2.py's constants.
-    pub bng: BngConfig,
+    /// Every program's settings, one config each.
+    pub configs: Configs,
     /// A preset id, or `custom` (then `vram_gib` is the card's memory).
     pub gpu: String,
     pub vram_gib: f64,
@@ -49,10 +39,7 @@ impl Default for PageState {
     fn default() -> Self {
         PageState {
             program: Program::NanoGpt,
-            config: TrainConfig::default(),
-            nanochat: NanochatConfig::default(),
-            nanochat_sft: NanochatConfig::for_script(Script::Sft),
-            bng: BngConfig::default(),
+            configs: Configs::default(),
             gpu: DEFAULT_GPU.to_string(),
             vram_gib: DEFAULT_CUSTOM_GIB,
             context_gib: None,
@@ -106,12 +93,7 @@ impl PageState {
     /// Whether the chosen program's settings are all its defaults: nothing of a user's run has
     /// been entered (the card aside).
     pub fn has_default_settings(&self) -> bool {
-        match self.program {
-            Program::NanoGpt => self.config == TrainConfig::default(),
-            Program::Nanochat => self.nanochat == NanochatConfig::default(),
-            Program::NanochatSft => self.nanochat_sft == NanochatConfig::for_script(Script::Sft),
-            Program::BuildNanoGpt => self.bng == BngConfig::default(),
-        }
+        self.configs.is_default(self.program)
     }
 
     /// The card with its context and other processes.
@@ -152,46 +134,28 @@ impl PageState {
 
     /// A setting of the chosen program as its input shows it (`None`: not one of its keys).
     pub fn value(&self, key: &str) -> Option<String> {
-        match self.program {
-            Program::NanoGpt => self.config.get(key).map(|v| query_value(&v)),
-            Program::BuildNanoGpt => self.bng.get(key),
-            _ => self.nanochat_config().get(key),
-        }
+        self.configs.get(self.program, key)
     }
 
     /// The chosen program's checks that involve more than one setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        match self.program {
-            Program::NanoGpt => self.config.validate(),
-            Program::BuildNanoGpt => self.bng.validate(),
-            _ => self.nanochat_config().validate(),
-        }
+        self.configs.validate(self.program)
     }
 
     /// The nanochat script's settings the page shows (base_train.py's unless chat_sft.py is chosen).
     pub fn nanochat_config(&self) -> &NanochatConfig {
-        match self.program {
-            Program::NanochatSft => &self.nanochat_sft,
-            _ => &self.nanochat,
+        if self.program == Program::NanochatSft {
+            &self.configs.nanochat_sft
+        } else {
+            &self.configs.nanochat
         }
     }
 
-    fn nanochat_config_mut(&mut self) -> &mut NanochatConfig {
-        match self.program {
-            Program::NanochatSft => &mut self.nanochat_sft,
-            _ => &mut self.nanochat,
-        }
-    }
-
-    /// Makes `program` the page's, with `config` (from [`crate::programs::config_from_flags`]
-    /// for that program) as its settings.
-    pub fn set_config(&mut self, program: Program, config: ProgramConfig) {
-        self.program = program;
-        match config {
-            ProgramConfig::NanoGpt(c) => self.config = c,
-            ProgramConfig::Nanochat(c) => *self.nanochat_config_mut() = c,
-            ProgramConfig::BuildNanoGpt(c) => self.bng = c,
-        }
+    /// Makes `config`'s program the page's, with `config` (from
+    /// [`crate::programs::config_from_flags`]) as its settings.
+    pub fn set_config(&mut self, config: ProgramConfig) {
+        self.program = config.program();
+        self.configs.put(config);
     }
 
     /// Sets one key from its query text; the state is unchanged on error.
@@ -244,34 +208,6 @@ impl PageState {
                     ))
                 })?;
             }
-            _ if self.program == Program::BuildNanoGpt => {
-                let mut cfg = self.bng.clone();
-                cfg.set(key, raw.trim()).map_err(|e| match e.problem {
-                    crate::error::Problem::UnknownKey => QueryIssue {
-                        key: key.to_string(),
-                        value: raw.to_string(),
-                        problem: IssueKind::UnknownKey,
-                    },
-                    _ => issue(e),
-                })?;
-                self.bng = cfg;
-            }
-            _ if self.program != Program::NanoGpt => {
-                if !self
-                    .nanochat_config()
-                    .keys()
-                    .contains(&crate::programs::nanochat::config::flag_name(key).as_str())
-                {
-                    return Err(QueryIssue {
-                        key: key.to_string(),
-                        value: raw.to_string(),
-                        problem: IssueKind::UnknownKey,
-                    });
-                }
-                let mut cfg = self.nanochat_config().clone();
-                cfg.set(key, raw.trim()).map_err(issue)?;
-                *self.nanochat_config_mut() = cfg;
-            }
             "link_gbps" => {
                 self.link_gbps = Some(
                     number_field(
@@ -284,18 +220,17 @@ impl PageState {
                     .map_err(issue)?,
                 )
             }
-            _ if field(key).is_some() => {
-                let mut cfg = self.config.clone();
-                cfg.set(key, &lenient_value(raw)).map_err(issue)?;
-                self.config = cfg;
-            }
-            _ => {
-                return Err(QueryIssue {
-                    key: key.to_string(),
-                    value: raw.to_string(),
-                    problem: IssueKind::UnknownKey,
-                })
-            }
+            _ => self
+                .configs
+                .set(self.program, key, raw)
+                .map_err(|e| match e.problem {
+                    crate::error::Problem::UnknownKey => QueryIssue {
+                        key: key.to_string(),
+                        value: raw.to_string(),
+                        problem: IssueKind::UnknownKey,
+                    },
+                    _ => issue(e),
+                })?,
         }
         Ok(())
     }
@@ -316,63 +251,8 @@ impl PageState {
                 issues.push(e);
             }
         }
-        if state.program == Program::BuildNanoGpt {
-            // train_gpt2.py's asserts: the constants involved back to the script's
-            if let Err(e) = state.bng.validate() {
-                let d = BngConfig::default();
-                let keep = (
-                    state.bng.n_layer,
-                    state.bng.vocab_size,
-                    state.bng.use_compile,
-                );
-                state.bng = BngConfig {
-                    n_layer: keep.0,
-                    vocab_size: keep.1,
-                    use_compile: keep.2,
-                    allocator: state.bng.allocator,
-                    ..d
-                };
-                issues.push(QueryIssue {
-                    key: e.key.clone(),
-                    value: e.value.clone(),
-                    problem: IssueKind::Invalid(Box::new(e)),
-                });
-            }
-            return (state, issues);
-        }
-        if state.program != Program::NanoGpt {
-            // base_train.py's asserts across flags: the defaults of the flags involved
-            let cfg = state.nanochat_config_mut();
-            if let Err(e) = cfg.validate() {
-                let d = NanochatConfig::for_script(cfg.script);
-                cfg.total_batch_size = d.total_batch_size;
-                cfg.device_batch_size = d.device_batch_size;
-                cfg.max_seq_len = d.max_seq_len;
-                cfg.fp8 = false;
-                issues.push(QueryIssue {
-                    key: e.key.clone(),
-                    value: e.value.clone(),
-                    problem: IssueKind::Invalid(Box::new(e)),
-                });
-                if cfg.validate().is_err() {
-                    *cfg = d;
-                }
-            }
-            return (state, issues);
-        }
-        // relations between fields: a head count that does not divide the width, accumulation
-        // steps the processes cannot share
-        for _ in 0..2 {
-            let Err(e) = state.config.validate() else {
-                break;
-            };
-            let d = TrainConfig::default();
-            if e.key == "gradient_accumulation_steps" {
-                state.config.world_size = d.world_size;
-            } else {
-                state.config.n_embd = d.n_embd;
-                state.config.n_head = d.n_head;
-            }
+        // the script's checks across settings: the settings involved back to its defaults
+        for e in state.configs.repair(state.program) {
             issues.push(QueryIssue {
                 key: e.key.clone(),
                 value: e.value.clone(),
@@ -387,35 +267,10 @@ impl PageState {
     pub fn to_query(&self) -> String {
         let d = PageState::default();
         let mut pairs: Vec<(String, String)> = Vec::new();
-        if self.program == Program::NanoGpt {
-            for key in FIELDS_JSON_ORDER {
-                let (Some(v), Some(dv)) = (self.config.get(key), d.config.get(key)) else {
-                    continue;
-                };
-                if v != dv {
-                    pairs.push((key.to_string(), query_value(&v)));
-                }
-            }
-        } else if self.program == Program::BuildNanoGpt {
+        if self.program != d.program {
             pairs.push(("program".into(), self.program.id().into()));
-            for (k, v) in self.bng.changed() {
-                pairs.push((k.to_string(), v));
-            }
-        } else {
-            pairs.push(("program".into(), self.program.id().into()));
-            let (cfg, dc) = (
-                self.nanochat_config(),
-                NanochatConfig::for_script(self.nanochat_config().script),
-            );
-            for key in cfg.keys() {
-                let (Some(v), Some(dv)) = (cfg.get(key), dc.get(key)) else {
-                    continue;
-                };
-                if v != dv {
-                    pairs.push((key.replace('-', "_"), v));
-                }
-            }
         }
+        pairs.extend(self.configs.changed(self.program));
         if self.gpu != d.gpu {
             pairs.push(("gpu".into(), self.gpu.clone()));
         }
@@ -500,15 +355,6 @@ pub fn query_value(v: &PyValue) -> String {
     match v {
         PyValue::Str(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-/// Query values are typed by people: `true`, `False`, `8`, `float16`, `'float16'`.
-fn lenient_value(raw: &str) -> PyValue {
-    match raw.trim() {
-        "true" | "True" => PyValue::Bool(true),
-        "false" | "False" => PyValue::Bool(false),
-        t => parse_override_value(t),
     }
 }
 
@@ -601,10 +447,10 @@ mod tests {
             "?batch_size=16&compile=False&dtype=float16&bias=true&gpu=rtx4090",
         );
         assert!(issues.is_empty(), "{issues:?}");
-        assert_eq!(s.config.batch_size, 16);
-        assert!(!s.config.compile);
-        assert!(s.config.bias);
-        assert_eq!(s.config.dtype, Dtype::Float16);
+        assert_eq!(s.configs.nanogpt.batch_size, 16);
+        assert!(!s.configs.nanogpt.compile);
+        assert!(s.configs.nanogpt.bias);
+        assert_eq!(s.configs.nanogpt.dtype, Dtype::Float16);
         assert_eq!(s.gpu, "rtx4090");
     }
 
@@ -615,7 +461,13 @@ mod tests {
             PageState::from_query("depth=12&program=nanochat&device-batch-size=8&gpu=rtx4090");
         assert!(issues.is_empty(), "{issues:?}");
         assert_eq!(p.program, Program::Nanochat);
-        assert_eq!((p.nanochat.depth, p.nanochat.device_batch_size), (12, 8));
+        assert_eq!(
+            (
+                p.configs.nanochat.depth,
+                p.configs.nanochat.device_batch_size
+            ),
+            (12, 8)
+        );
         assert_eq!(
             p.to_query(),
             "program=nanochat&depth=12&device_batch_size=8&gpu=rtx4090"
@@ -624,11 +476,11 @@ mod tests {
         // nanoGPT's keys are not nanochat's: named, ignored
         let (p, issues) = PageState::from_query("program=nanochat&batch_size=4&window_pattern=SXL");
         assert_eq!(issues.len(), 2, "{issues:?}");
-        assert_eq!(p.nanochat.window_pattern, "SSSL");
+        assert_eq!(p.configs.nanochat.window_pattern, "SSSL");
         // the script's cross-flag assert: named, the flags involved back to their defaults
         let (p, issues) = PageState::from_query("program=nanochat&depth=4&total_batch_size=1000");
         assert_eq!(issues.len(), 1);
-        assert!(p.nanochat.validate().is_ok());
+        assert!(p.configs.nanochat.validate().is_ok());
         // an unknown program: named, nanoGPT
         let (p, issues) = PageState::from_query("program=llama");
         assert_eq!((p.program, issues.len()), (Program::NanoGpt, 1));
@@ -638,9 +490,9 @@ mod tests {
     fn round_trips_only_non_defaults() {
         let mut s = PageState::default();
         assert_eq!(s.to_query(), "");
-        s.config.batch_size = 8;
-        s.config.compile = false;
-        s.config.dropout = 0.1;
+        s.configs.nanogpt.batch_size = 8;
+        s.configs.nanogpt.compile = false;
+        s.configs.nanogpt.dropout = 0.1;
         s.gpu = "custom".into();
         s.vram_gib = 11.25;
         s.other_gib = 0.5;
@@ -680,7 +532,11 @@ mod tests {
     fn heads_that_do_not_divide_the_width_reset_both() {
         let (s, issues) = PageState::from_query("n_head=7&n_layer=6");
         assert_eq!(
-            (s.config.n_head, s.config.n_embd, s.config.n_layer),
+            (
+                s.configs.nanogpt.n_head,
+                s.configs.nanogpt.n_embd,
+                s.configs.nanogpt.n_layer
+            ),
             (12, 768, 6)
         );
         assert_eq!(issues.len(), 1);
@@ -704,7 +560,7 @@ mod tests {
         }
         assert_eq!(query_pairs("a=%41+b")[0].1, "A b");
         let (s, _) = PageState::from_query("batch_size=%38");
-        assert_eq!(s.config.batch_size, 8);
+        assert_eq!(s.configs.nanogpt.batch_size, 8);
         let long = "a=".to_string() + &"x".repeat(100_000);
         assert_eq!(query_pairs(&long)[0].1.len(), MAX_QUERY - 2);
     }
@@ -714,12 +570,12 @@ mod tests {
         let (s, issues) =
             PageState::from_query("world_size=4&gradient_accumulation_steps=8&link_gbps=56.25");
         assert!(issues.is_empty(), "{issues:?}");
-        assert_eq!(s.config.world_size, 4);
+        assert_eq!(s.configs.nanogpt.world_size, 4);
         assert_eq!(s.budget().gpu.link_gbps, 56.25);
         assert_eq!(PageState::from_query(&s.to_query()).0, s);
         // 40 accumulation steps cannot be shared by 3 processes: the world size falls back
         let (s, issues) = PageState::from_query("world_size=3");
-        assert_eq!(s.config.world_size, 1);
+        assert_eq!(s.configs.nanogpt.world_size, 1);
         assert_eq!(issues.len(), 1);
         assert_eq!(
             issues[0].to_string(),

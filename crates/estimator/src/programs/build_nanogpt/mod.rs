@@ -55,3 +55,104 @@ pub fn fits_on_card(cfg: &BngConfig, budget: &Budget) -> bool {
             budget.allocator_cap(),
         )
 }
+
+/// build-nanogpt's `train_gpt2.py` behind the seam.
+pub struct BuildNanoGpt;
+
+impl crate::programs::TrainingProgram for BuildNanoGpt {
+    const ID: &'static str = "build-nanogpt";
+    const SCRIPT: &'static str = "train_gpt2.py";
+    const LAUNCH_WORDS: &'static [&'static str] = &["train_gpt2.py"];
+    const PROCESSES_KEY: &'static str = "nproc_per_node";
+
+    type Config = BngConfig;
+    type Analysis = BngAnalysis;
+    type Fixes = fixes::BngFixReport;
+
+    fn default_config() -> BngConfig {
+        BngConfig::default()
+    }
+
+    fn config_from_flags(flags: &[String]) -> Result<BngConfig, ConfigError> {
+        let cfg = BngConfig::from_args(flags)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// train_gpt2.py reads no arguments: its settings are constants in the file.
+    fn check_script_args(args: &[String]) -> Result<(), ConfigError> {
+        match args.first() {
+            Some(a) => Err(ConfigError::new(
+                "command",
+                a,
+                crate::error::Problem::Assertion {
+                    message: "train_gpt2.py takes no arguments: give its constants as \
+                              --B=16 --T=1024 … (or paste its lines, B = 16)"
+                        .into(),
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn json_flag(
+        key: &str,
+        value: &crate::input::json_config::Setting,
+    ) -> Result<Option<String>, ConfigError> {
+        crate::input::json_config::constant_flag(key, value)
+    }
+
+    fn analyze(cfg: &BngConfig, budget: &Budget) -> Result<BngAnalysis, ConfigError> {
+        analyze(cfg, budget)
+    }
+
+    fn run(a: &BngAnalysis) -> &Run {
+        &a.run
+    }
+
+    fn params_reported(a: &BngAnalysis) -> u64 {
+        a.params()
+    }
+
+    fn rank_fixes(cfg: &BngConfig, budget: &Budget, _mfu: f64) -> Option<fixes::BngFixReport> {
+        fixes::rank_fixes(cfg, budget)
+    }
+
+    fn get(cfg: &BngConfig, key: &str) -> Option<String> {
+        cfg.get(key)
+    }
+
+    fn set(cfg: &mut BngConfig, key: &str, raw: &str) -> Result<(), ConfigError> {
+        let mut new = cfg.clone();
+        new.set(key, raw.trim())?;
+        *cfg = new;
+        Ok(())
+    }
+
+    fn validate(cfg: &BngConfig) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+
+    fn changed(cfg: &BngConfig) -> Vec<(String, String)> {
+        cfg.changed()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    /// train_gpt2.py's asserts: the constants back to the script's, the layer count, the
+    /// vocabulary, compile and the allocator kept.
+    fn repair(cfg: &mut BngConfig) -> Vec<ConfigError> {
+        let Err(e) = cfg.validate() else {
+            return Vec::new();
+        };
+        *cfg = BngConfig {
+            n_layer: cfg.n_layer,
+            vocab_size: cfg.vocab_size,
+            use_compile: cfg.use_compile,
+            allocator: cfg.allocator,
+            ..BngConfig::default()
+        };
+        vec![e]
+    }
+}

@@ -84,3 +84,142 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
             budget.allocator_cap(),
         )
 }
+
+/// base_train.py and chat_sft.py behind the seam: one config type, each script with its own id,
+/// flags and defaults.
+macro_rules! nanochat_script {
+    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl crate::programs::TrainingProgram for $name {
+            const ID: &'static str = $id;
+            const SCRIPT: &'static str = $path;
+            const LAUNCH_WORDS: &'static [&'static str] = $words;
+            const PROCESSES_KEY: &'static str = "nproc-per-node";
+
+            type Config = NanochatConfig;
+            type Analysis = NanochatAnalysis;
+            type Fixes = fixes::NanochatFixReport;
+
+            fn default_config() -> NanochatConfig {
+                NanochatConfig::for_script($script)
+            }
+
+            fn config_from_flags(flags: &[String]) -> Result<NanochatConfig, ConfigError> {
+                let mut cfg = NanochatConfig::for_script($script);
+                cfg.apply_args(flags)?;
+                Ok(cfg)
+            }
+
+            fn json_flag(
+                key: &str,
+                value: &crate::input::json_config::Setting,
+            ) -> Result<Option<String>, ConfigError> {
+                crate::input::json_config::argparse_flag(key, value)
+            }
+
+            fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
+                analyze(cfg, budget)
+            }
+
+            fn run(a: &NanochatAnalysis) -> &Run {
+                &a.run
+            }
+
+            fn params_reported(a: &NanochatAnalysis) -> u64 {
+                a.shape.total_params()
+            }
+
+            fn rank_fixes(
+                cfg: &NanochatConfig,
+                budget: &Budget,
+                _mfu: f64,
+            ) -> Option<fixes::NanochatFixReport> {
+                fixes::rank_fixes(cfg, budget)
+            }
+
+            fn get(cfg: &NanochatConfig, key: &str) -> Option<String> {
+                cfg.get(key)
+            }
+
+            fn set(cfg: &mut NanochatConfig, key: &str, raw: &str) -> Result<(), ConfigError> {
+                set_flag(cfg, key, raw)
+            }
+
+            fn validate(cfg: &NanochatConfig) -> Result<(), ConfigError> {
+                cfg.validate()
+            }
+
+            fn changed(cfg: &NanochatConfig) -> Vec<(String, String)> {
+                changed(cfg)
+            }
+
+            fn repair(cfg: &mut NanochatConfig) -> Vec<ConfigError> {
+                repair(cfg)
+            }
+        }
+    };
+}
+
+nanochat_script!(
+    /// nanochat's `scripts/base_train.py`.
+    BaseTrain,
+    config::Script::Base,
+    "nanochat",
+    "scripts/base_train.py",
+    &["base_train.py", "scripts.base_train"]
+);
+nanochat_script!(
+    /// nanochat's `scripts/chat_sft.py`.
+    ChatSft,
+    config::Script::Sft,
+    "nanochat-sft",
+    "scripts/chat_sft.py",
+    &["chat_sft.py", "scripts.chat_sft"]
+);
+
+/// One setting from the page or the URL, by its flag's name (`device_batch_size` or
+/// `device-batch-size`); a key the script does not have is unknown, not abbreviated.
+fn set_flag(cfg: &mut NanochatConfig, key: &str, raw: &str) -> Result<(), ConfigError> {
+    if !cfg.keys().contains(&config::flag_name(key).as_str()) {
+        return Err(ConfigError::new(
+            key,
+            raw,
+            crate::error::Problem::UnknownKey,
+        ));
+    }
+    let mut new = cfg.clone();
+    new.set(key, raw.trim())?;
+    *cfg = new;
+    Ok(())
+}
+
+/// The settings that differ from the script's defaults, under the URL's names (underscores).
+fn changed(cfg: &NanochatConfig) -> Vec<(String, String)> {
+    let defaults = NanochatConfig::for_script(cfg.script);
+    cfg.keys()
+        .iter()
+        .filter_map(|key| {
+            let (v, dv) = (cfg.get(key)?, defaults.get(key)?);
+            (v != dv).then(|| (key.replace('-', "_"), v))
+        })
+        .collect()
+}
+
+/// base_train.py's asserts across flags: the batch sizes, the context and fp8 back to the
+/// script's defaults (and the whole config, if that is not enough).
+fn repair(cfg: &mut NanochatConfig) -> Vec<ConfigError> {
+    let Err(e) = cfg.validate() else {
+        return Vec::new();
+    };
+    let d = NanochatConfig::for_script(cfg.script);
+    cfg.total_batch_size = d.total_batch_size;
+    cfg.device_batch_size = d.device_batch_size;
+    cfg.max_seq_len = d.max_seq_len;
+    cfg.fp8 = false;
+    if cfg.validate().is_err() {
+        *cfg = d;
+    }
+    vec![e]
+}

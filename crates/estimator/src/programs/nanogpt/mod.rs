@@ -15,3 +15,129 @@ pub mod physics;
 pub mod sequence;
 pub mod snippet;
 pub mod speed;
+
+use crate::engine::run::Run;
+use crate::error::ConfigError;
+use crate::gpu::Budget;
+use crate::pyliteral::PyValue;
+use config::TrainConfig;
+
+/// nanoGPT's `train.py` behind the seam.
+pub struct NanoGpt;
+
+impl crate::programs::TrainingProgram for NanoGpt {
+    const ID: &'static str = "nanogpt";
+    const SCRIPT: &'static str = "train.py";
+    const LAUNCH_WORDS: &'static [&'static str] = &["train.py"];
+    /// train.py reads `WORLD_SIZE` from torchrun; vramfit's setting for it.
+    const PROCESSES_KEY: &'static str = "world_size";
+
+    type Config = TrainConfig;
+    type Analysis = analysis::Analysis;
+    type Fixes = fixes::FixReport;
+
+    fn default_config() -> TrainConfig {
+        TrainConfig::default()
+    }
+
+    /// train.py's configurator: config files and `--key=value` overrides, in order.
+    fn config_from_flags(flags: &[String]) -> Result<TrainConfig, ConfigError> {
+        let mut conf = configurator::Configurator::new();
+        for f in flags {
+            conf.apply_override(f)?;
+        }
+        Ok(conf.finish()?.0)
+    }
+
+    fn json_flag(
+        key: &str,
+        value: &crate::input::json_config::Setting,
+    ) -> Result<Option<String>, ConfigError> {
+        crate::input::json_config::python_flag(key, value)
+    }
+
+    fn analyze(cfg: &TrainConfig, budget: &Budget) -> Result<analysis::Analysis, ConfigError> {
+        analysis::analyze(cfg, budget)
+    }
+
+    fn run(a: &analysis::Analysis) -> &Run {
+        &a.run
+    }
+
+    /// The replay without the closed form, which only explains it.
+    fn replay(cfg: &TrainConfig, budget: &Budget) -> Result<Run, ConfigError> {
+        analysis::replay_patched(cfg, budget, physics::Patches::default())
+    }
+
+    fn params_reported(a: &analysis::Analysis) -> u64 {
+        a.estimate.params.reported
+    }
+
+    /// Every fix checked by replay (`exact`).
+    fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64) -> Option<fixes::FixReport> {
+        fixes::rank_fixes(cfg, budget, mfu, true)
+    }
+
+    fn get(cfg: &TrainConfig, key: &str) -> Option<String> {
+        cfg.get(key).map(|v| crate::query::query_value(&v))
+    }
+
+    fn set(cfg: &mut TrainConfig, key: &str, raw: &str) -> Result<(), ConfigError> {
+        if config::field(key).is_none() {
+            return Err(ConfigError::new(
+                key,
+                raw,
+                crate::error::Problem::UnknownKey,
+            ));
+        }
+        let mut new = cfg.clone();
+        new.set(key, &lenient_value(raw))?;
+        *cfg = new;
+        Ok(())
+    }
+
+    fn validate(cfg: &TrainConfig) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+
+    fn changed(cfg: &TrainConfig) -> Vec<(String, String)> {
+        let d = TrainConfig::default();
+        config::FIELDS_JSON_ORDER
+            .iter()
+            .filter_map(|key| {
+                let (v, dv) = (cfg.get(key)?, d.get(key)?);
+                (v != dv).then(|| (key.to_string(), crate::query::query_value(&v)))
+            })
+            .collect()
+    }
+
+    /// train.py's relations between fields: a head count that does not divide the width (the
+    /// width and heads back to GPT-2's), accumulation steps the processes cannot share (one
+    /// process).
+    fn repair(cfg: &mut TrainConfig) -> Vec<ConfigError> {
+        let mut refused = Vec::new();
+        for _ in 0..2 {
+            let Err(e) = cfg.validate() else {
+                break;
+            };
+            let d = TrainConfig::default();
+            if e.key == "gradient_accumulation_steps" {
+                cfg.world_size = d.world_size;
+            } else {
+                cfg.n_embd = d.n_embd;
+                cfg.n_head = d.n_head;
+            }
+            refused.push(e);
+        }
+        refused
+    }
+}
+
+/// A URL's or an input's value as people type it: `true`, `False`, `8`, `float16`, `'float16'`.
+fn lenient_value(raw: &str) -> PyValue {
+    match raw.trim() {
+        "true" | "True" => PyValue::Bool(true),
+        "false" | "False" => PyValue::Bool(false),
+        t => configurator::parse_override_value(t),
+    }
+}

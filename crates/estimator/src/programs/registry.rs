@@ -1,0 +1,239 @@
+//! The registry macro: from one line per program — `Variant(field) => path::Type` — it writes
+//! [`Program`](super::Program) and every dispatch over it, each arm calling the line's
+//! [`TrainingProgram`](super::TrainingProgram). No arm is written by hand, so none falls through
+//! with `_`, and a program that misses a part of the seam does not compile.
+
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($field:ident) => $ty:ty),+ $(,)?) => {
+        use crate::programs::seam::TrainingProgram as __Seam;
+
+        /// A training script vramfit knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Program {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl Program {
+            /// Every program, in the registry's order (`program as usize` indexes it).
+            pub const ALL: [Program; [$(stringify!($variant)),+].len()] = [$(Program::$variant),+];
+            /// The ids `--program=` and `?program=` take, in [`Program::ALL`]'s order.
+            pub const NAMES: &'static [&'static str] = &[$(<$ty as __Seam>::ID),+];
+
+            pub fn id(self) -> &'static str {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::ID),+
+                }
+            }
+
+            /// The script as its repository names it.
+            pub fn script(self) -> &'static str {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::SCRIPT),+
+                }
+            }
+
+            /// The launch-line words that run it (file names and `-m` modules).
+            pub fn launch_words(self) -> &'static [&'static str] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::LAUNCH_WORDS),+
+                }
+            }
+
+            /// Its own setting for the processes `torchrun` starts.
+            pub fn processes_key(self) -> &'static str {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::PROCESSES_KEY),+
+                }
+            }
+
+            /// Its config from its own flags, with every check the script makes.
+            pub fn config_from_flags(self, flags: &[String]) -> Result<ProgramConfig, ConfigError> {
+                Ok(match self {
+                    $(Program::$variant => {
+                        ProgramConfig::$variant(<$ty as __Seam>::config_from_flags(flags)?)
+                    }),+
+                })
+            }
+
+            /// Refuses script arguments the script does not take.
+            pub fn check_script_args(self, args: &[String]) -> Result<(), ConfigError> {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::check_script_args(args)),+
+                }
+            }
+
+            /// One JSON setting as the program's flag (`None`: a switch that is off).
+            pub fn json_flag(
+                self,
+                key: &str,
+                value: &crate::input::json_config::Setting,
+            ) -> Result<Option<String>, ConfigError> {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::json_flag(key, value)),+
+                }
+            }
+        }
+
+        /// One program's settings, checked as the program itself checks them.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ProgramConfig {
+            $($(#[$doc])* $variant(<$ty as __Seam>::Config)),+
+        }
+
+        impl ProgramConfig {
+            pub fn program(&self) -> Program {
+                match self {
+                    $(ProgramConfig::$variant(_) => Program::$variant),+
+                }
+            }
+        }
+
+        /// One program's full answer: the replayed run (what every view shows, through `Deref`)
+        /// and what only that program has.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ProgramAnalysis {
+            $($(#[$doc])* $variant(<$ty as __Seam>::Analysis)),+
+        }
+
+        impl std::ops::Deref for ProgramAnalysis {
+            type Target = Run;
+
+            /// The replayed run: peaks, components, verdict, where it runs out.
+            fn deref(&self) -> &Run {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::run(a)),+
+                }
+            }
+        }
+
+        impl ProgramAnalysis {
+            pub fn program(&self) -> Program {
+                match self {
+                    $(ProgramAnalysis::$variant(_) => Program::$variant),+
+                }
+            }
+
+            /// Parameters as the script prints them.
+            pub fn params_reported(&self) -> u64 {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::params_reported(a)),+
+                }
+            }
+        }
+
+        /// One program's ranked fixes.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ProgramFixes {
+            $($(#[$doc])* $variant(<$ty as __Seam>::Fixes)),+
+        }
+
+        /// Every program's settings, one config each: the page keeps them all, so switching to
+        /// another program and back finds them again.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Configs {
+            $($(#[$doc])* pub $field: <$ty as __Seam>::Config),+
+        }
+
+        impl Default for Configs {
+            fn default() -> Self {
+                Configs {
+                    $($field: <$ty as __Seam>::default_config()),+
+                }
+            }
+        }
+
+        impl Configs {
+            /// `program`'s settings as a [`ProgramConfig`].
+            pub fn of(&self, program: Program) -> ProgramConfig {
+                match program {
+                    $(Program::$variant => ProgramConfig::$variant(self.$field.clone())),+
+                }
+            }
+
+            /// Puts `config` in its program's place.
+            pub fn put(&mut self, config: ProgramConfig) {
+                match config {
+                    $(ProgramConfig::$variant(c) => self.$field = c),+
+                }
+            }
+
+            /// Whether `program`'s settings are all the script's defaults.
+            pub fn is_default(&self, program: Program) -> bool {
+                match program {
+                    $(Program::$variant => self.$field == <$ty as __Seam>::default_config()),+
+                }
+            }
+
+            pub fn analyze(
+                &self,
+                program: Program,
+                budget: &Budget,
+            ) -> Result<ProgramAnalysis, ConfigError> {
+                Ok(match program {
+                    $(Program::$variant => ProgramAnalysis::$variant(
+                        <$ty as __Seam>::analyze(&self.$field, budget)?,
+                    )),+
+                })
+            }
+
+            /// [`Configs::analyze`]'s run alone (what the first bar paints).
+            pub fn replay(&self, program: Program, budget: &Budget) -> Result<Run, ConfigError> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::replay(&self.$field, budget)),+
+                }
+            }
+
+            pub fn rank_fixes(
+                &self,
+                program: Program,
+                budget: &Budget,
+                mfu: f64,
+            ) -> Option<ProgramFixes> {
+                match program {
+                    $(Program::$variant => {
+                        <$ty as __Seam>::rank_fixes(&self.$field, budget, mfu)
+                            .map(ProgramFixes::$variant)
+                    }),+
+                }
+            }
+
+            /// A setting of `program` as its input shows it (`None`: not one of its keys).
+            pub fn get(&self, program: Program, key: &str) -> Option<String> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::get(&self.$field, key)),+
+                }
+            }
+
+            /// Sets one of `program`'s settings from its text; unchanged on error.
+            pub fn set(&mut self, program: Program, key: &str, raw: &str) -> Result<(), ConfigError> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::set(&mut self.$field, key, raw)),+
+                }
+            }
+
+            /// `program`'s checks across settings.
+            pub fn validate(&self, program: Program) -> Result<(), ConfigError> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::validate(&self.$field)),+
+                }
+            }
+
+            /// `(key, value)` of each of `program`'s settings that differs from the defaults.
+            pub fn changed(&self, program: Program) -> Vec<(String, String)> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::changed(&self.$field)),+
+                }
+            }
+
+            /// `program`'s checks across settings after a URL: the settings involved back to
+            /// their defaults where they fail; what was refused.
+            pub fn repair(&mut self, program: Program) -> Vec<ConfigError> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::repair(&mut self.$field)),+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use registry;

@@ -1,0 +1,86 @@
+//! The seam: what a training program supplies, and all that the rest of vramfit asks of it.
+//!
+//! A program is a folder under `programs/` with one type implementing [`TrainingProgram`], and
+//! one line in the registry (`programs/mod.rs`). The registry turns the lines into the
+//! [`crate::programs::Program`] choice and every dispatch over it — reading flags, a JSON config
+//! and a launch line, the page's settings and URL, the analysis, the fixes — so the compiler names
+//! everything a new program must supply, and nothing outside the registry matches on a program
+//! to reach its model.
+
+use crate::engine::run::Run;
+use crate::error::ConfigError;
+use crate::gpu::Budget;
+use crate::input::json_config::Setting;
+
+/// One training script vramfit models.
+pub trait TrainingProgram {
+    /// The id `--program=`, `?program=` and a JSON config's `"program"` take.
+    const ID: &'static str;
+    /// The script as its repository names it (`train.py`, `scripts/base_train.py`).
+    const SCRIPT: &'static str;
+    /// The launch-line words that run it: its file name (in any folder) and its `-m` module.
+    const LAUNCH_WORDS: &'static [&'static str];
+    /// Its own setting for the processes `torchrun` starts (`--nproc_per_node` × `--nnodes`).
+    const PROCESSES_KEY: &'static str;
+
+    /// Its settings, with its own names, defaults and checks.
+    type Config: Clone + std::fmt::Debug + PartialEq;
+    /// Its answer for one card: the replayed run and what only this program shows.
+    type Analysis: Clone + std::fmt::Debug + PartialEq;
+    /// Its ranked fixes for one card.
+    type Fixes: Clone + std::fmt::Debug + PartialEq;
+
+    /// The script's defaults.
+    fn default_config() -> Self::Config;
+
+    /// Its config from its own command-line flags, with every check the script makes: the one
+    /// reading behind the command line, a JSON config and a pasted launch line.
+    fn config_from_flags(flags: &[String]) -> Result<Self::Config, ConfigError>;
+
+    /// Refuses script arguments of a launch line the script does not take (default: it takes
+    /// its flags, read by [`Self::config_from_flags`]).
+    fn check_script_args(_args: &[String]) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    /// One JSON setting as the flag [`Self::config_from_flags`] reads; `None` for a switch
+    /// that is off. An object or a list is refused before this is asked; the styles the
+    /// programs share are in [`json_config`](crate::input::json_config).
+    fn json_flag(key: &str, value: &Setting) -> Result<Option<String>, ConfigError>;
+
+    /// Replays the config for the card.
+    fn analyze(config: &Self::Config, budget: &Budget) -> Result<Self::Analysis, ConfigError>;
+
+    /// The analysis's replayed run: peaks, components, verdict, where it runs out.
+    fn run(analysis: &Self::Analysis) -> &Run;
+
+    /// [`Self::analyze`]'s run alone: what the first bar paints, in a module that should not
+    /// carry what only explains it (default: the analysis's run).
+    fn replay(config: &Self::Config, budget: &Budget) -> Result<Run, ConfigError> {
+        Self::analyze(config, budget).map(|a| Self::run(&a).clone())
+    }
+
+    /// Parameters as the script prints them.
+    fn params_reported(analysis: &Self::Analysis) -> u64;
+
+    /// The fixes for the config on the card, each replayed, best first (`mfu`: the model-FLOPs
+    /// utilisation a program's speed model assumes, where it has one).
+    fn rank_fixes(config: &Self::Config, budget: &Budget, mfu: f64) -> Option<Self::Fixes>;
+
+    /// A setting as the page's input and the URL show it (`None`: not one of its keys).
+    fn get(config: &Self::Config, key: &str) -> Option<String>;
+
+    /// Sets one setting from its URL or input text; `Problem::UnknownKey` for a key that is not
+    /// the program's. The config is unchanged on error.
+    fn set(config: &mut Self::Config, key: &str, raw: &str) -> Result<(), ConfigError>;
+
+    /// The script's checks that involve more than one setting.
+    fn validate(config: &Self::Config) -> Result<(), ConfigError>;
+
+    /// `(key, value)` of each setting that differs from the defaults, in the URL's order.
+    fn changed(config: &Self::Config) -> Vec<(String, String)>;
+
+    /// After a URL's settings were set one by one: where the script's checks across settings
+    /// fail, the settings involved go back to their defaults; what was refused, in order.
+    fn repair(config: &mut Self::Config) -> Vec<ConfigError>;
+}
