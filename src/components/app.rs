@@ -95,7 +95,7 @@ fn Page() -> impl IntoView {
                             Program::BuildNanoGpt => {
                                 view! { <NumberField key="nproc_per_node" steps=WORLD /> }.into_any()
                             }
-                            _ => ().into_any(),
+                            Program::Nanochat | Program::NanochatSft => ().into_any(),
                         }}
                         <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.configs.nanogpt.is_ddp())>
                             <LinkField />
@@ -106,7 +106,9 @@ fn Page() -> impl IntoView {
                         Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
                         Program::BuildNanoGpt => view! { <BngInputs /> }.into_any(),
                         // rebuilt when the program changes: each script shows its own settings
-                        _ => view! { <NanochatInputs /> }.into_any(),
+                        Program::Nanochat | Program::NanochatSft => {
+                            view! { <NanochatInputs /> }.into_any()
+                        }
                     }}
                 </section>
                 // the answer and the best fix on the first screen; the details after them

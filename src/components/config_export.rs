@@ -21,7 +21,7 @@ pub fn ConfigExport() -> impl IntoView {
                 &crate::html::bng_fixes::constants(&p.configs.bng),
                 "export-config",
             ),
-            _ => crate::html::export::snippet_block(
+            Program::Nanochat | Program::NanochatSft => crate::html::export::snippet_block(
                 tr,
                 tr.snippet_cli,
                 &estimator::programs::nanochat::fixes::launch_line(p.nanochat_config()),

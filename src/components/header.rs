@@ -31,7 +31,7 @@ pub fn Header() -> impl IntoView {
                     {move || match app.page.with(|p| p.program) {
                         Program::NanoGpt => tr.tagline,
                         Program::BuildNanoGpt => tr.bng_tagline,
-                        _ => tr.nc_tagline,
+                        Program::Nanochat | Program::NanochatSft => tr.nc_tagline,
                     }}
                 </p>
             </div>

@@ -44,7 +44,7 @@ pub fn RunSummary() -> impl IntoView {
                     c.total_batch_size,
                 )
             }
-            _ => {
+            Program::Nanochat | Program::NanochatSft => {
                 let c = p.nanochat_config();
                 let sequences = c.total_batch_tokens() / u64::from(c.max_seq_len);
                 (

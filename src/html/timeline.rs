@@ -287,7 +287,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
         &escape(match program {
             Program::NanoGpt => tr.chart_title,
             Program::BuildNanoGpt => tr.bng_chart_title,
-            _ => tr.nc_chart_title,
+            Program::Nanochat | Program::NanochatSft => tr.nc_chart_title,
         }),
     );
     el(

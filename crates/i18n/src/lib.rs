@@ -454,7 +454,7 @@ impl Strings {
                 .iter()
                 .position(|k| *k == key)
                 .map_or("", |i| self.bng_hints[i]),
-            _ => {
+            Program::Nanochat | Program::NanochatSft => {
                 let flag = estimator::programs::nanochat::config::flag_name(key);
                 if flag == "load-optimizer" {
                     return self.nc_hint_load_optimizer;
@@ -473,9 +473,13 @@ impl Strings {
             (Program::NanoGpt, _) => self.phase(p),
             (Program::BuildNanoGpt, estimator::Phase::Eval) => self.bng_phase_eval,
             (Program::BuildNanoGpt, estimator::Phase::EvalAfterStep) => self.bng_phase_eval_later,
-            (_, estimator::Phase::Eval) => self.nc_phase_eval,
-            (_, estimator::Phase::EvalAfterStep) => self.nc_phase_eval_later,
-            _ => self.phase(p),
+            (Program::Nanochat | Program::NanochatSft, estimator::Phase::Eval) => {
+                self.nc_phase_eval
+            }
+            (Program::Nanochat | Program::NanochatSft, estimator::Phase::EvalAfterStep) => {
+                self.nc_phase_eval_later
+            }
+            (Program::BuildNanoGpt | Program::Nanochat | Program::NanochatSft, _) => self.phase(p),
         }
     }
 
