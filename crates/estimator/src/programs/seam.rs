@@ -55,10 +55,8 @@ pub trait TrainingProgram {
     fn run(analysis: &Self::Analysis) -> &Run;
 
     /// [`Self::analyze`]'s run alone: what the first bar paints, in a module that should not
-    /// carry what only explains it (default: the analysis's run).
-    fn replay(config: &Self::Config, budget: &Budget) -> Result<Run, ConfigError> {
-        Self::analyze(config, budget).map(|a| Self::run(&a).clone())
-    }
+    /// carry what only explains it.
+    fn replay(config: &Self::Config, budget: &Budget) -> Result<Run, ConfigError>;
 
     /// Parameters as the script prints them.
     fn params_reported(analysis: &Self::Analysis) -> u64;

@@ -110,6 +110,10 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
         &a.run
     }
 
+    fn replay(cfg: &BngConfig, budget: &Budget) -> Result<Run, ConfigError> {
+        analyze(cfg, budget).map(|a| a.run)
+    }
+
     fn params_reported(a: &BngAnalysis) -> u64 {
         a.params()
     }

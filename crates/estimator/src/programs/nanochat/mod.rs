@@ -127,6 +127,10 @@ macro_rules! nanochat_script {
                 &a.run
             }
 
+            fn replay(cfg: &NanochatConfig, budget: &Budget) -> Result<Run, ConfigError> {
+                analyze(cfg, budget).map(|a| a.run)
+            }
+
             fn params_reported(a: &NanochatAnalysis) -> u64 {
                 a.shape.total_params()
             }
