@@ -63,7 +63,20 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub fn id(self) -> &'static str {
+    /// Every stage, in declaration order.
+    pub const ALL: [Stage; 7] = [
+        Stage::ModelLoad,
+        Stage::Forward,
+        Stage::Loss,
+        Stage::Backward,
+        Stage::OptimizerStep,
+        Stage::ZeroGrad,
+        Stage::Eval,
+    ];
+    /// Each stage's id, in [`Stage::ALL`] order.
+    pub const IDS: [&'static str; 7] = crate::ids!(Stage::ALL);
+
+    pub const fn id(self) -> &'static str {
         match self {
             Stage::ModelLoad => "model_load",
             Stage::Forward => "forward",

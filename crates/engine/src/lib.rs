@@ -22,3 +22,18 @@ pub mod settings;
 pub mod terms;
 pub mod units;
 pub mod verdict;
+
+/// Each item's id (a `const fn id(self)`) in the order of `$all` (a constant array): the keys the
+/// language files and the JSON use, so they can be checked against the enum at compile time.
+#[macro_export]
+macro_rules! ids {
+    ($all:expr) => {{
+        let mut ids = [""; $all.len()];
+        let mut i = 0;
+        while i < ids.len() {
+            ids[i] = $all[i].id();
+            i += 1;
+        }
+        ids
+    }};
+}

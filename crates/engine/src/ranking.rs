@@ -28,7 +28,23 @@ pub enum Impact {
 }
 
 impl Impact {
-    pub fn id(self) -> &'static str {
+    /// Every impact, best first (declaration order).
+    pub const ALL: [Impact; 10] = [
+        Impact::Nothing,
+        Impact::Slower,
+        Impact::CodeChange,
+        Impact::Evaluation,
+        Impact::GradientNoise,
+        Impact::Regularization,
+        Impact::ContextLength,
+        Impact::ModelCapacity,
+        Impact::NotAFix,
+        Impact::MoreGpus,
+    ];
+    /// Each impact's id, in [`Impact::ALL`] order.
+    pub const IDS: [&'static str; 10] = crate::ids!(Impact::ALL);
+
+    pub const fn id(self) -> &'static str {
         match self {
             Impact::Nothing => "nothing",
             Impact::Slower => "slower",
@@ -132,15 +148,7 @@ macro_rules! fix_kinds {
             pub const ALL: [$kind; [$(stringify!($variant)),+].len()] = [$($kind::$variant),+];
             /// Each kind's id, in [`Self::ALL`] order: the JSON's `kind`, and the key of the
             /// kind's texts in the language files.
-            pub const IDS: [&'static str; $kind::ALL.len()] = {
-                let mut ids = [""; $kind::ALL.len()];
-                let mut i = 0;
-                while i < ids.len() {
-                    ids[i] = $kind::ALL[i].id();
-                    i += 1;
-                }
-                ids
-            };
+            pub const IDS: [&'static str; $kind::ALL.len()] = $crate::ids!($kind::ALL);
         }
     };
 }

@@ -21,8 +21,11 @@ impl Component {
         Component::Other,
     ];
 
+    /// Each component's id, in [`Component::ALL`] order.
+    pub const IDS: [&'static str; 6] = crate::ids!(Component::ALL);
+
     /// Stable id, used in JSON, CSS classes and test hooks (`segment-params`, …).
-    pub fn id(self) -> &'static str {
+    pub const fn id(self) -> &'static str {
         match self {
             Component::Params => "params",
             Component::Optimizer => "optimizer",
@@ -176,8 +179,11 @@ impl Term {
         }
     }
 
+    /// Each term's id, in declaration order ([`ALL_TERMS`]).
+    pub const IDS: [&'static str; ALL_TERMS.len()] = crate::ids!(ALL_TERMS);
+
     /// Stable id for JSON and for looking up explanations in the UI.
-    pub fn id(self) -> &'static str {
+    pub const fn id(self) -> &'static str {
         use Term::*;
         match self {
             Params => "params",

@@ -97,12 +97,12 @@ strings! {
     effective_batch,
     tokens_per_iter,
     peak_label,
-    /// Component names, in [`Component::ALL`] order.
-    components[6],
-    /// What each component is, in [`Component::ALL`] order.
-    component_help[6],
-    /// Term names, in [`Term`] declaration order.
-    terms[35],
+    /// Component names, keyed by [`Component::IDS`].
+    components[by Component::IDS],
+    /// What each component is, keyed by [`Component::IDS`].
+    component_help[by Component::IDS],
+    /// Term names, keyed by [`Term::IDS`].
+    terms[by Term::IDS],
     phase_first_iter,
     phase_steady,
     phase_eval,
@@ -152,16 +152,16 @@ strings! {
     time_now,
     mfu_label,
     mfu_hint,
-    /// Fix titles in [`estimator::fixes::FixKind`] declaration order. Placeholders: `{batch} {accum} {old_batch} {old_accum}
+    /// Fix titles, keyed by [`estimator::fixes::FixKind::IDS`]. Placeholders: `{batch} {accum} {old_batch} {old_accum}
     /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
     /// {eval_iters} {eff} {old_eff} {params} {freed}`.
-    fix_titles[20],
-    /// One sentence of why, same order and placeholders.
-    fix_why[20],
+    fix_titles[by estimator::fixes::FixKind::IDS],
+    /// One sentence of why, same keys and placeholders.
+    fix_why[by estimator::fixes::FixKind::IDS],
     /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
     effective_not_kept,
-    /// What a fix changes in training, in [`estimator::fixes::Impact`] order.
-    impacts[10],
+    /// What a fix changes in training, keyed by [`estimator::fixes::Impact::IDS`].
+    impacts[by estimator::fixes::Impact::IDS],
     col_peak,
     col_saving,
     /// `{gib}`: a "saving" that adds memory instead.
@@ -181,8 +181,8 @@ strings! {
     copy,
     copied_short,
     not_a_fix_heading,
-    /// Stage names, in [`estimator::sequence::Stage`] declaration order.
-    stages[7],
+    /// Stage names, keyed by [`estimator::sequence::Stage::IDS`].
+    stages[by estimator::sequence::Stage::IDS],
     model_load,
     /// `{where} {requested} {tensor} {allocated} {fragmented} {largest}`.
     oom_explained,
@@ -1018,26 +1018,44 @@ mod tests {
         same_keys_as_english(cli_en(), cli_language_file);
     }
 
-    /// The arrays are indexed by the estimator's enums: the last variant of each has its string.
+    /// The arrays keyed by the estimator's enums: every variant has its string (the keys are
+    /// checked against each enum's ids when a language file is read).
     #[test]
     fn every_enum_variant_has_its_string() {
         let en = en();
-        assert_eq!(en.terms.len(), estimator::terms::ALL_TERMS.len());
         for t in estimator::terms::ALL_TERMS {
             assert!(!en.term(t).is_empty(), "{t:?}");
         }
-        assert_eq!(en.components.len(), Component::ALL.len());
-        assert_eq!(
-            en.stages.len(),
-            estimator::sequence::Stage::Eval as usize + 1
-        );
-        let last_fix = estimator::fixes::FixKind::ShardOptimizer;
-        assert_eq!(en.fix_titles.len(), last_fix as usize + 1);
-        assert_eq!(en.fix_why.len(), last_fix as usize + 1);
-        assert_eq!(
-            en.impacts.len(),
-            estimator::fixes::Impact::MoreGpus as usize + 1
-        );
+        for c in Component::ALL {
+            assert!(
+                !en.component(c).is_empty() && !en.component_help(c).is_empty(),
+                "{c:?}"
+            );
+        }
+        for st in estimator::sequence::Stage::ALL {
+            assert!(!en.stage(st).is_empty(), "{st:?}");
+        }
+        for k in estimator::fixes::FixKind::ALL {
+            assert!(
+                !en.fix_title(k).is_empty() && !en.fix_why(k).is_empty(),
+                "{k:?}"
+            );
+        }
+        for i in estimator::fixes::Impact::ALL {
+            assert!(!en.impact(i).is_empty(), "{i:?}");
+        }
+        // the accessors index by `variant as usize`: each ALL is in declaration order
+        assert!(Component::ALL
+            .iter()
+            .enumerate()
+            .all(|(i, c)| *c as usize == i));
+        assert!(estimator::terms::ALL_TERMS
+            .iter()
+            .enumerate()
+            .all(|(i, t)| *t as usize == i));
+        assert!((estimator::sequence::Stage::ALL.iter().enumerate()).all(|(i, s)| *s as usize == i));
+        assert!((estimator::fixes::FixKind::ALL.iter().enumerate()).all(|(i, k)| *k as usize == i));
+        assert!((estimator::fixes::Impact::ALL.iter().enumerate()).all(|(i, m)| *m as usize == i));
         // the order is the declaration order: spot checks against the English names
         assert_eq!(en.term(Term::Logits), "logits");
         assert_eq!(

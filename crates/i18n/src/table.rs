@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn reads_keys_arrays_escapes_and_reports_problems() {
         let text = "# comment\n\ntitle = vramfit\nhints.n_embd = a\\nb\nnope = x\ntitle = again\nbroken line\n\
-                    components.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
+                    links.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
         let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
         // a named item lands where its name is in the list, whatever the list's order
@@ -242,7 +242,7 @@ mod tests {
             .iter()
             .position(|k| *k == "n_embd");
         assert_eq!(s.hints[n_embd.unwrap()], "a\nb");
-        assert_eq!(s.components[1], "p");
+        assert_eq!(s.links[1], "p");
         // named arrays take names only, and only theirs
         for (line, key) in [(9, "hints.2"), (10, "hints.n_nothing")] {
             assert!(errors.contains(&ParseError::UnknownKey {

@@ -18,48 +18,50 @@ use crate::verdict::{Risk, Verdict};
 
 pub use crate::engine::ranking::Impact;
 
-/// The kinds of fix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FixKind {
-    /// Smaller `batch_size`, more `gradient_accumulation_steps`, same effective batch.
-    MicroBatchKeepEffective,
-    /// The same with `expandable_segments:True`, which lets a larger micro-batch fit.
-    ExpandableWithMicroBatch,
-    /// The same with `compile=True`, whose smaller loss buffers let a larger micro-batch fit.
-    CompileWithMicroBatch,
-    /// Smaller `batch_size` alone.
-    MicroBatchOnly,
-    CompileOn,
-    ExpandableSegments,
-    ShorterBlock,
-    FewerLayers,
-    Narrower,
-    /// float32 → bfloat16 (or float16 where the card has no bf16).
-    HalfPrecision,
-    /// bfloat16 → float16 on cards without native bf16 (speed; memory unchanged).
-    Float16OnOldCard,
-    DropoutOff,
-    /// train.py patch: evaluate at a smaller batch.
-    SmallerEvalBatch,
-    /// model.py patch: checkpoint every block.
-    ActivationCheckpointing,
-    /// model.py patch: chunked cross-entropy.
-    ChunkedLoss,
-    /// Close what else uses the card.
-    FreeTheCard,
-    /// Listed with its true sign: compile=False raises steady-state memory.
-    CompileOff,
-    /// Listed: `eval_iters` does not change the peak.
-    EvalItersNoEffect,
-    /// Twice the GPUs under DDP: faster, but every GPU still holds the whole run (and DDP's
-    /// buckets), so it is listed with its true memory effect.
-    AddGpus,
-    /// ZeRO-1 (DDP only): AdamW's state sharded over the ranks; a change to train.py.
-    ShardOptimizer,
+crate::engine::fix_kinds! {
+    /// The kinds of fix.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum FixKind {
+        /// Smaller `batch_size`, more `gradient_accumulation_steps`, same effective batch.
+        MicroBatchKeepEffective,
+        /// The same with `expandable_segments:True`, which lets a larger micro-batch fit.
+        ExpandableWithMicroBatch,
+        /// The same with `compile=True`, whose smaller loss buffers let a larger micro-batch fit.
+        CompileWithMicroBatch,
+        /// Smaller `batch_size` alone.
+        MicroBatchOnly,
+        CompileOn,
+        ExpandableSegments,
+        ShorterBlock,
+        FewerLayers,
+        Narrower,
+        /// float32 → bfloat16 (or float16 where the card has no bf16).
+        HalfPrecision,
+        /// bfloat16 → float16 on cards without native bf16 (speed; memory unchanged).
+        Float16OnOldCard,
+        DropoutOff,
+        /// train.py patch: evaluate at a smaller batch.
+        SmallerEvalBatch,
+        /// model.py patch: checkpoint every block.
+        ActivationCheckpointing,
+        /// model.py patch: chunked cross-entropy.
+        ChunkedLoss,
+        /// Close what else uses the card.
+        FreeTheCard,
+        /// Listed with its true sign: compile=False raises steady-state memory.
+        CompileOff,
+        /// Listed: `eval_iters` does not change the peak.
+        EvalItersNoEffect,
+        /// Twice the GPUs under DDP: faster, but every GPU still holds the whole run (and DDP's
+        /// buckets), so it is listed with its true memory effect.
+        AddGpus,
+        /// ZeRO-1 (DDP only): AdamW's state sharded over the ranks; a change to train.py.
+        ShardOptimizer,
+    }
 }
 
 impl FixKind {
-    pub fn id(self) -> &'static str {
+    pub const fn id(self) -> &'static str {
         match self {
             FixKind::MicroBatchKeepEffective => "micro_batch_keep_effective",
             FixKind::ExpandableWithMicroBatch => "expandable_with_micro_batch",
