@@ -52,7 +52,9 @@ impl Gpu {
     /// CUDA `l2CacheSize`; NVIDIA's datasheets). Inductor's benchmarker allocates a buffer this
     /// large to flush the L2 before each timing (`InductorBenchmarker.benchmark_gpu`); on the H100
     /// it is 50 MiB (trace nanogpt-compiled-bf16_char_T256_B64_ga1: a 50.00 MiB buffer from
-    /// benchmarking.py's `benchmark_gpu`).
+    /// benchmarking.py's `benchmark_gpu`), on the H200 60 MiB (the 62,914,560-byte buffers of every
+    /// cold nanochat trace taken on one, data/traces/nc_tr_*-events.json.gz). The others are
+    /// NVIDIA's datasheet figures, not measured.
     pub fn l2_cache_bytes(&self) -> u128 {
         const MIB: u128 = 1 << 20;
         let mib_x2: u128 = match self.id {
@@ -76,7 +78,8 @@ impl Gpu {
             "rtx4090" => 144,
             "rtx5090" | "rtx6000ada" => 192,
             "a100_40" | "a100_80" => 80,
-            _ => 100, // h100, h200: 50 MiB
+            "h200" => 120,
+            _ => 100, // h100: 50 MiB
         };
         mib_x2 * MIB / 2
     }
@@ -820,6 +823,15 @@ mod tests {
         assert_eq!(find("h100").map(|g| g.id), Some("h100"));
         assert!(find("").is_none());
         assert!(find("voodoo2").is_none());
+    }
+
+    /// The two L2 sizes measured: the autotuning flush buffer of cold compiled runs, 50 MiB on an
+    /// H100 (nanogpt-compiled traces) and 60 MiB on an H200 (nc_tr_* traces).
+    #[test]
+    fn measured_l2_sizes() {
+        let l2 = |id| find(id).map(Gpu::l2_cache_bytes);
+        assert_eq!(l2("h100"), Some(52_428_800));
+        assert_eq!(l2("h200"), Some(62_914_560));
     }
 
     #[test]
