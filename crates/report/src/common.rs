@@ -132,15 +132,7 @@ mod tests {
         ] {
             assert_eq!(value(p), Value::from(p.id()));
         }
-        for s in [
-            Stage::ModelLoad,
-            Stage::Forward,
-            Stage::Loss,
-            Stage::Backward,
-            Stage::OptimizerStep,
-            Stage::ZeroGrad,
-            Stage::Eval,
-        ] {
+        for s in Stage::ALL {
             assert_eq!(value(s), Value::from(s.id()));
         }
         for r in [
