@@ -4,7 +4,6 @@
 
 use std::process::ExitCode;
 
-use estimator::input::command_line::Launch;
 use estimator::programs::build_nanogpt::fixes::{self, rank_fixes, BngFixReport};
 use estimator::programs::build_nanogpt::{analyze, BngAnalysis, BngConfig};
 use estimator::programs::Program;
@@ -12,31 +11,13 @@ use estimator::{Budget, Phase};
 
 use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
-use crate::{config_error, fail, respond};
+use crate::respond;
 use vramfit_i18n::fix_text::bng_fix_text;
 use vramfit_i18n::format::params;
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::build_nanogpt::{to_json, warnings};
 
-/// The constants the command line gives, then the processes the launcher or
-/// `--nproc_per_node` starts.
-fn config(args: &Args, tr: &CliLang, launch: Option<Launch>) -> Result<BngConfig, String> {
-    let mut flags: Vec<String> = args.script_args.clone();
-    if let Some(l) = launch {
-        l.check_script_args().map_err(|e| config_error(tr, &e))?;
-        flags.extend(l.launcher_flags());
-    }
-    if let Some(n) = args.nproc_per_node {
-        flags.push(format!("--nproc_per_node={}", n * args.nnodes.unwrap_or(1)));
-    }
-    BngConfig::from_args(&flags).map_err(|e| config_error(tr, &e))
-}
-
-pub fn main(args: &Args, tr: &CliLang, launch: Option<Launch>) -> ExitCode {
-    let cfg = match config(args, tr, launch) {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
+pub fn main(args: &Args, tr: &CliLang, cfg: BngConfig) -> ExitCode {
     respond(
         args,
         tr,

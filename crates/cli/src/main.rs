@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use estimator::configurator::Configurator;
 use estimator::input::command_line;
 use estimator::oom::CardSaid;
-use estimator::programs::Program;
+use estimator::programs::{Program, ProgramConfig};
 use estimator::{gpu, Budget};
 
 use args::{Args, Source};
@@ -163,12 +163,17 @@ fn main() -> ExitCode {
             }
         },
     };
-    match program {
-        Program::NanoGpt => {}
-        Program::Nanochat | Program::NanochatSft => {
-            return nanochat::main(&args, tr, program, launch)
+    // every program but train.py reads its own flags through the seam; train.py's config files
+    // and overrides are read below, by its configurator
+    let config =
+        (program != Program::NanoGpt).then(|| script_config(&args, tr, program, launch.as_ref()));
+    match config {
+        Some(Err(e)) => return fail(e),
+        Some(Ok(ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg))) => {
+            return nanochat::main(&args, tr, cfg)
         }
-        Program::BuildNanoGpt => return build_nanogpt::main(&args, tr, launch),
+        Some(Ok(ProgramConfig::BuildNanoGpt(cfg))) => return build_nanogpt::main(&args, tr, cfg),
+        Some(Ok(ProgramConfig::NanoGpt(_))) | None => {}
     }
 
     let mut conf = Configurator::new();
@@ -251,6 +256,30 @@ fn main() -> ExitCode {
         report::to_text(tr, &answer)
     };
     emit(&text)
+}
+
+/// The config the command line describes for a program that reads flags: its own flags in order,
+/// then the launch line's arguments and what the launcher says (`torchrun --nproc_per_node`,
+/// `PYTORCH_ALLOC_CONF`), then vramfit's `--nproc_per_node` × `--nnodes` as the program's setting.
+fn script_config(
+    args: &Args,
+    tr: &CliLang,
+    program: Program,
+    launch: Option<&command_line::Launch>,
+) -> Result<ProgramConfig, String> {
+    let mut flags: Vec<String> = args.script_args.clone();
+    if let Some(l) = launch {
+        l.check_script_args().map_err(|e| config_error(tr, &e))?;
+        flags.extend(l.args.iter().cloned());
+        flags.extend(l.launcher_flags());
+    }
+    if let Some(n) = args.nproc_per_node {
+        let world = n * args.nnodes.unwrap_or(1);
+        flags.push(format!("--{}={world}", program.processes_key()));
+    }
+    program
+        .config_from_flags(&flags)
+        .map_err(|e| config_error(tr, &e))
 }
 
 /// JSON configs (`vramfit run.json`): each becomes its program's flags where the file stands,

@@ -4,50 +4,21 @@
 
 use std::process::ExitCode;
 
-use estimator::input::command_line::Launch;
 use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{self, rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
-use estimator::programs::{config_from_flags, Program, ProgramConfig};
+use estimator::programs::Program;
 use estimator::{Budget, Phase};
 
 use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
-use crate::{config_error, fail, respond};
+use crate::respond;
 use vramfit_i18n::fix_text::nanochat_fix_text;
 use vramfit_i18n::format::params;
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::nanochat::{to_json, warnings};
 
-/// The config the command line describes: base_train.py's flags in order, then what the
-/// launcher said (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`) and vramfit's
-/// `--nproc_per_node`.
-fn config(
-    args: &Args,
-    tr: &CliLang,
-    program: Program,
-    launch: Option<Launch>,
-) -> Result<NanochatConfig, String> {
-    let mut flags: Vec<String> = args.script_args.clone();
-    if let Some(l) = launch {
-        flags.extend(l.args.iter().cloned());
-        flags.extend(l.launcher_flags());
-    }
-    if let Some(n) = args.nproc_per_node {
-        flags.push(format!("--nproc-per-node={}", n * args.nnodes.unwrap_or(1)));
-    }
-    match config_from_flags(program, &flags) {
-        Ok(ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg)) => Ok(cfg),
-        Ok(_) => Err(format!("--program={} is not nanochat", program.id())),
-        Err(e) => Err(config_error(tr, &e)),
-    }
-}
-
-pub fn main(args: &Args, tr: &CliLang, program: Program, launch: Option<Launch>) -> ExitCode {
-    let cfg = match config(args, tr, program, launch) {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
+pub fn main(args: &Args, tr: &CliLang, cfg: NanochatConfig) -> ExitCode {
     respond(
         args,
         tr,
