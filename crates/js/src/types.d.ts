@@ -92,9 +92,13 @@ export interface Analysis {
   model?: object;
   /** nanoGPT: peaks at the moments of an iteration. */
   moments?: { phase: Phase; moment: string; micro_step: number; bytes: number }[];
+  /** nanochat: tokens per optimizer step; build-nanogpt and nanochat: micro-steps per step. */
   total_batch_size?: number;
   grad_accum_steps?: number;
-  [key: string]: unknown;
+  /** nanoGPT: what a pasted out-of-memory message says, and the diagnosis of it (the CLI's
+   *  `--oom-message`); always null from this package, which takes no message. */
+  oom?: OomReading | null;
+  diagnosis?: object | null;
 }
 
 /** One fix, best first; `fits` and `risk` are its verdict on the same card. */
@@ -113,11 +117,20 @@ export interface Fix {
   /** build-nanogpt: the lines of train_gpt2.py to edit. */
   edits?: string[];
   peak_bytes: number;
+  /** Old peak − new peak: negative where the change costs memory. */
   saving_bytes: number;
   fits: boolean;
   risk: Risk;
   tokens_per_iter: number;
-  [key: string]: unknown;
+  /** nanoGPT: the verdict's headroom, the parameters, the effective batch (and whether the
+   *  change keeps it) and the iteration's time against today's. */
+  headroom_bytes?: number;
+  params_reported?: number;
+  effective_batch?: number;
+  effective_batch_kept?: boolean;
+  iter_time_ratio?: number;
+  /** nanochat: tokens per optimizer step after the change. */
+  total_batch_size?: number;
 }
 
 /** What a CUDA out-of-memory message says (null where it says nothing). */

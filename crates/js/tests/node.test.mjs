@@ -195,3 +195,63 @@ test("the package's TypeScript types check a user's calls (tsc --strict)", () =>
   const out = spawnSync(tsc, ['-p', path.join(root, 'crates', 'js', 'tests', 'tsconfig.json')], { encoding: 'utf8' });
   assert.equal(out.status, 0, out.stdout + out.stderr);
 });
+
+/**
+ * The top-level properties an interface of types.d.ts declares: name → optional. Comments are
+ * dropped; a property is a name followed by `:` (or `?:`) outside any nested braces, brackets,
+ * parentheses or angle brackets of its interface's body.
+ */
+function declared(name) {
+  const text = readFileSync(path.join(root, 'crates', 'js', 'src', 'types.d.ts'), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  const start = text.search(new RegExp(`interface ${name}\\b[^{]*\\{`));
+  assert.ok(start >= 0, `types.d.ts has no interface ${name}`);
+  const props = new Map();
+  let depth = 0;
+  for (let i = text.indexOf('{', start) + 1; i < text.length; i += 1) {
+    const c = text[i];
+    if ('{[(<'.includes(c)) depth += 1;
+    else if ('}])>'.includes(c)) {
+      if (depth === 0) return props;
+      depth -= 1;
+    } else if (depth === 0 && /[A-Za-z_]/.test(c) && /[\s;{]/.test(text[i - 1])) {
+      const m = /^(\w+)(\??)\s*:/.exec(text.slice(i));
+      if (m) {
+        props.set(m[1], m[2] === '?');
+        i += m[0].length - 1;
+      }
+    }
+  }
+  assert.fail(`interface ${name} is not closed`);
+}
+
+/** Every key of `objects` is declared by `name`, and each of its required keys is in every one. */
+function matchesInterface(name, objects) {
+  const props = declared(name);
+  for (const o of objects) {
+    for (const k of Object.keys(o)) assert.ok(props.has(k), `${name} does not declare ${k}`);
+    for (const [k, optional] of props) {
+      if (!optional) assert.ok(k in o, `${name}.${k} is required but missing`);
+    }
+  }
+}
+
+test('types.d.ts declares exactly what the package answers, for every program', () => {
+  const configs = [
+    {}, { world_size: 2, gradient_accumulation_steps: 40 }, { batch_size: 64 },
+    { program: 'nanochat', depth: 4 }, { program: 'nanochat-sft', depth: 4 },
+    { program: 'build-nanogpt' }, { program: 'build-nanogpt', B: 64 },
+  ];
+  const answers = configs.map((c) => vramfit.analyze(c, 'rtx3060'));
+  matchesInterface('Analysis', answers);
+  matchesInterface('Verdict', answers.map((a) => a.verdict));
+  matchesInterface('GpuUse', answers.map((a) => a.gpu));
+  matchesInterface('Components', answers.map((a) => a.components_bytes));
+  const ooms = answers.map((a) => a.simulated_oom).filter((o) => o);
+  assert.ok(ooms.length > 0, 'a run that runs out of memory');
+  matchesInterface('SimulatedOom', ooms);
+  const fixes = configs.flatMap((c) => vramfit.rankFixes(c, 'rtx3060'));
+  matchesInterface('Fix', fixes);
+  matchesInterface('OomReading', [vramfit.readOom('CUDA out of memory. Tried to allocate 2.00 GiB')]);
+  matchesInterface('Gpu', vramfit.gpus());
+});
