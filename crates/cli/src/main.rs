@@ -421,40 +421,43 @@ pub(crate) fn budget_for(
         }
         return Ok(budget);
     }
-    let card = match args.gpu.as_deref() {
+    let preset = match args.gpu.as_deref() {
+        // the page's and the answer's id for a custom card: its memory is --vram-gib
+        Some(name) if name.trim().eq_ignore_ascii_case("custom") => match args.vram_gib {
+            Some(_) => None,
+            None => {
+                return Err(format!(
+                    "--gpu {name} needs --vram-gib, the custom card's memory in GiB \
+                     (--gpu custom --vram-gib 16)"
+                ))
+            }
+        },
         Some(name) => match gpu::find(name) {
-            Some(g) => g,
+            Some(g) => Some(g),
             None => return Err(vramfit_report::unknown_gpu(name)),
         },
         None => match said {
-            Some(CardSaid::Preset(g)) => g,
-            _ => gpu::default_cli_gpu(),
+            Some(CardSaid::Preset(g)) => Some(g),
+            _ => None,
         },
     };
-    let mut budget = Budget::for_gpu(card);
-    let custom = [
-        args.vram_gib.map(|x| (0, x)),
-        args.context_gib.map(|x| (1, x)),
-        args.other_gib.map(|x| (2, x)),
-    ];
-    for (which, value) in custom.into_iter().flatten() {
-        let next = match which {
-            0 => budget.clone().with_total_gib(value),
-            1 => budget.clone().with_context_gib(value),
-            _ => budget.clone().with_other_gib(value),
-        };
-        budget = match next {
-            Ok(b) => b,
-            Err(e) => return Err(e.to_string()),
-        };
+    let mut budget = match (preset, said, args.vram_gib) {
+        // a card no preset has, known by the total the message gives
+        (None, Some(CardSaid::Custom { total_bytes }), None) => Budget::for_gpu(&gpu::Gpu {
+            total_bytes,
+            name: "card from the message",
+            ..gpu::custom_card()
+        }),
+        _ => Budget::for_card(preset, args.vram_gib).map_err(|e| e.to_string())?,
+    };
+    if let Some(x) = args.context_gib {
+        budget = budget.with_context_gib(x).map_err(|e| e.to_string())?;
+    }
+    if let Some(x) = args.other_gib {
+        budget = budget.with_other_gib(x).map_err(|e| e.to_string())?;
     }
     // what else the message says held the card
     if let Some(m) = message {
-        if let (None, Some(CardSaid::Custom { total_bytes })) = (&args.gpu, said) {
-            budget.gpu.total_bytes = total_bytes;
-            budget.gpu.name = "card from the message";
-            budget.gpu.id = "custom";
-        }
         if args.other_gib.is_none() {
             budget.other_bytes = m.other_bytes();
         }
@@ -467,10 +470,6 @@ pub(crate) fn budget_for(
     }
     if let Some(link) = args.link_gbps {
         budget.gpu.link_gbps = link;
-    }
-    if args.vram_gib.is_some() && args.gpu.is_none() {
-        budget.gpu.name = "custom card";
-        budget.gpu.id = "custom";
     }
     // said once the card is settled, so a refused option stays the only line
     if unnamed {

@@ -773,6 +773,22 @@ impl Budget {
     }
 
     /// Sets the card's memory from a GiB figure (a custom card, or `--vram-gib`).
+    /// The one rule from the card a user names to its budget, for every door (the page's URL,
+    /// the CLI's options, the npm package's card object): a preset, with its memory replaced where
+    /// `vram_gib` is given; no preset, a [`custom_card`] of `vram_gib`; neither, the
+    /// [`default_cli_gpu`].
+    pub fn for_card(preset: Option<&Gpu>, vram_gib: Option<f64>) -> Result<Budget, ConfigError> {
+        let budget = match (preset, vram_gib) {
+            (Some(g), _) => Budget::for_gpu(g),
+            (None, Some(_)) => Budget::for_gpu(&custom_card()),
+            (None, None) => Budget::for_gpu(default_cli_gpu()),
+        };
+        match vram_gib {
+            Some(x) => budget.with_total_gib(x),
+            None => Ok(budget),
+        }
+    }
+
     pub fn with_total_gib(mut self, gib: f64) -> Result<Budget, ConfigError> {
         self.gpu.total_bytes = gib_to_bytes("vram-gib", gib, MIN_CARD_GIB, MAX_CARD_GIB)?;
         Ok(self)
@@ -802,6 +818,27 @@ pub fn gib_to_bytes(key: &str, gib: f64, min: f64, max: f64) -> Result<u128, Con
         ));
     }
     Ok((gib * GIB).round() as u128)
+}
+
+/// The memory a custom card has until one is given (the page's starting value).
+pub const DEFAULT_CUSTOM_GIB: f64 = 16.0;
+
+/// A card known only by its memory (typed in, or read from a message or from nvidia-smi):
+/// Ampere-like otherwise — a consumer card's CUDA context and cuBLAS workspace — as most cards
+/// that are not presets are.
+pub fn custom_card() -> Gpu {
+    Gpu {
+        id: "custom",
+        name: "custom card",
+        total_bytes: (DEFAULT_CUSTOM_GIB * GIB) as u128,
+        compute_capability: (8, 6),
+        bf16: true,
+        tflops_bf16: 100.0,
+        tflops_fp16: 100.0,
+        tflops_fp32: 50.0,
+        link_gbps: 32.0,
+        consumer: true,
+    }
 }
 
 /// The card used when none is named: the kind the calibration runs were measured on. (Only the

@@ -72,7 +72,8 @@ pub fn read_config(text: &str, default: Program) -> Result<(Program, Vec<String>
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Card {
-    /// A preset's id or name (`rtx3060`, `RTX 4090`); `None` for the default (an H100).
+    /// A preset's id or name (`rtx3060`, `RTX 4090`); `None` for a custom card of `vram_gib`,
+    /// or without it the default (an H100).
     pub gpu: Option<String>,
     pub vram_gib: Option<f64>,
     pub context_gib: Option<f64>,
@@ -91,20 +92,13 @@ impl Card {
     /// The allocator's budget on this card.
     pub fn budget(&self) -> Result<Budget, Failure> {
         let preset = match self.gpu.as_deref() {
-            Some(name) => gpu::find(name).ok_or_else(|| Failure {
+            Some(name) => Some(gpu::find(name).ok_or_else(|| Failure {
                 message: unknown_gpu(name),
                 field: Some("gpu".into()),
-            })?,
-            None => gpu::default_cli_gpu(),
+            })?),
+            None => None,
         };
-        let mut budget = Budget::for_gpu(preset);
-        if let Some(x) = self.vram_gib {
-            budget = budget.with_total_gib(x)?;
-            if self.gpu.is_none() {
-                budget.gpu.name = "custom card";
-                budget.gpu.id = "custom";
-            }
-        }
+        let mut budget = Budget::for_card(preset, self.vram_gib)?;
         if let Some(x) = self.context_gib {
             budget = budget.with_context_gib(x)?;
         }

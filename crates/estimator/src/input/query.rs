@@ -32,8 +32,7 @@ pub struct PageState {
 
 /// The card the page starts with: the most common card among the people vramfit is for.
 pub const DEFAULT_GPU: &str = "rtx3060";
-/// The memory a custom card starts with.
-pub const DEFAULT_CUSTOM_GIB: f64 = 16.0;
+pub use crate::gpu::{custom_card, DEFAULT_CUSTOM_GIB};
 
 impl Default for PageState {
     fn default() -> Self {
@@ -96,19 +95,14 @@ impl PageState {
         self.configs.is_default(self.program)
     }
 
-    /// The card with its context and other processes.
+    /// The card with its context and other processes. Never fails: a value the page could not
+    /// use leaves the card's own (the fields are checked as they are set).
     pub fn budget(&self) -> Budget {
-        let card = self.card();
-        let mut b = Budget::for_gpu(&card);
-        if card.id == "custom" {
-            b.gpu.total_bytes = gib_to_bytes(
-                "vram_gib",
-                self.vram_gib,
-                crate::gpu::MIN_CARD_GIB,
-                crate::gpu::MAX_CARD_GIB,
-            )
-            .unwrap_or((DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128);
-        }
+        let preset = gpu::find(&self.gpu);
+        let vram = preset.is_none().then_some(self.vram_gib);
+        // a custom card of an out-of-range size: the default custom card
+        let mut b =
+            Budget::for_card(preset, vram).unwrap_or_else(|_| Budget::for_gpu(&custom_card()));
         if let Some(c) = self.context_gib {
             if let Ok(bytes) = gib_to_bytes("context_gib", c, 0.0, 64.0) {
                 b.context_bytes = bytes;
@@ -294,22 +288,6 @@ impl PageState {
             .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
             .collect::<Vec<_>>()
             .join("&")
-    }
-}
-
-/// A card whose memory the user types in; Ampere-like otherwise.
-pub fn custom_card() -> Gpu {
-    Gpu {
-        id: "custom",
-        name: "custom card",
-        total_bytes: (DEFAULT_CUSTOM_GIB * (1u64 << 30) as f64) as u128,
-        compute_capability: (8, 6),
-        bf16: true,
-        tflops_bf16: 100.0,
-        tflops_fp16: 100.0,
-        tflops_fp32: 50.0,
-        link_gbps: 32.0,
-        consumer: true,
     }
 }
 
