@@ -83,10 +83,7 @@ const MAX_QUERY: usize = 8192;
 impl PageState {
     /// The card as chosen: a preset, or a custom card of `vram_gib`.
     pub fn card(&self) -> Gpu {
-        match gpu::find(&self.gpu) {
-            Some(g) => g.clone(),
-            None => custom_card(),
-        }
+        self.budget().gpu
     }
 
     /// Whether the chosen program's settings are all its defaults: nothing of a user's run has
