@@ -22,9 +22,9 @@ pub fn main(args: &Args, tr: &CliLang, cfg: BngConfig) -> ExitCode {
         args,
         tr,
         |budget| analyze(&cfg, budget),
-        |budget| rank_fixes(&cfg, budget),
-        to_json,
-        |a, budget, fixes| to_text(tr, a, budget, fixes),
+        |_, budget| rank_fixes(&cfg, budget),
+        |a, budget, fixes, _| to_json(a, budget, fixes),
+        |a, budget, fixes, _| to_text(tr, a, budget, fixes),
     )
 }
 

@@ -10,10 +10,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use estimator::configurator::Configurator;
+use estimator::fixes::FixReport;
 use estimator::input::command_line;
-use estimator::oom::CardSaid;
+use estimator::oom::{CardSaid, OomMessage};
 use estimator::programs::{Program, ProgramConfig};
-use estimator::{gpu, Budget};
+use estimator::{gpu, Analysis, Budget};
 
 use args::{Args, Source};
 use vramfit_i18n::format::use_separators;
@@ -217,45 +218,53 @@ fn main() -> ExitCode {
         Err(e) => return fail(config_error(tr, &e)),
     };
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
-
-    // a pasted out-of-memory message: its numbers, and the card it came from
-    let message = match read_oom_message(&args) {
-        Ok(m) => m,
-        Err(e) => return fail(e),
-    };
-    let budget = match budget_for(&args, tr, message.as_ref()) {
-        Ok(b) => b,
-        Err(e) => return fail(e),
-    };
-    let analysis = match estimator::analyze(&cfg, &budget) {
-        Ok(a) => a,
-        Err(e) => return fail(config_error(tr, &e)),
-    };
-    let est = &analysis.estimate;
     let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
-    let message = message.map(|m| {
-        let d = estimator::oom::diagnose(&m, &cfg);
-        (m, d)
-    });
-    let answer = Answer {
-        message,
+    let warn = || {
+        for w in &skipped {
+            say(&format!("warning: {w}"));
+        }
+    };
+    respond(
+        &args,
+        tr,
+        |budget| estimator::analyze(&cfg, budget),
+        |analysis, budget| estimator::fixes::rank_fixes_of(analysis, budget, mfu),
+        |a, budget, fixes, m| {
+            warn();
+            vramfit_report::nanogpt::to_json(&nanogpt_answer(a, budget, fixes, m, &skipped, mfu))
+        },
+        |a, budget, fixes, m| {
+            warn();
+            report::to_text(tr, &nanogpt_answer(a, budget, fixes, m, &skipped, mfu))
+        },
+    )
+}
+
+/// What train.py's answer holds beyond the run: the config lines not applied, a pasted message
+/// and what this config says failed, the speed model's utilisation.
+fn nanogpt_answer<'a>(
+    analysis: &'a Analysis,
+    budget: &'a Budget,
+    fixes: Option<&FixReport>,
+    message: Option<&OomMessage>,
+    skipped: &[String],
+    mfu: f64,
+) -> Answer<'a> {
+    Answer {
+        analysis,
+        est: &analysis.estimate,
+        budget,
         verdict: analysis.verdict,
-        fixes: estimator::fixes::rank_fixes_of(&analysis, &budget, mfu),
-        analysis: &analysis,
-        est,
-        budget: &budget,
-        skipped,
+        skipped: skipped.to_vec(),
+        fixes: fixes.cloned(),
+        message: message.map(|m| {
+            (
+                m.clone(),
+                estimator::oom::diagnose(m, &analysis.estimate.config),
+            )
+        }),
         mfu,
-    };
-    for w in &answer.skipped {
-        say(&format!("warning: {w}"));
     }
-    let text = if args.json {
-        format!("{}\n", vramfit_report::nanogpt::to_json(&answer))
-    } else {
-        report::to_text(tr, &answer)
-    };
-    emit(&text)
 }
 
 /// The config the command line describes for a program that reads flags: its own flags in order,
@@ -358,9 +367,9 @@ pub(crate) fn respond<A, F>(
     args: &Args,
     tr: &CliLang,
     analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
-    rank: impl FnOnce(&Budget) -> Option<F>,
-    json: impl FnOnce(&A, &Budget, Option<&F>) -> serde_json::Value,
-    text: impl FnOnce(&A, &Budget, Option<&F>) -> String,
+    rank: impl FnOnce(&A, &Budget) -> Option<F>,
+    json: impl FnOnce(&A, &Budget, Option<&F>, Option<&OomMessage>) -> serde_json::Value,
+    text: impl FnOnce(&A, &Budget, Option<&F>, Option<&OomMessage>) -> String,
 ) -> ExitCode {
     let message = match read_oom_message(args) {
         Ok(m) => m,
@@ -374,11 +383,14 @@ pub(crate) fn respond<A, F>(
         Ok(a) => a,
         Err(e) => return fail(config_error(tr, &e)),
     };
-    let fixes = rank(&budget);
+    let fixes = rank(&analysis, &budget);
     let out = if args.json {
-        format!("{}\n", json(&analysis, &budget, fixes.as_ref()))
+        format!(
+            "{}\n",
+            json(&analysis, &budget, fixes.as_ref(), message.as_ref())
+        )
     } else {
-        text(&analysis, &budget, fixes.as_ref())
+        text(&analysis, &budget, fixes.as_ref(), message.as_ref())
     };
     emit(&out)
 }
