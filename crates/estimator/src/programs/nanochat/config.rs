@@ -492,14 +492,20 @@ impl NanochatConfig {
     /// Applies base_train.py's command-line flags in order (`--k=v`, `--k v`, `--switch`).
     /// Anything else is an error naming it, as argparse's "unrecognized arguments".
     pub fn from_args<S: AsRef<str>>(args: &[S]) -> Result<NanochatConfig, ConfigError> {
-        let mut cfg = NanochatConfig::default();
-        cfg.apply_args(args)?;
-        Ok(cfg)
+        NanochatConfig::from_script_args(Script::Base, args)
     }
 
     /// chat_sft.py's command-line flags in order (and vramfit's, for the base checkpoint's model).
     pub fn from_sft_args<S: AsRef<str>>(args: &[S]) -> Result<NanochatConfig, ConfigError> {
-        let mut cfg = NanochatConfig::for_script(Script::Sft);
+        NanochatConfig::from_script_args(Script::Sft, args)
+    }
+
+    /// `script`'s defaults with its command-line flags applied in order.
+    pub fn from_script_args<S: AsRef<str>>(
+        script: Script,
+        args: &[S],
+    ) -> Result<NanochatConfig, ConfigError> {
+        let mut cfg = NanochatConfig::for_script(script);
         cfg.apply_args(args)?;
         Ok(cfg)
     }

@@ -107,9 +107,7 @@ macro_rules! nanochat_script {
             }
 
             fn config_from_flags(flags: &[String]) -> Result<NanochatConfig, ConfigError> {
-                let mut cfg = NanochatConfig::for_script($script);
-                cfg.apply_args(flags)?;
-                Ok(cfg)
+                NanochatConfig::from_script_args($script, flags)
             }
 
             fn json_flag(
