@@ -37,6 +37,9 @@
   addEventListener('TrunkApplicationStarted', register, { once: true });
   function register() {
     navigator.serviceWorker.register('./sw.js').then((reg) => {
+      // a browser whose policy refuses workers (an enterprise setting, an automation tool's
+      // "block") may settle with no registration: the page works on, without offline use
+      if (!reg) return;
       if (reg.waiting) offer(reg.waiting);
       reg.addEventListener('updatefound', () => {
         const w = reg.installing;
@@ -48,6 +51,9 @@
           if (w.state === 'installed') offer(w);
         });
       });
+    }, () => {
+      // refused (private windows, a file:// copy, storage off): the page works on, without
+      // offline use, and says nothing in the console that a user could take for a fault
     });
   }
 })();

@@ -4,13 +4,16 @@
 const VERSION = '__VERSION__';
 const PRECACHE = __PRECACHE__;
 const CACHE = `vramfit-${VERSION}`;
+/** The precached files' paths, as a fetch event's URL names them. */
+const PRECACHED = new Set(PRECACHE.map((url) => new URL(url, self.registration.scope).pathname));
 
 // Trunk's content-hashed names (vramfit-web-0123456789abcdef_bg.wasm): a new content is a new
 // name, so the browser's HTTP cache may supply them. Every other file (./, i18n/*.txt,
 // first-bar/*, pwa.js, …) keeps its name across deploys and is fetched past the HTTP cache: a host
 // that lets browsers keep such files (Cache-Control: max-age=600) would otherwise fill the new
-// version's cache with the old files, offline too.
-const HASHED = /-[0-9a-f]{16}(_bg)?\.(wasm|js|css|svg)$/;
+// version's cache with the old files, offline too. (Trunk writes the hash as hex without leading
+// zeros: main-56775f54b16ebb8.css has 15 digits.)
+const HASHED = /-[0-9a-f]{12,16}(_bg)?\.(wasm|js|css|svg)$/;
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -77,6 +80,16 @@ self.addEventListener('fetch', (event) => {
     );
     return;
   }
-  // precached files: cache first (hashed ones never change; the others are this version's)
-  event.respondWith(caches.match(request, { ignoreSearch: true, cacheName: CACHE }).then((cached) => cached || fetch(request)));
+  // A file this version does not list goes to the network untouched: the worker has nothing
+  // to add to it, and a load it does not intercept cannot fail inside it.
+  if (!PRECACHED.has(url.pathname)) return;
+  // precached files: cache first (hashed ones never change; the others are this version's).
+  // The network only if the cache lost the file (storage evicted); a load the page abandons
+  // there (the next navigation aborts it) is a network error for nobody, not a rejected
+  // respondWith, which Firefox reports in the console as the worker's "unexpected error".
+  event.respondWith(
+    caches.match(request, { ignoreSearch: true, cacheName: CACHE })
+      .then((cached) => cached || fetch(request))
+      .catch(() => Response.error()),
+  );
 });

@@ -20,7 +20,7 @@ const root = path.resolve(here, '..', '..', '..');
 const specsDir = path.join(here, '..', 'specs');
 
 /** Every capability a spec may need; each engine module lists those it lacks, and why. */
-export const CAPABILITIES = ['console', 'requests', 'cdp', 'clipboard', 'locale', 'route'];
+export const CAPABILITIES = ['console', 'requests', 'cdp', 'clipboard', 'locale', 'route', 'block_workers'];
 
 export async function suite(engineName) {
   const engine = await import(`./engines/${engineName}.mjs`);

@@ -287,6 +287,28 @@ export const tests = {
     await context.close();
   },
 
+  async 'a browser that refuses service workers: the page calculates, no console error'(ctx) {
+    // Playwright's 'block' is what a policy that disables workers does: register() settles with
+    // no registration (pwa.js once read its `waiting` and threw)
+    const context = await ctx.browser.newContext({ serviceWorkers: 'block' });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${ctx.base}/?batch_size=12`);
+    await page.waitForSelector('[data-testid="total"]');
+    // the registration is attempted once the app has started (TrunkApplicationStarted)
+    await page.waitForSelector('[data-testid="verdict"]');
+    const before = await page.textContent('[data-testid="total"]');
+    await page.locator('input[type=range][name=batch_size]').focus();
+    await page.keyboard.press('ArrowRight');
+    await waitForTotalChange(page, before);
+    await page.waitForTimeout(500);
+    assert.deepEqual(errors, []);
+    assert.equal(await page.evaluate(() => navigator.serviceWorker.controller), null);
+    await context.close();
+  },
+
   async 'static: no cookies, and every URL in the page is relative'(ctx) {
     const context = await ctx.browser.newContext();
     const page = await context.newPage();
@@ -306,4 +328,5 @@ export const tests = {
 export const needs = {
   'installable: Chromium reports no installability errors': ['cdp'],
   'static: only its own files are fetched, no CSP violations': ['requests', 'console'],
+  'a browser that refuses service workers: the page calculates, no console error': ['block_workers', 'console'],
 };

@@ -12,6 +12,7 @@ export const missing = {
   cdp: 'the Chrome DevTools Protocol is Chromium\'s',
   clipboard: 'BiDi cannot grant clipboard permissions to a page in Firefox ESR',
   route: 'holding back a response (BiDi network interception) is not in this facade',
+  block_workers: 'service workers are a browser-wide pref in Firefox, not a per-context option over BiDi',
 };
 
 function launch(prefs = {}) {

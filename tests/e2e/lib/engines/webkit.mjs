@@ -19,6 +19,7 @@ export const missing = {
   requests: 'classic WebDriver does not report the page\'s requests',
   locale: 'WebKitGTK takes the browser\'s language from the system locale, and classic WebDriver has no language option',
   route: 'classic WebDriver cannot hold back or answer a request',
+  block_workers: 'classic WebDriver has no option to refuse service workers',
 };
 
 /**
