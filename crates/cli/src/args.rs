@@ -93,7 +93,8 @@ fn is_own_option(word: &str) -> bool {
         && (VALUE_OPTIONS.contains(&option_name(word)) || matches!(word, "--json" | "--list-gpus"))
 }
 
-/// `--program=NAME` or `--program NAME` anywhere in `argv`.
+/// `--program=NAME` or `--program NAME` anywhere in `argv`: it decides how the words before it
+/// are read (train.py's `--key=value` settings, or another script's own flags).
 fn program_of(argv: &[String]) -> Option<String> {
     argv.iter().enumerate().find_map(|(i, a)| {
         a.strip_prefix("--program=")
@@ -102,164 +103,197 @@ fn program_of(argv: &[String]) -> Option<String> {
     })
 }
 
+/// vramfit's own words, which it reads whichever program runs (any other word of a script's
+/// command line is the script's).
+fn is_vramfit_word(word: &str) -> bool {
+    matches!(
+        word,
+        "-h" | "--help" | "--version" | "--json" | "--list-gpus" | "--program"
+    ) || word.starts_with("--program=")
+        || word
+            .strip_prefix("--")
+            .is_some_and(|_| VALUE_OPTIONS.contains(&option_name(word)))
+}
+
+/// The launch line that starts at `word` and takes every word after it, refused where one of
+/// vramfit's own options stands inside it (the script would be handed it: train.py says
+/// "gpu= could not be read").
+fn launch_line(words: Vec<String>) -> Result<Vec<String>, ArgError> {
+    let Some(own) = words.iter().position(|w| is_own_option(w)) else {
+        return Ok(words);
+    };
+    let given = if words[own].contains('=') || !VALUE_OPTIONS.contains(&option_name(&words[own])) {
+        words[own].clone()
+    } else {
+        words[own..]
+            .iter()
+            .take(2)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Err(ArgError(format!(
+        "{given} is vramfit's option, but it stands inside the launch line, whose \
+         words go to the script: put vramfit's options before it (vramfit {given} {} …)",
+        words[0]
+    )))
+}
+
+/// Reads the command line with lexopt (ripgrep's parser: `--name value` and `--name=value`
+/// alike, clustered short flags, a value that looks like an option taken as a value). Where a
+/// word is not vramfit's, it is read as the script reads it, from the raw words: train.py's
+/// configurator (config files and `--key=value`, in order), another script's own flags verbatim
+/// (argparse reads `--depth -12` and `-m`, which lexopt would split), a launch line whole.
 pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
+    use lexopt::prelude::*;
+
     let mut args = Args {
         program: program_of(argv),
         ..Args::default()
     };
     let nanogpt = args.program.as_deref().is_none_or(|p| p == "nanogpt");
-    let mut i = 0;
-    while i < argv.len() {
-        let arg = &argv[i];
-        i += 1;
-        if arg == "--program" {
-            i += 1;
-            continue;
-        }
-        if arg.starts_with("--program=") {
-            continue;
-        }
-        if starts_launch(arg) {
-            let launch = argv[i - 1..].to_vec();
-            if let Some(own) = launch.iter().position(|w| is_own_option(w)) {
-                // the script would be handed it (train.py: "gpu= could not be read")
-                let given = launch[own..].iter().take(2).cloned().collect::<Vec<_>>();
-                let given = if launch[own].contains('=')
-                    || !VALUE_OPTIONS.contains(&option_name(&launch[own]))
-                {
-                    launch[own].clone()
-                } else {
-                    given.join(" ")
-                };
-                return Err(ArgError(format!(
-                    "{given} is vramfit's option, but it stands inside the launch line, whose \
-                     words go to the script: put vramfit's options before it (vramfit {given} {} …)",
-                    launch[0]
-                )));
-            }
-            args.launch = Some(launch);
-            break;
-        }
-        match arg.as_str() {
-            "-h" | "--help" => args.help = true,
-            "--version" => args.version = true,
-            "--json" => args.json = true,
-            "--list-gpus" => args.list_gpus = true,
-            _ => {}
-        }
-        if matches!(
-            arg.as_str(),
-            "-h" | "--help" | "--version" | "--json" | "--list-gpus"
-        ) {
-            continue;
-        }
-        let vramfit_option = arg
-            .strip_prefix("--")
-            .map(|b| b.split_once('=').map_or(b, |x| x.0))
-            .is_some_and(|name| VALUE_OPTIONS.contains(&name));
-        if !nanogpt && !vramfit_option {
-            // the program's own argument parser reads these (and says what is wrong with them)
-            args.script_args.push(arg.clone());
-            continue;
-        }
-        let Some(body) = arg.strip_prefix("--") else {
-            if arg.starts_with('-') {
-                return Err(ArgError(format!("unknown option '{arg}' (see --help)")));
-            }
-            args.sources.push(Source::File(arg.clone()));
-            continue;
-        };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (body, None),
-        };
-        if VALUE_OPTIONS.contains(&name) {
-            let value = match inline {
-                Some(v) => v,
-                None => {
-                    let Some(v) = argv.get(i) else {
-                        return Err(ArgError(format!("--{name} needs a value")));
-                    };
-                    i += 1;
-                    v.clone()
-                }
+    let mut parser = lexopt::Parser::from_args(argv);
+    loop {
+        // the raw word, where lexopt stands between words (not inside `-abc` or `--k=v`)
+        if let Some(mut raw) = parser.try_raw_args() {
+            let Some(word) = raw.peek().and_then(|w| w.to_str()).map(str::to_string) else {
+                break;
             };
-            let number = || {
+            if starts_launch(&word) {
+                let words = raw.map(|w| w.to_string_lossy().into_owned()).collect();
+                args.launch = Some(launch_line(words)?);
+                break;
+            }
+            if !is_vramfit_word(&word) {
+                if !nanogpt {
+                    // the program's own argument parser reads these (and says what is wrong)
+                    args.script_args.push(word);
+                    raw.next();
+                    continue;
+                }
+                if word == "--" {
+                    return Err(ArgError(
+                        "unknown option '--': train.py's configurator takes config files and \
+                         --key=value settings (see --help)"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let Some(arg) = parser.next().map_err(|e| ArgError(e.to_string()))? else {
+            break;
+        };
+        let value = |parser: &mut lexopt::Parser, name: &str| {
+            parser
+                .value()
+                .map(|v| v.to_string_lossy().into_owned())
+                .map_err(|_| ArgError(format!("--{name} needs a value")))
+        };
+        match arg {
+            Short('h') | Long("help") => args.help = true,
+            Long("version") => args.version = true,
+            Long("json") => args.json = true,
+            Long("list-gpus") => args.list_gpus = true,
+            // read before the loop, for the words before it
+            Long("program") => drop(value(&mut parser, "program")?),
+            Long(name) if VALUE_OPTIONS.contains(&name) => {
+                let name = name.to_string();
+                let value = value(&mut parser, &name)?;
+                option(&mut args, &name, value)?;
+            }
+            Long(name) => {
+                let name = name.to_string();
+                match parser.optional_value() {
+                    Some(v) => args.sources.push(Source::Override(format!(
+                        "--{name}={}",
+                        v.to_string_lossy()
+                    ))),
+                    None => {
+                        return Err(ArgError(format!(
+                            "unknown option '--{name}': nanoGPT settings are written \
+                             --key=value (see --help)"
+                        )))
+                    }
+                }
+            }
+            Short(c) => return Err(ArgError(format!("unknown option '-{c}' (see --help)"))),
+            Value(file) => args
+                .sources
+                .push(Source::File(file.to_string_lossy().into_owned())),
+        }
+    }
+    Ok(args)
+}
+
+/// One of vramfit's options that takes a value, checked as it is read.
+fn option(args: &mut Args, name: &str, value: String) -> Result<(), ArgError> {
+    let number = || {
+        value
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| ArgError(format!("--{name}={value} is not a number of GiB")))
+    };
+    let count = || {
+        value
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=estimator::config::MAX_WORLD_SIZE).contains(n))
+            .ok_or_else(|| {
+                ArgError(format!(
+                    "--{name}={value} is not a number of processes from 1 to {}",
+                    estimator::config::MAX_WORLD_SIZE
+                ))
+            })
+    };
+    match name {
+        "nproc_per_node" | "nproc-per-node" => args.nproc_per_node = Some(count()?),
+        "nnodes" => args.nnodes = Some(count()?),
+        "link-gbps" => {
+            args.link_gbps = Some(
                 value
                     .trim()
                     .parse::<f64>()
-                    .map_err(|_| ArgError(format!("--{name}={value} is not a number of GiB")))
-            };
-            let count = || {
-                value
-                    .trim()
-                    .parse::<u32>()
                     .ok()
-                    .filter(|n| (1..=estimator::config::MAX_WORLD_SIZE).contains(n))
+                    .filter(|x| x.is_finite() && *x > 0.0 && *x <= 10_000.0)
                     .ok_or_else(|| {
                         ArgError(format!(
-                            "--{name}={value} is not a number of processes from 1 to {}",
-                            estimator::config::MAX_WORLD_SIZE
+                            "--link-gbps={value} is not a bandwidth in GB/s (above 0 to 10000)"
                         ))
-                    })
-            };
-            match name {
-                "nproc_per_node" | "nproc-per-node" => args.nproc_per_node = Some(count()?),
-                "nnodes" => args.nnodes = Some(count()?),
-                "link-gbps" => {
-                    args.link_gbps = Some(
-                        value
-                            .trim()
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|x| x.is_finite() && *x > 0.0 && *x <= 10_000.0)
-                            .ok_or_else(|| {
-                                ArgError(format!(
-                                "--link-gbps={value} is not a bandwidth in GB/s (above 0 to 10000)"
-                            ))
-                            })?,
-                    )
-                }
-                "gpu" => args.gpu = Some(value.clone()),
-                "gpu-index" => {
-                    args.gpu_index = Some(value.trim().parse().map_err(|_| {
-                        ArgError(format!("--gpu-index={value} is not a GPU index (0, 1, …)"))
-                    })?)
-                }
-                "oom-message" => args.oom_message = Some(value.clone()),
-                "lang" => {
-                    args.lang = Some(Lang::from_tag(&value).ok_or_else(|| {
-                        ArgError(format!("--lang={value} is not one of {}", TAGS.join(", ")))
-                    })?)
-                }
-                "vram-gib" => args.vram_gib = Some(number()?),
-                "context-gib" => args.context_gib = Some(number()?),
-                "mfu" => {
-                    let m = value.trim().parse::<f64>().map_err(|_| {
-                        ArgError(format!(
-                            "--{name}={value} is not a fraction: model-FLOPs utilisation, {} to 1",
-                            MIN_MFU
-                        ))
-                    })?;
-                    if !(MIN_MFU..=1.0).contains(&m) {
-                        return Err(ArgError(format!(
-                            "--{name}={value} is out of range: model-FLOPs utilisation is {MIN_MFU} to 1"
-                        )));
-                    }
-                    args.mfu = Some(m)
-                }
-                _ => args.other_gib = Some(number()?),
+                    })?,
+            )
+        }
+        "gpu-index" => {
+            args.gpu_index = Some(value.trim().parse().map_err(|_| {
+                ArgError(format!("--gpu-index={value} is not a GPU index (0, 1, …)"))
+            })?)
+        }
+        "lang" => {
+            args.lang = Some(Lang::from_tag(&value).ok_or_else(|| {
+                ArgError(format!("--lang={value} is not one of {}", TAGS.join(", ")))
+            })?)
+        }
+        "vram-gib" => args.vram_gib = Some(number()?),
+        "context-gib" => args.context_gib = Some(number()?),
+        "other-gib" => args.other_gib = Some(number()?),
+        "mfu" => {
+            let m = value.trim().parse::<f64>().map_err(|_| {
+                ArgError(format!(
+                    "--{name}={value} is not a fraction: model-FLOPs utilisation, {MIN_MFU} to 1"
+                ))
+            })?;
+            if !(MIN_MFU..=1.0).contains(&m) {
+                return Err(ArgError(format!(
+                    "--{name}={value} is out of range: model-FLOPs utilisation is {MIN_MFU} to 1"
+                )));
             }
-            continue;
+            args.mfu = Some(m)
         }
-        if inline.is_none() {
-            return Err(ArgError(format!(
-                "unknown option '{arg}': nanoGPT settings are written --key=value (see --help)"
-            )));
-        }
-        args.sources.push(Source::Override(arg.clone()));
+        "gpu" => args.gpu = Some(value),
+        "oom-message" => args.oom_message = Some(value),
+        _ => return Err(ArgError(format!("unknown option '--{name}' (see --help)"))),
     }
-    Ok(args)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -305,5 +339,38 @@ mod tests {
             parse(&argv("--lang zh_TW")).unwrap().lang,
             Some(Lang::ZhHant)
         );
+    }
+
+    #[test]
+    fn another_scripts_words_pass_through_verbatim() {
+        // argparse reads `--depth -12` and `-x`: lexopt alone would split them
+        let a = parse(&argv(
+            "--program=nanochat --depth -12 --gpu h100 -x --device-batch-size=4 --json",
+        ))
+        .unwrap();
+        assert_eq!(
+            a.script_args,
+            vec!["--depth", "-12", "-x", "--device-batch-size=4"]
+        );
+        assert_eq!(a.gpu.as_deref(), Some("h100"));
+        assert!(a.json && a.sources.is_empty());
+    }
+
+    #[test]
+    fn a_launch_line_is_taken_whole() {
+        let a = parse(&argv(
+            "--gpu=t4 torchrun --nproc_per_node=8 -m scripts.base_train -- --depth=24",
+        ))
+        .unwrap();
+        assert_eq!(a.gpu.as_deref(), Some("t4"));
+        assert_eq!(
+            a.launch.unwrap(),
+            argv("torchrun --nproc_per_node=8 -m scripts.base_train -- --depth=24")
+        );
+        let e = parse(&argv("python train.py --gpu rtx3060")).unwrap_err();
+        assert!(e.0.starts_with("--gpu rtx3060 is vramfit's option"), "{e}");
+        // `--` is no train.py setting (its configurator asserts on it)
+        let e = parse(&argv("-- --batch_size=8")).unwrap_err();
+        assert!(e.0.contains("unknown option '--'"), "{e}");
     }
 }
