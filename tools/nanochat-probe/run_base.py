@@ -43,11 +43,24 @@ mark_times_us = []  # (phase, wall clock in us)
 TRACE = os.environ.get('TRACE')
 
 
+device_used_at_mark = []  # (phase, bytes the device has in use: the allocator's reserve + context + NCCL)
+
+
+# MARK_SYNC=0: marks do not wait for the GPU. The allocator's counters are kept on the host, at
+# the time each request is made, so the peaks need no synchronize; but a synchronize before the
+# optimizer step delays its first collective until the forward/backward has run on the GPU, which
+# changes how many steps' collective tensors NCCL still holds (real runs: no such wait).
+MARK_SYNC = os.environ.get('MARK_SYNC', '1') != '0'
+
+
 def mark(phase):
-    torch.cuda.synchronize()
+    if MARK_SYNC:
+        torch.cuda.synchronize()
     phase_peaks.setdefault(phase, []).append(torch.cuda.max_memory_allocated())
     alloc_at_mark.append((phase, torch.cuda.memory_allocated()))
     mark_times_us.append((phase, time.time_ns() // 1000))
+    free, total = torch.cuda.mem_get_info()
+    device_used_at_mark.append((phase, total - free, torch.cuda.memory_reserved()))
     if TRACE and phase == 'before_eval' and phase_peaks['before_eval'].__len__() == 1:
         import pickle
         with open(TRACE + '.before_eval.pkl', 'wb') as f:
@@ -177,9 +190,12 @@ def run_script(name, argv, script='base_train.py', extra=None):
         'peak_reserved': torch.cuda.max_memory_reserved(),
     }
     rec['alloc_at_mark'] = alloc_at_mark
-    if TRACE:
-        rec['mark_times_us'] = mark_times_us
-        rec['start_time_us'] = int(t0 * 1e6)
+    # wall clock at every mark (step times: between optimizer_step marks) and the device's memory
+    # beside the allocator's reserve (what NCCL and the CUDA context hold)
+    rec['mark_times_us'] = mark_times_us
+    rec['start_time_us'] = int(t0 * 1e6)
+    rec['device_used_at_mark'] = device_used_at_mark
+    rec['mark_sync'] = MARK_SYNC
     cfg = parse_config(argv)
     cfg['allocator'] = alloc
     rec['config'] = cfg

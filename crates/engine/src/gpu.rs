@@ -739,7 +739,22 @@ pub struct Budget {
     pub cap_bytes: Option<u128>,
 }
 
+/// NCCL's memory on each rank of a multi-GPU run, outside the caching allocator (its
+/// communicators' channels and buffers, made as the collectives are first used): measured on
+/// four H200s with NCCL 2.28.3 (NVLS off), nanochat's base_train.py, device memory in use minus
+/// the allocator's reserve: 1,612-1,618 MiB at the end of every rank's run against 776-795 MiB
+/// on one GPU (data/measured/nanochat-ranks.jsonl); two GPUs held less (1,126-1,418 MiB).
+pub const NCCL_RANK_BYTES: u128 = 823 << 20;
+
 impl Budget {
+    /// The budget of one rank among `world` processes: NCCL's memory joins the context.
+    pub fn for_ranks(mut self, world: u32) -> Budget {
+        if world > 1 {
+            self.context_bytes += NCCL_RANK_BYTES;
+        }
+        self
+    }
+
     /// A preset with its default context and nothing else on the card.
     pub fn for_gpu(gpu: &Gpu) -> Budget {
         Budget {

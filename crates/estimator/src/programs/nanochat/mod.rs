@@ -5,30 +5,73 @@
 //! Numbers are for CUDA GPUs with bf16 compute, `torch.compile` (always on in base_train.py) and
 //! PyTorch 2.11, checked against runs of the real script on one GPU
 //! (`data/measured/nanochat.jsonl` and `nanochat-*.jsonl`). Attention is the SDPA fallback
-//! unless `attention=fa3`, whose saved tensors are derived, not measured. Under `torchrun` the
-//! sequence writes rank 0's optimizer step from optim.py's sharding, but the analysis refuses
-//! more than one GPU: measured, the ranks' memory grows from step to step (see
-//! `multi_gpu_not_predicted`).
+//! unless `attention=fa3`, whose saved tensors are derived, not measured. Under `torchrun` each
+//! rank's sequence follows optim.py's sharding, with the tensors NCCL keeps from earlier steps
+//! (`sequence::Ranks`) up to the bound the step time sets (`speed`); checked against two- and
+//! four-GPU runs (`data/measured/nanochat-ddp2-long.jsonl`, `nanochat-ranks.jsonl`).
 
 pub mod config;
 pub mod explain;
 pub mod fixes;
 pub mod sequence;
 pub mod shape;
+pub mod speed;
 
 pub use config::{NanochatAttention, NanochatConfig};
+pub use sequence::Ranks;
 pub use shape::Shape;
 
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
 
-/// A nanochat run on one card: its config, its model and the replayed run.
+/// A nanochat run on one card: its config, its model and the replayed run (under `torchrun`,
+/// rank 0's, the fullest, at the bound of NCCL's held tensors).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NanochatAnalysis {
     pub config: NanochatConfig,
     pub shape: Shape,
     pub run: Run,
+    /// More than one GPU: each rank and the bound the verdict is judged on.
+    pub ranks: Option<RanksAnswer>,
+}
+
+/// What each rank of a `torchrun` run holds (see [`sequence::Ranks`] for why steps' collective
+/// tensors outlive them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RanksAnswer {
+    pub world_size: u32,
+    /// Steps' collective tensors held at once: the bound the verdict uses (rank 0's run).
+    pub held_stashes: u32,
+    /// The step time the bound comes from ([`speed::step_seconds`]).
+    pub step_seconds: f64,
+    /// Rank 0's peak with one step's tensors held: what a step longer than NCCL's watchdog
+    /// interval holds when the GPU, not the CPU, sets the pace.
+    pub one_stash_peak: u128,
+    /// NCCL's memory on each rank, counted with the context ([`crate::gpu::NCCL_RANK_BYTES`]).
+    pub nccl_bytes: u128,
+    /// Each rank's peaks at the bound, as runs of ranks whose sequences are the same. Rank 0
+    /// owns a full chunk of every Muon group, so it is the fullest.
+    pub rank_peaks: Vec<RankPeaks>,
+}
+
+/// The peaks of ranks `first..=last` (the same sequence: they own as many of each Muon group's
+/// matrices).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankPeaks {
+    pub first: u32,
+    pub last: u32,
+    pub peak_bytes: u128,
+    pub phase_peaks: Vec<(crate::engine::events::Phase, u128)>,
+}
+
+impl RankPeaks {
+    pub fn phase(&self, phase: crate::engine::events::Phase) -> Option<u128> {
+        self.phase_peaks
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .map(|x| x.1)
+    }
 }
 
 impl std::ops::Deref for NanochatAnalysis {
@@ -40,49 +83,105 @@ impl std::ops::Deref for NanochatAnalysis {
     }
 }
 
+/// The held-stash bound for `cfg` on `budget`'s card, and the budget of one rank.
+fn rank_budget(cfg: &NanochatConfig, budget: &Budget) -> (Ranks, f64, Budget) {
+    let step = speed::step_seconds(cfg, &budget.gpu);
+    let ranks = Ranks {
+        rank: 0,
+        held_stashes: speed::held_stashes(step),
+    };
+    (ranks, step, budget.clone().for_ranks(cfg.world_size))
+}
+
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
     cfg.validate()?;
-    if cfg.world_size > 1 {
-        return Err(multi_gpu_not_predicted(cfg.world_size));
-    }
-    let sequence = sequence::generate(cfg, budget.gpu.cublas_workspace_bytes());
+    let workspace = budget.gpu.cublas_workspace_bytes();
+    let (bound, step, budget) = rank_budget(cfg, budget);
+    let run = Run::replay(
+        sequence::generate_rank(cfg, workspace, bound),
+        cfg.allocator,
+        budget.allocator_cap(),
+    )?;
+    let ranks = (cfg.world_size > 1).then(|| {
+        let replay = |r: Ranks| {
+            crate::engine::replay::replay(
+                &sequence::generate_rank(cfg, workspace, r),
+                cfg.allocator,
+                None,
+            )
+        };
+        let one_stash_peak = if bound.held_stashes == 1 {
+            run.peak_bytes()
+        } else {
+            replay(Ranks {
+                held_stashes: 1,
+                ..bound
+            })
+            .peak_allocated
+        };
+        // ranks that own the same number of each Muon group's matrices run the same sequence
+        let groups = Shape::of(cfg).muon_groups();
+        let owned = |rank: u64| -> Vec<u64> {
+            groups
+                .iter()
+                .map(|&(_, k)| {
+                    let chunk = k.div_ceil(u64::from(cfg.world_size));
+                    chunk.min(k.saturating_sub(rank * chunk))
+                })
+                .collect()
+        };
+        let mut rank_peaks: Vec<RankPeaks> = Vec::new();
+        let mut last: Option<Vec<u64>> = None;
+        for rank in 0..cfg.world_size {
+            let own = owned(u64::from(rank));
+            match rank_peaks.last_mut() {
+                Some(same) if last.as_ref() == Some(&own) => same.last = rank,
+                _ => {
+                    let (peak_bytes, phase_peaks) = if rank == 0 {
+                        (run.peak_bytes(), run.free_run.phase_peaks.clone())
+                    } else {
+                        let r = replay(Ranks { rank, ..bound });
+                        (r.peak_allocated, r.phase_peaks)
+                    };
+                    rank_peaks.push(RankPeaks {
+                        first: rank,
+                        last: rank,
+                        peak_bytes,
+                        phase_peaks,
+                    });
+                }
+            }
+            last = Some(own);
+        }
+        RanksAnswer {
+            world_size: cfg.world_size,
+            held_stashes: bound.held_stashes,
+            step_seconds: step,
+            one_stash_peak,
+            nccl_bytes: crate::gpu::NCCL_RANK_BYTES,
+            rank_peaks,
+        }
+    });
     Ok(NanochatAnalysis {
         config: cfg.clone(),
         shape: Shape::of(cfg),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
+        run,
+        ranks,
     })
 }
 
-/// Why more than one GPU gets no number yet: measured on two H100s
-/// (`data/measured/nanochat-ddp2.jsonl`), each rank's memory grows step after step — NCCL keeps
-/// the optimizer's collective buffers until its watchdog releases them — so the per-rank peak
-/// is not a property of the config. The sequence's per-rank optimizer step (from optim.py) is
-/// right for iteration 0 (within 0-6 % on those runs); later steps and evaluations run 20-57 %
-/// above it.
-fn multi_gpu_not_predicted(world: u32) -> ConfigError {
-    ConfigError::new(
-        "nproc-per-node",
-        world,
-        crate::error::Problem::Assertion {
-            message: "more than one GPU is not predicted yet: measured on two H100s, each rank's \
-                      memory grows step after step (NCCL keeps the optimizer's collective buffers \
-                      until its watchdog frees them; d12 B8 T1024: 4.3 → 6.2 GiB over three \
-                      steps); give the one-GPU run"
-                .into(),
-        },
-    )
-}
-
-/// Whether `cfg` runs on `budget`'s card (one replay; what fix searches ask).
+/// Whether `cfg` runs on `budget`'s card (one replay of rank 0 at the bound; what fix searches ask).
 pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
-    cfg.validate().is_ok()
-        && cfg.world_size == 1
-        && crate::engine::run::fits(
-            &sequence::generate(cfg, budget.gpu.cublas_workspace_bytes()),
-            cfg.allocator,
-            budget.allocator_cap(),
-        )
+    if cfg.validate().is_err() {
+        return false;
+    }
+    let (bound, _, budget) = rank_budget(cfg, budget);
+    crate::engine::run::fits(
+        &sequence::generate_rank(cfg, budget.gpu.cublas_workspace_bytes(), bound),
+        cfg.allocator,
+        budget.allocator_cap(),
+    )
 }
 
 /// base_train.py and chat_sft.py behind the seam: one config type, each script with its own id,

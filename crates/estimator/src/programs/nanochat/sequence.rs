@@ -50,6 +50,32 @@ struct Gen<'a> {
     val_buffer: TensorId,
     /// MuonAdamW's state, created lazily by the first step.
     state_created: bool,
+    /// The rank whose memory this is (it decides the Muon matrices the rank owns).
+    rank: u64,
+    /// Optimizer steps whose collective tensors NCCL still holds while a later step runs (see
+    /// [`Ranks`]); 0 on one GPU.
+    held: usize,
+    /// Each step's tensors ProcessGroupNCCL stashed, oldest first.
+    stashes: std::collections::VecDeque<Vec<TensorId>>,
+}
+
+/// Which rank of a `torchrun` run the sequence describes, and how long NCCL keeps each optimizer
+/// step's collective tensors.
+///
+/// MuonAdamW launches every collective with `async_op=True` and keeps only `.get_future()`.
+/// Since PyTorch 2.7 (pytorch#148590, relanded as #150398) ProcessGroupNCCL no longer calls
+/// `record_stream` on such tensors: it stashes them until `Work.wait()`, which nanochat never
+/// calls, or until its watchdog (polling every 100 ms) has seen the work complete and a later
+/// collective is launched (#150079). So a step's gradients, grad slices, Muon stacks and chunks
+/// outlive `zero_grad` into the next steps' forward and backward: measured on two and four
+/// H200s (data/measured/nanochat-ranks.jsonl, nanochat-ddp2-long.jsonl), each stash held adds
+/// one step's collective tensors to the forward/backward peak. Step 0's stash is gone before
+/// iteration 1 (its step spans seconds of compilation, between launches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ranks {
+    pub rank: u32,
+    /// Steps' stashes held at once while a step runs (≥ 1 with more than one GPU).
+    pub held_stashes: u32,
 }
 
 /// What one layer's compiled forward keeps for the backward (§4.2).
@@ -241,6 +267,11 @@ impl<'a> Gen<'a> {
                 t
             };
             rest.push(a(self, 4 * b * h * lse_rows));
+            if self.cfg.attention == NanochatAttention::Sdpa {
+                // SDPA's kernels also save their RNG seed and offset, one int64 each (seen in
+                // the allocator traces: flash_attention.py's two SDPA calls, 2 per layer)
+                rest.extend((0..2).map(|_| a(self, 8)));
+            }
             // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
             let proj = vec![a(self, btc), w(self, 2 * c * c)];
             // x_mid, norm 2's statistics and output, c_fc's output and relu², their weights
@@ -405,7 +436,14 @@ impl<'a> Gen<'a> {
             .filter(|p| p.owner == Owner::AdamW)
             .collect();
         let sharded = |p: &super::shape::Param| n_world > 1 && p.numel() >= 1024;
-        // phase 1: the reductions (on one GPU, only the Muon stacks)
+        // phase 1: the reductions (on one GPU, only the Muon stacks). Launching the first
+        // collective releases the stashes of steps the watchdog has seen complete: all but the
+        // newest `held - 1`, so that `held` steps' tensors are live during this step's forward
+        // and backward.
+        while n_world > 1 && self.stashes.len() >= self.held.max(1) {
+            let mut old = self.stashes.pop_front().unwrap_or_default();
+            self.out.free_all(&mut old);
+        }
         let mut kept: Vec<TensorId> = Vec::new();
         for p in adamw.iter().filter(|p| sharded(p)) {
             kept.push(
@@ -442,20 +480,27 @@ impl<'a> Gen<'a> {
         }
         for &((m, n), k) in &groups {
             let chunk = k.div_ceil(n_world);
-            let owned = chunk.min(k);
+            // optim.py `_compute_muon`: rank r owns matrices r·chunk… of the group, if any
+            let owned = chunk.min(k.saturating_sub(self.rank * chunk));
             if first {
                 self.out.alloc(mat((m, n), chunk), Term::MuonState);
                 let side = if m >= n { m } else { n };
                 self.out
                     .alloc(4 * u128::from(chunk * side), Term::MuonState);
             }
-            let stacked_owned = self.out.alloc(mat((m, n), owned), Term::OptimizerStacks);
+            // a rank that owns none of the group stacks nothing and runs no kernel
+            let stacked_owned = if owned > 0 {
+                self.out.alloc(mat((m, n), owned), Term::OptimizerStacks)
+            } else {
+                None
+            };
             // muon_step_fused: five bf16 iterates of the owned stack and two of its Gram matrices
             let (ko, mu, nu) = (u128::from(owned), u128::from(m), u128::from(n));
             let small = mu.min(nu);
             let mut iterates: Vec<TensorId> = [2 * ko * mu * nu; 5]
                 .into_iter()
                 .chain([2 * ko * small * small; 2])
+                .filter(|&bytes| bytes > 0)
                 .map(|bytes| self.out.alloc(bytes, Term::PolarExpress))
                 .collect();
             self.out.free_all(&mut iterates);
@@ -469,11 +514,25 @@ impl<'a> Gen<'a> {
             }
         }
         self.state_created = true;
-        // phase 3: gathers finish, copies back; everything step() made goes when it returns
-        self.out.free_all(&mut kept);
-        self.out.mark(Some(phase), Stage::ZeroGrad, 0);
+        // phase 3: gathers finish, copies back; what step() made goes when it returns, but for
+        // what NCCL stashed: the collectives' buffers, and the AdamW gradients they reduced
+        let stash = n_world > 1 && !first;
         let mut grads = std::mem::take(&mut self.grads);
+        if stash {
+            let params = s.params();
+            for (g, p) in grads.iter_mut().zip(&params) {
+                if p.owner == Owner::AdamW {
+                    kept.push(g.take());
+                }
+            }
+        } else {
+            self.out.free_all(&mut kept);
+        }
+        self.out.mark(Some(phase), Stage::ZeroGrad, 0);
         self.out.free_all(&mut grads);
+        if stash {
+            self.stashes.push_back(kept);
+        }
     }
 
     /// One CORE example through the uncompiled model under `no_grad` (core_eval.py
@@ -555,8 +614,24 @@ fn block_param_indices(s: &Shape) -> Vec<BlockParams> {
 
 /// The allocation sequence of one base_train.py run on one GPU with a cuBLAS workspace of
 /// `workspace` bytes: model build, the step-0 evaluation (when `--eval-every` > 0), iteration 0,
-/// [`STEADY_ITERATIONS`] more, and the evaluation at the last step.
+/// [`STEADY_ITERATIONS`] more, and the evaluation at the last step. Under `torchrun`, rank 0's
+/// with one step's collective tensors held (see [`generate_rank`]).
 pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
+    generate_rank(
+        cfg,
+        workspace,
+        Ranks {
+            rank: 0,
+            held_stashes: 1,
+        },
+    )
+}
+
+/// [`generate`] for one rank of a `torchrun` run, with `ranks.held_stashes` steps' collective
+/// tensors held while a step runs: iteration 0, then enough steady iterations for that many
+/// stashes to build up (step 0's is released before iteration 1), and the evaluation at the last
+/// step with them still held.
+pub fn generate_rank(cfg: &NanochatConfig, workspace: u128, ranks: Ranks) -> Sequence {
     let s = Shape::of(cfg);
     let d = Dims {
         b: u128::from(cfg.device_batch_size),
@@ -577,6 +652,13 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
         grads: Vec::new(),
         val_buffer: None,
         state_created: false,
+        rank: u64::from(ranks.rank),
+        held: if cfg.world_size > 1 {
+            ranks.held_stashes.max(1) as usize
+        } else {
+            0
+        },
+        stashes: std::collections::VecDeque::new(),
     };
     g.build();
     if cfg.script == Script::Sft && cfg.load_optimizer {
@@ -587,7 +669,9 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
         g.evaluate(Phase::Eval);
     }
     g.iteration(Phase::TrainFirstIter);
-    for _ in 0..STEADY_ITERATIONS {
+    // one iteration with no stash (step 0's is gone), then one more for each stash held
+    let steady = STEADY_ITERATIONS.max(g.held as u32 + 1);
+    for _ in 0..steady {
         g.iteration(Phase::TrainSteady);
     }
     // base_train.py evaluates at the last step when --eval-every > 0; chat_sft.py always does
