@@ -14,6 +14,7 @@ use super::header::Header;
 use super::link_field::LinkField;
 use super::memory_bar::MemoryBar;
 use super::nanochat_inputs::NanochatInputs;
+use super::nanochat_ranks::NanochatRanks;
 use super::nanogpt_inputs::NanoGptInputs;
 use super::notices::Notices;
 use super::number_field::NumberField;
@@ -86,16 +87,15 @@ fn Page() -> impl IntoView {
                     <fieldset class="group group--gpu">
                         <legend>{tr.section_gpu}</legend>
                         <GpuPicker />
-                        // more than one GPU: train.py's DDP and build-nanogpt's (the same wrapper);
-                        // nanochat's per-rank memory is not predicted yet
+                        // more than one GPU: train.py's DDP, build-nanogpt's (the same wrapper)
+                        // and nanochat's torchrun (its own sharded optimizer), each by its key
                         {move || match program.get() {
                             Program::NanoGpt => {
                                 view! { <NumberField key="world_size" steps=WORLD /> }.into_any()
                             }
-                            Program::BuildNanoGpt => {
+                            Program::BuildNanoGpt | Program::Nanochat | Program::NanochatSft => {
                                 view! { <NumberField key="nproc_per_node" steps=WORLD /> }.into_any()
                             }
-                            Program::Nanochat | Program::NanochatSft => ().into_any(),
                         }}
                         <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.configs.nanogpt.is_ddp())>
                             <LinkField />
@@ -118,6 +118,7 @@ fn Page() -> impl IntoView {
                     <FixList />
                     <RunSummary />
                     <DdpSummary />
+                    <NanochatRanks />
                     <TimelineChart />
                     <ConfigExport />
                 </section>

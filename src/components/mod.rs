@@ -15,6 +15,7 @@ pub mod link_field;
 pub mod memory_bar;
 pub mod model_presets;
 pub mod nanochat_inputs;
+pub mod nanochat_ranks;
 pub mod nanogpt_inputs;
 pub mod notices;
 pub mod number_field;

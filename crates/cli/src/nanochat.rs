@@ -14,7 +14,7 @@ use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::respond;
 use vramfit_i18n::fix_text::nanochat_fix_text;
-use vramfit_i18n::format::params;
+use vramfit_i18n::format::{gib, params};
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::nanochat::{to_json, warnings};
 
@@ -37,6 +37,8 @@ fn to_text(
 ) -> String {
     let cfg = &a.config;
     let s = &a.shape;
+    // one rank's card: NCCL's memory joins the context, as the verdict counted it
+    let budget = &budget.clone().for_ranks(cfg.world_size);
     let mut out = Text::default();
     let script = match cfg.script {
         Script::Base => "base_train.py",
@@ -111,6 +113,33 @@ fn to_text(
         Program::Nanochat,
         &peaks,
     );
+    if let Some(r) = &a.ranks {
+        out.blank();
+        let each = r
+            .rank_peaks
+            .iter()
+            .map(|p| {
+                let ranks = if p.first == p.last {
+                    p.first.to_string()
+                } else {
+                    format!("{}–{}", p.first, p.last)
+                };
+                format!("{ranks}: {}", gib(p.peak_bytes))
+            })
+            .collect::<Vec<_>>()
+            .join(" · ");
+        out.line(fill(
+            tr.cli.nc_ranks,
+            &[
+                ("world", &r.world_size.to_string()),
+                ("held", &r.held_stashes.to_string()),
+                ("step", &seconds(r.step_seconds)),
+                ("one", &gib(r.one_stash_peak)),
+                ("nccl", &gib(r.nccl_bytes)),
+                ("ranks", &each),
+            ],
+        ));
+    }
     if let Some(r) = fixes {
         out.blank();
         if let Some(b) = r.largest_device_batch_that_fits {
@@ -127,4 +156,13 @@ fn to_text(
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()
+}
+
+/// A step's time as people read it: milliseconds under a second, else seconds.
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1} s")
+    }
 }

@@ -91,16 +91,58 @@ fn a_launch_line_picks_the_program() {
     ]);
     assert!(String::from_utf8_lossy(&eight.stderr)
         .contains("total_batch_size (262144) must be a multiple of 524288."));
-    // more than one GPU: refused by name, with what the measurement showed
+    // more than one GPU: answered per rank, at the bound of the steps NCCL holds, with NCCL's
+    // memory in the card's budget
     let out = run(&[
+        "--json",
         "--program=nanochat",
         "--depth=4",
         "--device-batch-size=4",
         "--total-batch-size=65536",
         "--nproc-per-node=8",
+        "--gpu=h100",
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not predicted yet"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ranks = &j["ranks"];
+    assert_eq!(ranks["world_size"], 8);
+    assert!(ranks["held_steps"].as_u64().unwrap() >= 2, "{ranks}");
+    // rank 0 is the answer, and the fullest
+    let each = ranks["each"].as_array().unwrap();
+    assert_eq!(each[0]["first"], 0);
+    assert_eq!(each[0]["peak_bytes"]["overall"], j["peak_bytes"]["overall"]);
+    assert!(each
+        .iter()
+        .all(|r| r["peak_bytes"]["overall"].as_u64() <= j["peak_bytes"]["overall"].as_u64()));
+    assert_eq!(each.last().unwrap()["last"], 7);
+    assert!(
+        j["peak_bytes"]["overall"].as_u64() > ranks["one_step_held_peak_bytes"].as_u64(),
+        "more steps held than one: a higher peak"
+    );
+    let one_gpu_context =
+        j["gpu"]["context_bytes"].as_u64().unwrap() - ranks["nccl_bytes"].as_u64().unwrap();
+    assert_eq!(
+        one_gpu_context,
+        795 << 20,
+        "the H100's own context beside NCCL's"
+    );
+    // the text says which bound it used
+    let text = run(&[
+        "--program=nanochat",
+        "--depth=4",
+        "--device-batch-size=4",
+        "--total-batch-size=65536",
+        "--nproc-per-node=8",
+        "--gpu=h100",
+        "--lang=en",
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("per rank (torchrun, 8 processes)"), "{text}");
 }
 
 #[test]

@@ -289,6 +289,8 @@ strings! {
     ddp_accum_per_rank,
     /// `{s} {world} {speedup} {bytes} {comm} {exposed}`.
     ddp_time,
+    /// `{held} {step} {one} {nccl}`: nanochat under torchrun, what rank 0's bar counts.
+    nc_ranks,
     lang_loading,
     lang_failed,
 }
@@ -378,6 +380,8 @@ strings! {
     diagnosis_elsewhere,
     /// `{n}`.
     core_fits,
+    /// `{world} {held} {step} {one} {nccl} {ranks}`: nanochat under torchrun, per rank.
+    nc_ranks,
     /// `{card}`: no card was named and nvidia-smi found none.
     assumed_gpu,
     col_change,

@@ -87,6 +87,10 @@ export interface Analysis {
   simulated_oom: SimulatedOom | null;
   /** nanoGPT under DDP: per-rank memory and time; else null. */
   ddp: object | null;
+  /** nanochat under torchrun (`nproc-per-node` > 1): the bound on the steps' collective tensors
+   *  NCCL holds that the verdict used, and each run of ranks' peaks (`peak_bytes` is rank 0's,
+   *  the fullest); null on one GPU. */
+  ranks?: Ranks | null;
   warnings: string[];
   /** nanochat: the model its depth gives. */
   model?: object;
@@ -99,6 +103,27 @@ export interface Analysis {
    *  `--oom-message`); always null from this package, which takes no message. */
   oom?: OomReading | null;
   diagnosis?: object | null;
+}
+
+/** nanochat on several GPUs, per rank. */
+export interface Ranks {
+  world_size: number;
+  /** Steps whose gradients and optimizer buffers NCCL holds at once: ⌈watchdog / step⌉ + 1. */
+  held_steps: number;
+  /** The step time the bound comes from (vramfit's speed model of base_train.py). */
+  step_seconds: number;
+  watchdog_seconds: number;
+  /** Rank 0's peak with one step's tensors held. */
+  one_step_held_peak_bytes: number;
+  /** NCCL's memory per rank, counted with the context in `gpu`. */
+  nccl_bytes: number;
+  each: {
+    first: number; last: number;
+    peak_bytes: {
+      overall: number; train_steady: number | null; train_first_iter: number | null;
+      eval_first: number | null; eval_after_step: number | null;
+    };
+  }[];
 }
 
 /** One fix, best first; `fits` and `risk` are its verdict on the same card. */

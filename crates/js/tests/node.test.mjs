@@ -240,6 +240,7 @@ test('types.d.ts declares exactly what the package answers, for every program', 
   const configs = [
     {}, { world_size: 2, gradient_accumulation_steps: 40 }, { batch_size: 64 },
     { program: 'nanochat', depth: 4 }, { program: 'nanochat-sft', depth: 4 },
+    { program: 'nanochat', depth: 4, nproc_per_node: 4 },
     { program: 'build-nanogpt' }, { program: 'build-nanogpt', B: 64 },
   ];
   const answers = configs.map((c) => vramfit.analyze(c, 'rtx3060'));
@@ -247,6 +248,9 @@ test('types.d.ts declares exactly what the package answers, for every program', 
   matchesInterface('Verdict', answers.map((a) => a.verdict));
   matchesInterface('GpuUse', answers.map((a) => a.gpu));
   matchesInterface('Components', answers.map((a) => a.components_bytes));
+  const ranks = answers.map((a) => a.ranks).filter((r) => r);
+  assert.equal(ranks.length, 1, 'one answer for four GPUs');
+  matchesInterface('Ranks', ranks);
   const ooms = answers.map((a) => a.simulated_oom).filter((o) => o);
   assert.ok(ooms.length > 0, 'a run that runs out of memory');
   matchesInterface('SimulatedOom', ooms);

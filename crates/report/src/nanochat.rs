@@ -56,6 +56,8 @@ pub fn config(cfg: &NanochatConfig) -> Value {
 /// The answer as the CLI's `--json` prints it.
 pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Value {
     let cfg = &a.config;
+    // one rank's card: NCCL's memory joins the context, as the verdict counted it
+    let budget = &budget.clone().for_ranks(cfg.world_size);
     let program = program(cfg);
     let s = &a.shape;
     let phase = |p| value(a.phase_bytes(p));
@@ -113,6 +115,7 @@ pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFix
         ("verdict", value(a.verdict)),
         ("simulated_oom", common::simulated_oom(&a.run)),
         ("ddp", Value::Null),
+        ("ranks", ranks_json(a)),
         ("fixes", fixes_json(a, fixes)),
         (
             "largest_device_batch_size_that_fits",
@@ -125,6 +128,33 @@ pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFix
         ("warnings", value(warnings(cli_en(), cfg))),
     ]);
     object(pairs)
+}
+
+/// More than one GPU: the bound the verdict used, and each rank's peaks (`peak_bytes` above is
+/// rank 0's, the fullest).
+fn ranks_json(a: &NanochatAnalysis) -> Value {
+    let Some(r) = &a.ranks else {
+        return Value::Null;
+    };
+    json!({
+        "world_size": r.world_size,
+        "held_steps": r.held_stashes,
+        "step_seconds": r.step_seconds,
+        "watchdog_seconds": estimator::programs::nanochat::speed::WATCHDOG_INTERVAL_S,
+        "one_step_held_peak_bytes": value(r.one_stash_peak),
+        "nccl_bytes": value(r.nccl_bytes),
+        "each": r.rank_peaks.iter().map(|p| json!({
+            "first": p.first,
+            "last": p.last,
+            "peak_bytes": {
+                "overall": value(p.peak_bytes),
+                "train_steady": value(p.phase(Phase::TrainSteady)),
+                "train_first_iter": value(p.phase(Phase::TrainFirstIter)),
+                "eval_first": value(p.phase(Phase::Eval)),
+                "eval_after_step": value(p.phase(Phase::EvalAfterStep)),
+            },
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// The ranked fixes: the flags each changes and the launch line to paste.

@@ -144,12 +144,20 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
                         let r = replay(Ranks { rank, ..bound });
                         (r.peak_allocated, r.phase_peaks)
                     };
-                    rank_peaks.push(RankPeaks {
-                        first: rank,
-                        last: rank,
-                        peak_bytes,
-                        phase_peaks,
-                    });
+                    match rank_peaks.last_mut() {
+                        // other matrices, the same bytes: one run of ranks
+                        Some(prev)
+                            if prev.peak_bytes == peak_bytes && prev.phase_peaks == phase_peaks =>
+                        {
+                            prev.last = rank
+                        }
+                        _ => rank_peaks.push(RankPeaks {
+                            first: rank,
+                            last: rank,
+                            peak_bytes,
+                            phase_peaks,
+                        }),
+                    }
                 }
             }
             last = Some(own);

@@ -1,0 +1,40 @@
+//! nanochat under torchrun: which rank the bar shows, and the bound on what NCCL still holds
+//! from earlier steps that it counts.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::i18n::{fill, use_strings};
+use crate::state::use_app;
+
+#[component]
+pub fn NanochatRanks() -> impl IntoView {
+    let app = use_app();
+    let tr = use_strings();
+    move || {
+        let ranks = app
+            .analysis
+            .with(|a| a.as_ref().ok().and_then(|a| a.nanochat()?.ranks.clone()))?;
+        let step = if ranks.step_seconds < 1.0 {
+            format!("{} ms", format::decimal(ranks.step_seconds * 1000.0, 0))
+        } else {
+            format!("{} s", format::decimal(ranks.step_seconds, 1))
+        };
+        let text = fill(
+            tr.nc_ranks,
+            &[
+                ("held", &ranks.held_stashes.to_string()),
+                ("step", &step),
+                ("one", &format::gib(ranks.one_stash_peak)),
+                ("nccl", &format::gib(ranks.nccl_bytes)),
+            ],
+        );
+        Some(view! {
+            <section class="ddp" data-testid="nc-ranks" data-world=ranks.world_size.to_string()
+                data-held=ranks.held_stashes.to_string()>
+                <p class="ddp__head"><strong>{tr.ddp_per_gpu}</strong></p>
+                <p>{text}</p>
+            </section>
+        })
+    }
+}
