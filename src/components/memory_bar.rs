@@ -76,7 +76,13 @@ pub fn MemoryBar(
         app.verdict
             .with(|v| v.map_or(0, |v| v.need_bytes.saturating_sub(total.get())))
     };
-    let usable_pct = move || pct(app.budget.with(|b| b.allocator_budget()), scale.get());
+    // what the verdict counted as usable (one rank's card under torchrun: NCCL's memory is out)
+    let usable = move || {
+        app.verdict
+            .with(|v| v.map(|v| v.budget_bytes))
+            .unwrap_or_else(|| app.budget.with(|b| b.allocator_budget()))
+    };
+    let usable_pct = move || pct(usable(), scale.get());
 
     // the focused segment's details; until the user points at one, a line saying how (the
     // largest component's table used to stand here, and pushed the fixes below the first screen)
@@ -154,7 +160,7 @@ pub fn MemoryBar(
                     <span class="bar__marker-label">
                         {tr.usable_marker}
                         " "
-                        {move || app.budget.with(|b| format::gib(b.allocator_budget()))}
+                        {move || format::gib(usable())}
                     </span>
                 </div>
             </div>

@@ -13,11 +13,11 @@ pub fn TimelineChart() -> impl IntoView {
     let html = move || {
         // settled inputs are the current ones, so the current analysis is theirs
         app.settled.track();
-        let budget = app.budget.with_untracked(|b| b.allocator_budget());
         app.analysis.with_untracked(|a| {
+            // the usable line where the verdict drew it
             a.as_ref()
                 .ok()
-                .map(|a| crate::html::timeline::chart(tr, a, a.program(), budget))
+                .map(|a| crate::html::timeline::chart(tr, a, a.program(), a.verdict.budget_bytes))
         })
     };
     view! { <div class="timeline" inner_html=html></div> }

@@ -82,6 +82,23 @@ export const tests = {
     await close(page);
   },
 
+  async 'the speedrun torchrun line (8 GPUs) answers per rank, equal to the CLI'(ctx) {
+    const page = await open(ctx, '?gpu=h100');
+    const before = await hooks(page);
+    await page.fill('textarea[name=paste]',
+      'torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=24 --device-batch-size=16');
+    await page.click('[data-testid="paste-read"]');
+    await waitForTotalChange(page, before.total);
+    await page.waitForSelector('[data-testid="nc-ranks"][data-world="8"]');
+    assert.equal(await page.inputValue('input[type=text][name=nproc_per_node]'), '8');
+    const j = cli(ctx, ['--program=nanochat', '--nproc_per_node=8', '--depth=24', '--device-batch-size=16', '--gpu=h100']);
+    assert.equal((await hooks(page)).total, j.peak_bytes.overall);
+    assert.equal(await page.getAttribute('[data-testid="nc-ranks"]', 'data-held'), String(j.ranks.held_steps));
+    // the usable marker is the verdict's: NCCL's memory is out of it
+    assert.match(await page.innerText('[data-testid="usable-marker"]'), /77\.60 GiB/);
+    await close(page);
+  },
+
   async 'a pasted chat_sft launch line picks chat_sft.py'(ctx) {
     const page = await open(ctx, '?gpu=rtx3090');
     const before = await hooks(page);
