@@ -25,6 +25,12 @@ const TOTAL: &[f64] = &[
 const EVAL_TOKENS: &[f64] = &[
     524288., 2097152., 10485760., 20971520., 41943040., 83886080.,
 ];
+/// NANOCHAT_DTYPE: auto lets the card decide (fp32 below SM 8.0).
+const DTYPES: &[(&str, &str)] = &[
+    ("auto", "auto"),
+    ("bfloat16", "bfloat16"),
+    ("float32", "float32"),
+];
 const PATTERNS: &[(&str, &str)] = &[("L", "L"), ("SL", "SL"), ("SSL", "SSL"), ("SSSL", "SSSL")];
 
 #[component]
@@ -77,6 +83,7 @@ pub fn NanochatInputs() -> impl IntoView {
             <legend>{tr.nc_section_attention}</legend>
             <ChoiceField key="window_pattern" options=PATTERNS.to_vec() />
             <ChoiceField key="attention" options=attentions />
+            <ChoiceField key="dtype" options=DTYPES.to_vec() />
             <ChoiceField key="allocator" options=allocators />
         </fieldset>
         <fieldset class="group">

@@ -84,6 +84,7 @@ fn to_text(
                     &[
                         ("pattern", &cfg.window_pattern.to_string()),
                         ("attention", cfg.attention.as_str()),
+                        ("dtype", dtype_word(cfg)),
                         ("allocator", cfg.allocator.as_str()),
                     ],
                 ),
@@ -164,5 +165,14 @@ fn seconds(s: f64) -> String {
         format!("{:.0} ms", s * 1000.0)
     } else {
         format!("{s:.1} s")
+    }
+}
+
+/// The compute dtype as the report names it (the analysis's config has it resolved for the card).
+fn dtype_word(cfg: &NanochatConfig) -> &'static str {
+    if cfg.compute_bytes() == 4 {
+        "fp32"
+    } else {
+        "bf16"
     }
 }

@@ -55,9 +55,11 @@ fn page_reading(line: &str) -> Option<(Program, Value)> {
                 })
                 .collect::<Map<_, _>>(),
         ),
-        Program::Nanochat | Program::NanochatSft => {
-            vramfit_report::nanochat::config(s.nanochat_config())
-        }
+        // (the answer's config has the compute dtype the card gets: bf16 on the H100 asked for)
+        Program::Nanochat | Program::NanochatSft => vramfit_report::nanochat::config(
+            &s.nanochat_config()
+                .for_card(estimator::gpu::find("h100").unwrap().compute_capability),
+        ),
         Program::BuildNanoGpt => vramfit_report::build_nanogpt::config(&s.configs.bng),
     };
     Some((s.program, config))

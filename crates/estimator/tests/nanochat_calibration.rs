@@ -191,3 +191,66 @@ fn two_gpus_iteration_zero() {
         );
     }
 }
+
+/// fp32 compute, as nanochat/common.py picks it below SM 8.0 (data/measured/nanochat-fp32.jsonl:
+/// six runs forced with NANOCHAT_DTYPE=float32 on an H100): no bf16 weight copies, fp32
+/// activations and logits, d(logits) in a buffer of its own, embeddings stored in fp32. The
+/// evaluation to 0.1 %, iteration 0 and steady training to 1 %.
+#[test]
+fn fp32_compute() {
+    let budget = Budget::for_gpu(gpu::find("h100").unwrap());
+    for run in project_runs("nanochat-fp32.jsonl") {
+        let mut args = argv(&run);
+        args.push("--dtype=float32".into());
+        let a = analyze(&NanochatConfig::from_args(&args).unwrap(), &budget).unwrap();
+        for (key, phases, tolerance) in [
+            (
+                "peak_allocated_eval",
+                &[Phase::Eval, Phase::EvalAfterStep][..],
+                0.001,
+            ),
+            (
+                "peak_allocated_train_iter0",
+                &[Phase::TrainFirstIter][..],
+                0.01,
+            ),
+            (
+                "peak_allocated_train_steady",
+                &[Phase::TrainSteady][..],
+                0.01,
+            ),
+        ] {
+            let p = phases
+                .iter()
+                .filter_map(|&ph| a.phase_bytes(ph))
+                .max()
+                .unwrap() as f64;
+            let m = run["measured_bytes"][key].as_f64().unwrap();
+            assert!(
+                (p - m).abs() / m <= tolerance,
+                "{} {key}: {p} vs {m}",
+                run["name"]
+            );
+        }
+    }
+}
+
+/// The card decides: a T4 (SM 7.5) computes in fp32, an RTX 3060 (SM 8.6) in bf16, unless
+/// NANOCHAT_DTYPE says otherwise.
+#[test]
+fn the_card_decides_the_dtype() {
+    let cfg = NanochatConfig::from_args(&["--depth=4".to_string()]).unwrap();
+    let on = |id: &str, cfg: &NanochatConfig| {
+        analyze(cfg, &Budget::for_gpu(gpu::find(id).unwrap()))
+            .unwrap()
+            .config
+            .dtype
+            .as_str()
+    };
+    assert_eq!(on("t4", &cfg), "float32");
+    assert_eq!(on("rtx3060", &cfg), "bfloat16");
+    let forced =
+        NanochatConfig::from_args(&["--depth=4".to_string(), "--dtype=bfloat16".to_string()])
+            .unwrap();
+    assert_eq!(on("t4", &forced), "bfloat16");
+}

@@ -282,6 +282,9 @@ mod tests {
             "?gpu=rtx3060&batch_size=16&compile=False&n_layer=24",
             "?program=nanochat&depth=16&device_batch_size=8&gpu=rtx4090&lang=de",
             "?program=build-nanogpt&B=32&gpu=rtx4090",
+            // several GPUs: rank 0's bar at the bound, with NCCL's memory out of the card
+            "?program=nanochat&depth=12&nproc_per_node=4&gpu=h200",
+            "?program=nanochat-sft&depth=8&nproc-per-node=8&gpu=h100",
         ] {
             let bar = FirstBar::for_query(query).expect("a bar");
             let (page, _) = PageState::from_query(query);
@@ -306,15 +309,6 @@ mod tests {
         let (page, _) = PageState::from_query(beyond);
         let e = analyze_page(&page, &page.budget()).unwrap_err();
         assert!(e.is_beyond_any_card(), "{e}");
-        // where the estimator gives no number (the page explains why), the first bar paints nothing
-        for query in [
-            "?program=nanochat&nproc-per-node=2",
-            "?program=nanochat-sft&nproc-per-node=8",
-        ] {
-            let (page, _) = PageState::from_query(query);
-            assert!(analyze_page(&page, &page.budget()).is_err(), "{query}");
-            assert_eq!(FirstBar::for_query(query), None, "{query}");
-        }
     }
 
     #[test]

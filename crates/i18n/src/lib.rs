@@ -352,7 +352,7 @@ strings! {
     model_nanochat,
     /// `{batch} {seq} {micro} {total}`.
     batch_nanochat,
-    /// `{pattern} {attention} {allocator}`.
+    /// `{pattern} {attention} {dtype} {allocator}`.
     settings_nanochat,
     /// `{layers} {heads} {embd} {vocab} {params}`.
     model_bng,

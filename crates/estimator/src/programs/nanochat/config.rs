@@ -29,6 +29,29 @@ impl NanochatAttention {
     }
 }
 
+/// The dtype nanochat computes in (`nanochat/common.py` `_detect_compute_dtype`): `NANOCHAT_DTYPE`
+/// where set, else bf16 on CUDA cards from SM 8.0 (Ampere) and fp32 below (T4, V100, RTX 20xx).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanochatDtype {
+    /// No `NANOCHAT_DTYPE`: the card decides ([`NanochatConfig::for_card`]).
+    Auto,
+    Bfloat16,
+    Float32,
+}
+
+impl NanochatDtype {
+    /// (`NANOCHAT_DTYPE=float16`, the GradScaler path, is not modelled.)
+    pub const NAMES: &'static [&'static str] = &["auto", "bfloat16", "float32"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NanochatDtype::Auto => "auto",
+            NanochatDtype::Bfloat16 => "bfloat16",
+            NanochatDtype::Float32 => "float32",
+        }
+    }
+}
+
 /// What argparse converts a flag's text with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -124,6 +147,7 @@ const FLAGS: &[Flag] = &[
         "expandable_segments",
     ),
     setting("nproc-per-node", Kind::Int, "1"),
+    setting("dtype", Kind::Choice(NanochatDtype::NAMES), "auto"),
     setting("core-max-tokens", Kind::Int, "0"),
 ];
 
@@ -168,6 +192,7 @@ const SFT_FLAGS: &[Flag] = &[
         "expandable_segments",
     ),
     setting("nproc-per-node", Kind::Int, "1"),
+    setting("dtype", Kind::Choice(NanochatDtype::NAMES), "auto"),
 ];
 
 fn flags(script: Script) -> &'static [Flag] {
@@ -204,6 +229,8 @@ pub struct NanochatConfig {
     /// The tokenizer's vocabulary (nanochat's is 32768); the model pads it to a multiple of 64.
     pub vocab_size: u32,
     pub attention: NanochatAttention,
+    /// `NANOCHAT_DTYPE`, else the card's (see [`NanochatDtype`]).
+    pub dtype: NanochatDtype,
     /// base_train.py sets `PYTORCH_ALLOC_CONF=expandable_segments:True` before importing torch.
     pub allocator: Allocator,
     /// Processes `torchrun --nproc_per_node` starts (× nodes): the script's `ddp_world_size`.
@@ -224,6 +251,29 @@ impl Default for NanochatConfig {
 }
 
 impl NanochatConfig {
+    /// The config as it runs on a card of compute capability `sm`: `dtype` resolved as
+    /// `nanochat/common.py` resolves it.
+    pub fn for_card(&self, sm: (u8, u8)) -> NanochatConfig {
+        let mut cfg = self.clone();
+        if cfg.dtype == NanochatDtype::Auto {
+            cfg.dtype = if sm.0 >= 8 {
+                NanochatDtype::Bfloat16
+            } else {
+                NanochatDtype::Float32
+            };
+        }
+        cfg
+    }
+
+    /// Bytes per element of the compute dtype: activations, logits, embeddings (bf16 where not
+    /// resolved yet).
+    pub fn compute_bytes(&self) -> u64 {
+        match self.dtype {
+            NanochatDtype::Float32 => 4,
+            NanochatDtype::Bfloat16 | NanochatDtype::Auto => 2,
+        }
+    }
+
     /// A script's defaults.
     pub fn for_script(script: Script) -> Self {
         let mut cfg = NanochatConfig {
@@ -246,6 +296,7 @@ impl NanochatConfig {
             fp8: false,
             vocab_size: 0,
             attention: NanochatAttention::Sdpa,
+            dtype: NanochatDtype::Auto,
             allocator: Allocator::ExpandableSegments,
             world_size: 1,
             core_max_tokens: 0,
@@ -408,6 +459,13 @@ impl NanochatConfig {
                     }
                     "allocator" => {
                         self.allocator = Allocator::parse(text).unwrap_or(Allocator::Default)
+                    }
+                    "dtype" => {
+                        self.dtype = match text {
+                            "bfloat16" => NanochatDtype::Bfloat16,
+                            "float32" => NanochatDtype::Float32,
+                            _ => NanochatDtype::Auto,
+                        }
                     }
                     _ => {}
                 }
@@ -703,6 +761,7 @@ impl NanochatConfig {
             "fp8" => if self.fp8 { "True" } else { "False" }.to_string(),
             "vocab-size" => self.vocab_size.to_string(),
             "attention" => self.attention.as_str().to_string(),
+            "dtype" => self.dtype.as_str().to_string(),
             "allocator" => self.allocator.as_str().to_string(),
             "nproc-per-node" => self.world_size.to_string(),
             "core-max-tokens" => self.core_max_tokens.to_string(),
@@ -730,6 +789,7 @@ impl NanochatConfig {
         "sample-every",
         "vocab-size",
         "attention",
+        "dtype",
         "allocator",
         "nproc-per-node",
         "core-max-tokens",
@@ -751,6 +811,7 @@ impl NanochatConfig {
         "chatcore-every",
         "vocab-size",
         "attention",
+        "dtype",
         "allocator",
         "nproc-per-node",
     ];

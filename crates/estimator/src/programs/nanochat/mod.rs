@@ -96,6 +96,8 @@ fn rank_budget(cfg: &NanochatConfig, budget: &Budget) -> (Ranks, f64, Budget) {
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
     cfg.validate()?;
+    // the dtype the card gets (bf16 from SM 8.0, fp32 below) where NANOCHAT_DTYPE is not set
+    let cfg = &cfg.for_card(budget.gpu.compute_capability);
     let workspace = budget.gpu.cublas_workspace_bytes();
     let (bound, step, budget) = rank_budget(cfg, budget);
     let run = Run::replay(
@@ -184,6 +186,7 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
     if cfg.validate().is_err() {
         return false;
     }
+    let cfg = &cfg.for_card(budget.gpu.compute_capability);
     let (bound, _, budget) = rank_budget(cfg, budget);
     crate::engine::run::fits(
         &sequence::generate_rank(cfg, budget.gpu.cublas_workspace_bytes(), bound),

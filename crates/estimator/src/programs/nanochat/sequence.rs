@@ -32,6 +32,11 @@ struct Dims {
     v: u128,
     /// Tokens in one micro-batch: B·T.
     bt: u128,
+    /// Bytes per element of the compute dtype: 2 (bf16), 4 (fp32).
+    e: u128,
+    /// bf16 compute: each Linear casts its fp32 weight to bf16 (`Linear.forward`), a copy the
+    /// forward allocates and the backward may keep; in fp32 the cast is a no-op.
+    copies: bool,
 }
 
 struct Gen<'a> {
@@ -89,6 +94,30 @@ struct LayerSaved {
 }
 
 impl<'a> Gen<'a> {
+    /// A Linear's bf16 weight copy (`Linear.forward`); none in fp32, where the cast is a no-op.
+    fn copy(&mut self, bytes: u128) -> TensorId {
+        if self.d.copies {
+            self.out.alloc(bytes, Term::WeightCopies)
+        } else {
+            None
+        }
+    }
+
+    /// An embedding's weight gradient: the backward scatters into an fp32 (V, C) buffer, which
+    /// is cast to the bf16 embedding's dtype; in fp32 the buffer is the gradient.
+    /// `then_free` goes once the buffer exists (wte's: dx, which the scatter reads).
+    fn embedding_grad(&mut self, term: Term, then_free: TensorId) -> TensorId {
+        let vc = self.d.v * self.d.c;
+        let scatter = self.out.alloc(4 * vc, Term::EmbeddingGradBuffer);
+        self.out.free(then_free);
+        if !self.d.copies {
+            return scatter;
+        }
+        let grad = self.out.alloc(2 * vc, term);
+        self.out.free(scatter);
+        grad
+    }
+
     fn ws(&mut self) {
         if !self.main_workspace {
             self.main_workspace = true;
@@ -113,26 +142,30 @@ impl<'a> Gen<'a> {
                     .alloc(4 * u128::from(p.numel()), Term::StoredParams)
             })
             .collect();
-        // cos, sin: (1, 10·T, 1, D/2) bf16 each
-        let rotary = 10 * t * (hd / 2) * 2;
+        // cos, sin: (1, 10·T, 1, D/2) in the compute dtype each
+        let rotary = 10 * t * (hd / 2) * self.d.e;
         let mut tables = vec![
             self.out.alloc(rotary, Term::RotaryBuffers),
             self.out.alloc(rotary, Term::RotaryBuffers),
         ];
-        // init_weights: the rotary tables recomputed through fp32 temporaries, then replaced
+        // init_weights: the rotary tables recomputed through fp32 temporaries, then replaced by
+        // their casts (in fp32 the cast is a no-op: cos and sin themselves stay)
         let mut temps: Vec<TensorId> = (0..4)
             .map(|_| self.out.alloc(10 * t * (hd / 2) * 4, Term::RotaryBuffers))
             .collect();
-        let new_tables = [
-            self.out.alloc(rotary, Term::RotaryBuffers),
-            self.out.alloc(rotary, Term::RotaryBuffers),
-        ];
+        if self.d.copies {
+            let _new_tables = [
+                self.out.alloc(rotary, Term::RotaryBuffers),
+                self.out.alloc(rotary, Term::RotaryBuffers),
+            ];
+        } else {
+            temps.truncate(2);
+        }
         self.out.free_all(&mut temps);
         self.out.free_all(&mut tables);
-        let _ = new_tables;
         // wte and each value embedding: `.to(bf16)` makes the bf16 copy, then the fp32 one goes
         for (i, p) in params.iter().enumerate() {
-            if p.elem_bytes == 2 {
+            if p.elem_bytes < 4 {
                 let bf16 = self.out.alloc(2 * v * self.d.c, Term::StoredParams);
                 self.out.free(fp32[i]);
                 fp32[i] = bf16;
@@ -163,8 +196,8 @@ impl<'a> Gen<'a> {
             let x = self.eval_trunk();
             // lm_head: the bf16 weight copy and the (B, T, V) bf16 logits; the softcap and the
             // per-token loss are fused reductions over them (no fp32 logits, §4.4)
-            let w = self.out.alloc(2 * v * c, Term::WeightCopies);
-            let logits = self.out.alloc(2 * bt * v, Term::Logits);
+            let w = self.copy(2 * v * c);
+            let logits = self.out.alloc(self.d.e * bt * v, Term::Logits);
             let loss2d = self.out.alloc(4 * bt, Term::Logits);
             let stat = self.out.alloc(4 * bt, Term::Logits);
             self.out.free(stat);
@@ -178,27 +211,25 @@ impl<'a> Gen<'a> {
     /// The eval forward up to the final norm's output (which it returns): each layer's working
     /// tensors live only inside the layer; nothing is kept for a backward.
     fn eval_trunk(&mut self) -> TensorId {
-        let Dims { c, bt, .. } = self.d;
-        let btc = 2 * bt * c;
+        let Dims { c, bt, e, .. } = self.d;
+        let btc = e * bt * c;
         let x0 = self.out.alloc(btc, Term::ForwardLocals);
         let mut x = self.out.alloc(btc, Term::ForwardLocals);
         let mut mask: TensorId = None;
         let last_masked = self.last_masked_layer();
         for i in 0..self.s.l as usize {
             if self.masked(i) && mask.is_none() {
-                mask = self.out.alloc(2 * self.d.t * self.d.t, Term::AttentionMask);
+                mask = self.out.alloc(e * self.d.t * self.d.t, Term::AttentionMask);
             }
             // attention: q, k, v and their bf16 weight copies, the output, the projection
-            let mut work: Vec<TensorId> = (0..3)
-                .map(|_| self.out.alloc(2 * c * c, Term::WeightCopies))
-                .collect();
+            let mut work: Vec<TensorId> = (0..3).map(|_| self.copy(2 * c * c)).collect();
             work.extend((0..4).map(|_| self.out.alloc(btc, Term::BlockTransient)));
             self.out.free_all(&mut work);
             let mid = self.out.alloc(btc, Term::ForwardLocals);
             self.out.free(x);
             // MLP: c_fc to (B, T, 4C), relu², c_proj
             let mut work = vec![
-                self.out.alloc(8 * c * c, Term::WeightCopies),
+                self.copy(8 * c * c),
                 self.out.alloc(4 * btc, Term::BlockTransient),
                 self.out.alloc(4 * btc, Term::BlockTransient),
             ];
@@ -226,8 +257,17 @@ impl<'a> Gen<'a> {
     /// One training micro-step: the compiled forward (what it saves), the loss, the backward
     /// (gradients in the parameters' dtypes), and the gradients landing in `.grad`.
     fn micro_step(&mut self, phase: Phase, micro: u32) {
-        let Dims { b, t, c, h, v, bt } = self.d;
-        let btc = 2 * bt * c;
+        let Dims {
+            b,
+            t,
+            c,
+            h,
+            v,
+            bt,
+            e,
+            ..
+        } = self.d;
+        let btc = e * bt * c;
         let s = self.s;
         self.out.mark(Some(phase), Stage::Forward, micro);
         self.ws();
@@ -235,8 +275,8 @@ impl<'a> Gen<'a> {
         let mut global = vec![
             self.out.alloc(btc, Term::ForwardLocals),
             self.out.alloc(4 * bt, Term::ForwardLocals),
-            self.out.alloc(48 * b * (t - 1), Term::ForwardLocals),
-            self.out.alloc(2 * b * (t - 1), Term::ForwardLocals),
+            self.out.alloc(24 * e * b * (t - 1), Term::ForwardLocals),
+            self.out.alloc(e * b * (t - 1), Term::ForwardLocals),
             self.out.alloc(btc, Term::ForwardLocals),
         ];
         let mut mask: TensorId = None;
@@ -244,19 +284,22 @@ impl<'a> Gen<'a> {
         for i in 0..s.l as usize {
             if self.masked(i) && mask.is_none() {
                 // one additive bf16 bias from the bool mask, shared by all S layers (§4.3)
-                mask = self.out.alloc(2 * t * t, Term::AttentionMask);
+                mask = self.out.alloc(e * t * t, Term::AttentionMask);
             }
             let ve = s.ve[i];
             let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
-            let w = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::WeightCopies);
+            let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
             // attention: norm statistics and output, weight copies, rotary q/k, QK-norm
             // statistics, SDPA's q, k, v, output and log-sum-exp (padded to 32 rows when masked)
-            let mut rest = vec![a(self, 4 * bt), a(self, btc)];
+            let mut rest = vec![a(self, 4 * bt)];
+            if self.d.copies {
+                rest.push(a(self, btc));
+            }
             rest.extend((0..3).map(|_| w(self, 2 * c * c)));
             if ve {
                 rest.push(a(self, btc)); // the value-embedding lookup
                 rest.push(w(self, 24 * h)); // ve_gate's weight copy
-                rest.push(a(self, 2 * bt * h)); // its gate logits
+                rest.push(a(self, e * bt * h)); // its gate logits
             }
             rest.extend((0..2).map(|_| a(self, btc)));
             rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
@@ -293,8 +336,8 @@ impl<'a> Gen<'a> {
             self.out.alloc(4 * bt, Term::FinalActivations),
             self.out.alloc(btc, Term::FinalActivations),
         ];
-        let lm_w = self.out.alloc(2 * v * c, Term::WeightCopies);
-        let logits = self.out.alloc(2 * bt * v, Term::Logits);
+        let lm_w = self.copy(2 * v * c);
+        let logits = self.out.alloc(e * bt * v, Term::Logits);
         self.out.mark(Some(phase), Stage::Loss, micro);
         let mut stats = vec![
             self.out.alloc(4 * bt, Term::Logits),
@@ -315,16 +358,30 @@ impl<'a> Gen<'a> {
         };
         let params = s.params();
         let mut fresh: Vec<TensorId> = vec![None; params.len()];
+        // lm_head follows the blocks' matrices in registration order
         let lm_ix = params
             .iter()
-            .position(|p| p.elem_bytes == 4 && p.shape == (s.v, s.c));
+            .rposition(|p| p.owner == Owner::Muon)
+            .map(|i| i + 1);
         // (the first backward matmul: the fwd/bwd peak wherever activations dominate); dx then
-        // takes the place of the final norm's output
-        let dw16 = self.out.alloc(2 * v * c, Term::LmHeadGrads);
+        // takes the place of the final norm's output. In bf16 the weight gradient comes in
+        // bf16 and is cast to the fp32 master's dtype; in fp32 it is the gradient itself.
+        let dw16 = if self.d.copies {
+            self.out.alloc(2 * v * c, Term::LmHeadGrads)
+        } else {
+            None
+        };
+        // in fp32 the loss's backward writes d(logits) into a buffer of its own (bf16: in place)
+        let dlogits = if self.d.copies {
+            None
+        } else {
+            self.out.alloc(e * bt * v, Term::LossGrads)
+        };
         let normed = last.pop().flatten();
         self.out.free(normed);
         let dx = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(logits);
+        self.out.free(dlogits);
         self.out.free(lm_w);
         if let Some(ix) = lm_ix {
             fresh[ix] = self.out.alloc(4 * v * c, grad_term);
@@ -344,9 +401,7 @@ impl<'a> Gen<'a> {
             fresh[ix.proj] = self.out.alloc(params[ix.proj].bytes(), grad_term);
             self.out.free_all(&mut saved.proj);
             if let Some(k) = ix.value_embed {
-                let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
-                fresh[k] = self.out.alloc(2 * v * c, grad_term);
-                self.out.free(scatter);
+                fresh[k] = self.embedding_grad(grad_term, None);
             }
             for &k in &ix.qkv {
                 fresh[k] = self.out.alloc(params[k].bytes(), grad_term);
@@ -357,17 +412,14 @@ impl<'a> Gen<'a> {
             }
         }
         self.out.free_all(&mut global);
-        // the scalars' gradients
+        // the scalars' gradients (every parameter left but wte)
         for (k, p) in params.iter().enumerate() {
-            if fresh[k].is_none() && p.elem_bytes == 4 {
+            if fresh[k].is_none() && k > 0 && p.elem_bytes == 4 {
                 fresh[k] = self.out.alloc(p.bytes(), grad_term);
             }
         }
-        // wte's backward scatters dx into an fp32 (V, C) buffer, then casts it to bf16
-        let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
-        self.out.free(dx);
-        fresh[0] = self.out.alloc(2 * v * c, grad_term);
-        self.out.free(scatter);
+        // wte's, from dx
+        fresh[0] = self.embedding_grad(grad_term, dx);
         // AccumulateGrad: the first micro-step's gradients become `.grad`; later ones are added
         // in place and released
         if micro <= 1 {
@@ -546,8 +598,8 @@ impl<'a> Gen<'a> {
         self.out.mark(Some(Phase::Core), Stage::Eval, 0);
         let ids = self.out.alloc(10 * n, Term::TokenIds);
         let acts = self.out.alloc(8 * n * c, Term::ForwardLocals);
-        let w = self.out.alloc(2 * v * c, Term::WeightCopies);
-        let bf16 = self.out.alloc(2 * n * v, Term::Logits);
+        let w = self.copy(2 * v * c);
+        let bf16 = self.out.alloc(self.d.e * n * v, Term::Logits);
         self.out.free(w);
         let f32 = self.out.alloc(4 * n * v, Term::Logits);
         self.out.free(bf16);
@@ -640,6 +692,8 @@ pub fn generate_rank(cfg: &NanochatConfig, workspace: u128, ranks: Ranks) -> Seq
         h: u128::from(s.h),
         v: u128::from(s.v),
         bt: u128::from(cfg.device_batch_size) * u128::from(s.t),
+        e: u128::from(s.e),
+        copies: s.e == 2,
     };
     let mut g = Gen {
         out: Builder::default(),

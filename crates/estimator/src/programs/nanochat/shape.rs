@@ -50,6 +50,9 @@ pub struct Shape {
     pub ve: Vec<bool>,
     /// Each layer's attention window in tokens (the last layer always the full context).
     pub windows: Vec<u64>,
+    /// Bytes per element of the compute dtype (2 for bf16, 4 for fp32): the embeddings'
+    /// storage, the activations' and the logits'.
+    pub e: u64,
 }
 
 impl Shape {
@@ -79,6 +82,7 @@ impl Shape {
             t,
             ve: (0..l).map(|i| i % 2 == (l - 1) % 2).collect(),
             windows,
+            e: cfg.compute_bytes(),
         }
     }
 
@@ -101,7 +105,8 @@ impl Shape {
             elem_bytes,
             owner,
         };
-        let mut out = vec![p((v, c), 2, Owner::AdamW)];
+        // the embeddings are cast to the compute dtype by init_weights (a no-op in fp32)
+        let mut out = vec![p((v, c), self.e, Owner::AdamW)];
         for i in 0..l as usize {
             for _ in 0..4 {
                 out.push(p((c, c), 4, Owner::Muon)); // c_q, c_k, c_v, c_proj
@@ -119,7 +124,7 @@ impl Shape {
         out.push(p((1, 1), 4, Owner::AdamW)); // smear_lambda
         out.push(p((1, 1), 4, Owner::AdamW)); // backout_lambda
         for _ in 0..self.n_ve() {
-            out.push(p((v, c), 2, Owner::AdamW)); // value_embeds, kv_dim = C
+            out.push(p((v, c), self.e, Owner::AdamW)); // value_embeds, kv_dim = C
         }
         out
     }

@@ -44,7 +44,12 @@ pub fn step_seconds(cfg: &NanochatConfig, gpu: &Gpu) -> f64 {
     let s = Shape::of(cfg);
     let micro = cfg.grad_accum_steps();
     let tokens = cfg.tokens_per_micro_step() as f64 * micro as f64;
-    let peak = gpu.peak_tflops(Dtype::Bfloat16) * 1e12;
+    let dtype = if s.e == 4 {
+        Dtype::Float32
+    } else {
+        Dtype::Bfloat16
+    };
+    let peak = gpu.peak_tflops(dtype) * 1e12;
     tokens * flops_per_token(&s) / (peak * MATMUL_UTILISATION)
         + STEP_OVERHEAD_S
         + MICRO_STEP_OVERHEAD_S * micro as f64
