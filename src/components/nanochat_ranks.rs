@@ -15,16 +15,11 @@ pub fn NanochatRanks() -> impl IntoView {
         let ranks = app
             .analysis
             .with(|a| a.as_ref().ok().and_then(|a| a.nanochat()?.ranks.clone()))?;
-        let step = if ranks.step_seconds < 1.0 {
-            format!("{} ms", format::decimal(ranks.step_seconds * 1000.0, 0))
-        } else {
-            format!("{} s", format::decimal(ranks.step_seconds, 1))
-        };
         let text = fill(
             tr.nc_ranks,
             &[
                 ("held", &ranks.held_stashes.to_string()),
-                ("step", &step),
+                ("step", &format::step_time(ranks.step_seconds)),
                 ("one", &format::gib(ranks.one_stash_peak)),
                 ("nccl", &format::gib(ranks.nccl_bytes)),
             ],

@@ -14,7 +14,7 @@ use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::respond;
 use vramfit_i18n::fix_text::nanochat_fix_text;
-use vramfit_i18n::format::{gib, params};
+use vramfit_i18n::format::{gib, params, step_time};
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::nanochat::{to_json, warnings};
 
@@ -134,7 +134,7 @@ fn to_text(
             &[
                 ("world", &r.world_size.to_string()),
                 ("held", &r.held_stashes.to_string()),
-                ("step", &seconds(r.step_seconds)),
+                ("step", &step_time(r.step_seconds)),
                 ("one", &gib(r.one_stash_peak)),
                 ("nccl", &gib(r.nccl_bytes)),
                 ("ranks", &each),
@@ -157,15 +157,6 @@ fn to_text(
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()
-}
-
-/// A step's time as people read it: milliseconds under a second, else seconds.
-fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else {
-        format!("{s:.1} s")
-    }
 }
 
 /// The compute dtype as the report names it (the analysis's config has it resolved for the card).

@@ -93,15 +93,15 @@ fn a_launch_line_picks_the_program() {
         .contains("total_batch_size (262144) must be a multiple of 524288."));
     // more than one GPU: answered per rank, at the bound of the steps NCCL holds, with NCCL's
     // memory in the card's budget
-    let out = run(&[
-        "--json",
+    let eight_gpus = [
         "--program=nanochat",
         "--depth=4",
         "--device-batch-size=4",
         "--total-batch-size=65536",
         "--nproc-per-node=8",
         "--gpu=h100",
-    ]);
+    ];
+    let out = run(&[&["--json"][..], &eight_gpus].concat());
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -132,15 +132,7 @@ fn a_launch_line_picks_the_program() {
         "the H100's own context beside NCCL's"
     );
     // the text says which bound it used
-    let text = run(&[
-        "--program=nanochat",
-        "--depth=4",
-        "--device-batch-size=4",
-        "--total-batch-size=65536",
-        "--nproc-per-node=8",
-        "--gpu=h100",
-        "--lang=en",
-    ]);
+    let text = run(&[&eight_gpus[..], &["--lang=en"]].concat());
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("per rank (torchrun, 8 processes)"), "{text}");
 }

@@ -44,6 +44,15 @@ pub fn gib_abs(bytes: i128) -> String {
     gib(bytes.unsigned_abs())
 }
 
+/// A step's time as people read it: `53 ms` under a second, else `1.7 s`.
+pub fn step_time(seconds: f64) -> String {
+    if seconds < 1.0 {
+        format!("{} ms", decimal(seconds * 1000.0, 0))
+    } else {
+        format!("{} s", decimal(seconds, 1))
+    }
+}
+
 /// `123.59M` as train.py prints parameter counts.
 pub fn params(n: u64) -> String {
     format!("{}M", decimal(n as f64 / 1e6, 2))
