@@ -8,7 +8,7 @@ use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{self, rank_fixes, NanochatFixReport};
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::programs::Program;
-use estimator::{Budget, Phase};
+use estimator::Phase;
 
 use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
@@ -24,21 +24,16 @@ pub fn main(args: &Args, tr: &CliLang, cfg: NanochatConfig) -> ExitCode {
         tr,
         |budget| analyze(&cfg, budget),
         |_, budget| rank_fixes(&cfg, budget),
-        |a, budget, fixes, _| to_json(a, budget, fixes),
-        |a, budget, fixes, _| to_text(tr, a, budget, fixes),
+        |a, _, fixes, _| to_json(a, fixes),
+        |a, _, fixes, _| to_text(tr, a, fixes),
     )
 }
 
-fn to_text(
-    tr: &CliLang,
-    a: &NanochatAnalysis,
-    budget: &Budget,
-    fixes: Option<&NanochatFixReport>,
-) -> String {
+fn to_text(tr: &CliLang, a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> String {
     let cfg = &a.config;
     let s = &a.shape;
-    // one rank's card: NCCL's memory joins the context, as the verdict counted it
-    let budget = &budget.clone().for_ranks(cfg.world_size);
+    // the card as the verdict counted it (one rank's under torchrun: NCCL's memory is out)
+    let budget = &a.budget;
     let mut out = Text::default();
     let script = match cfg.script {
         Script::Base => "base_train.py",

@@ -164,7 +164,7 @@ fn whole_answer(
             let fixes = with_fixes
                 .then(|| estimator::programs::nanochat::fixes::rank_fixes(&cfg, budget))
                 .flatten();
-            nanochat::to_json(&analysis, budget, fixes.as_ref())
+            nanochat::to_json(&analysis, fixes.as_ref())
         }
         ProgramConfig::BuildNanoGpt(cfg) => {
             let analysis = estimator::programs::build_nanogpt::analyze(&cfg, budget)?;

@@ -5,7 +5,7 @@ use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{self, NanochatFixReport};
 use estimator::programs::nanochat::{NanochatAnalysis, NanochatAttention, NanochatConfig};
 use estimator::programs::Program;
-use estimator::{Budget, Phase};
+use estimator::Phase;
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
@@ -54,10 +54,10 @@ pub fn config(cfg: &NanochatConfig) -> Value {
 }
 
 /// The answer as the CLI's `--json` prints it.
-pub fn to_json(a: &NanochatAnalysis, budget: &Budget, fixes: Option<&NanochatFixReport>) -> Value {
+pub fn to_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Value {
     let cfg = &a.config;
-    // one rank's card: NCCL's memory joins the context, as the verdict counted it
-    let budget = &budget.clone().for_ranks(cfg.world_size);
+    // the card as the verdict counted it (one rank's under torchrun: NCCL's memory is out)
+    let budget = &a.budget;
     let program = program(cfg);
     let s = &a.shape;
     let phase = |p| value(a.phase_bytes(p));

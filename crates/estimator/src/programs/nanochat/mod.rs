@@ -34,6 +34,8 @@ pub struct NanochatAnalysis {
     pub run: Run,
     /// More than one GPU: each rank and the bound the verdict is judged on.
     pub ranks: Option<RanksAnswer>,
+    /// The card as the verdict counted it: one rank's, with NCCL's memory beside the context.
+    pub budget: Budget,
 }
 
 /// What each rank of a `torchrun` run holds (see [`sequence::Ranks`] for why steps' collective
@@ -83,23 +85,27 @@ impl std::ops::Deref for NanochatAnalysis {
     }
 }
 
-/// The held-stash bound for `cfg` on `budget`'s card, and the budget of one rank.
-fn rank_budget(cfg: &NanochatConfig, budget: &Budget) -> (Ranks, f64, Budget) {
-    let step = speed::step_seconds(cfg, &budget.gpu);
+/// `cfg` as it runs on `budget`'s card: the dtype the card gets (bf16 from SM 8.0, fp32 below)
+/// where NANOCHAT_DTYPE is not set, the held-stash bound from its step time, and one rank's
+/// budget. What the analysis and the fix searches both judge.
+fn on_card(cfg: &NanochatConfig, budget: &Budget) -> (NanochatConfig, Ranks, f64, Budget) {
+    let cfg = cfg.for_card(budget.gpu.compute_capability);
+    let step = speed::step_seconds(&cfg, &budget.gpu);
     let ranks = Ranks {
         rank: 0,
         held_stashes: speed::held_stashes(step),
     };
-    (ranks, step, budget.clone().for_ranks(cfg.world_size))
+    let budget = budget.clone().for_ranks(cfg.world_size);
+    (cfg, ranks, step, budget)
 }
 
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
     cfg.validate()?;
-    // the dtype the card gets (bf16 from SM 8.0, fp32 below) where NANOCHAT_DTYPE is not set
-    let cfg = &cfg.for_card(budget.gpu.compute_capability);
+    let (cfg, bound, step, budget) = on_card(cfg, budget);
+    let cfg = &cfg;
     let workspace = budget.gpu.cublas_workspace_bytes();
-    let (bound, step, budget) = rank_budget(cfg, budget);
+    let shape = Shape::of(cfg);
     let run = Run::replay(
         sequence::generate_rank(cfg, workspace, bound),
         cfg.allocator,
@@ -123,14 +129,11 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
             .peak_allocated
         };
         // ranks that own the same number of each Muon group's matrices run the same sequence
-        let groups = Shape::of(cfg).muon_groups();
+        let groups = shape.muon_groups();
         let owned = |rank: u64| -> Vec<u64> {
             groups
                 .iter()
-                .map(|&(_, k)| {
-                    let chunk = k.div_ceil(u64::from(cfg.world_size));
-                    chunk.min(k.saturating_sub(rank * chunk))
-                })
+                .map(|&(_, k)| sequence::owned_matrices(k, u64::from(cfg.world_size), rank))
                 .collect()
         };
         let mut rank_peaks: Vec<RankPeaks> = Vec::new();
@@ -175,9 +178,10 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
     });
     Ok(NanochatAnalysis {
         config: cfg.clone(),
-        shape: Shape::of(cfg),
+        shape,
         run,
         ranks,
+        budget,
     })
 }
 
@@ -186,10 +190,9 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
     if cfg.validate().is_err() {
         return false;
     }
-    let cfg = &cfg.for_card(budget.gpu.compute_capability);
-    let (bound, _, budget) = rank_budget(cfg, budget);
+    let (cfg, bound, _, budget) = on_card(cfg, budget);
     crate::engine::run::fits(
-        &sequence::generate_rank(cfg, budget.gpu.cublas_workspace_bytes(), bound),
+        &sequence::generate_rank(&cfg, budget.gpu.cublas_workspace_bytes(), bound),
         cfg.allocator,
         budget.allocator_cap(),
     )

@@ -64,6 +64,13 @@ struct Gen<'a> {
     stashes: std::collections::VecDeque<Vec<TensorId>>,
 }
 
+/// How many of a Muon group's `k` matrices `rank` of `world` owns (optim.py `_compute_muon`:
+/// rank r owns matrices r·⌈k/world⌉… of the group, if any).
+pub fn owned_matrices(k: u64, world: u64, rank: u64) -> u64 {
+    let chunk = k.div_ceil(world.max(1));
+    chunk.min(k.saturating_sub(rank * chunk))
+}
+
 /// Which rank of a `torchrun` run the sequence describes, and how long NCCL keeps each optimizer
 /// step's collective tensors.
 ///
@@ -532,8 +539,7 @@ impl<'a> Gen<'a> {
         }
         for &((m, n), k) in &groups {
             let chunk = k.div_ceil(n_world);
-            // optim.py `_compute_muon`: rank r owns matrices r·chunk… of the group, if any
-            let owned = chunk.min(k.saturating_sub(self.rank * chunk));
+            let owned = owned_matrices(k, n_world, self.rank);
             if first {
                 self.out.alloc(mat((m, n), chunk), Term::MuonState);
                 let side = if m >= n { m } else { n };
