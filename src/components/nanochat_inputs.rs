@@ -84,6 +84,7 @@ pub fn NanochatInputs() -> impl IntoView {
             <ChoiceField key="window_pattern" options=PATTERNS.to_vec() />
             <ChoiceField key="attention" options=attentions />
             <ChoiceField key="dtype" options=DTYPES.to_vec() />
+            {(!sft).then(|| view! { <ChoiceField key="fp8" options=vec![("False", "False"), ("True", "True")] /> })}
             <ChoiceField key="allocator" options=allocators />
         </fieldset>
         <fieldset class="group">

@@ -158,6 +158,8 @@ fn to_text(tr: &CliLang, a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>
 fn dtype_word(cfg: &NanochatConfig) -> &'static str {
     if cfg.compute_bytes() == 4 {
         "fp32"
+    } else if cfg.fp8 {
+        "bf16 with fp8 matmuls (--fp8)"
     } else {
         "bf16"
     }

@@ -150,7 +150,14 @@ fn the_scripts_own_words_on_bad_input() {
         ),
         (vec!["--program=nanochat", "--depth=abc"], "depth=abc"),
         (vec!["--program=nanochat", "--bogus=1"], "bogus"),
-        (vec!["--program=nanochat", "--fp8"], "fp8"),
+        (
+            vec!["--program=nanochat", "--fp8", "--gpu", "rtx3090"],
+            "the RTX 3090 24 GB (SM 8.6) has no FP8 matmuls",
+        ),
+        (
+            vec!["--program=nanochat", "--fp8", "--fp8-recipe=rowwise"],
+            "Only 'tensorwise' recipe is supported, got 'rowwise'",
+        ),
         (vec!["--program=nanochat-xl"], "--program=nanochat-xl"),
     ] {
         let out = run(&args);

@@ -38,7 +38,7 @@ fn main() {
         for held in 1..=4 {
             let seq = generate_rank(
                 &cfg,
-                32 << 20,
+                estimator::gpu::find("h200").unwrap(),
                 Ranks {
                     rank: run["rank"].as_u64().unwrap() as u32,
                     held_stashes: held,

@@ -77,7 +77,7 @@ fn every_rank_under_the_bound_and_near_it() {
         // the same rank's sequence
         let seq = generate_rank(
             &cfg,
-            budget.gpu.cublas_workspace_bytes(),
+            &budget.gpu,
             Ranks {
                 rank,
                 held_stashes: ranks.held_stashes,
@@ -108,13 +108,13 @@ fn every_rank_under_the_bound_and_near_it() {
 /// the probe's wait, 1 with it).
 #[test]
 fn each_held_level_is_a_measured_peak() {
-    let ws = gpu::find("h200").unwrap().cublas_workspace_bytes();
+    let h200 = gpu::find("h200").unwrap();
     let level = |run: &Value, held| {
         let cfg = config(run);
         let rank = run["rank"].as_u64().unwrap() as u32;
         let seq = generate_rank(
             &cfg,
-            ws,
+            h200,
             Ranks {
                 rank,
                 held_stashes: held,

@@ -64,7 +64,7 @@ export const tests = {
     ctx.can('console', 'no console error on any query (panics are still caught: <html data-panicked>)');
     const r = rng(20261126);
     const queries = Array.from({ length: 1000 }, () => randomQuery(r));
-    const lanes = 2;
+    const lanes = Number(process.env.LANES ?? 2);
     const context = await ctx.browser.newContext();
     const done = Promise.all(Array.from({ length: lanes }, async (_, lane) => {
       const page = await context.newPage();

@@ -225,7 +225,10 @@ pub struct NanochatConfig {
     pub core_metric_every: i64,
     pub core_metric_max_per_task: i64,
     pub sample_every: i64,
+    /// `--fp8`: nanochat/fp8.py's Float8Linear for every Linear base_train.py's filter passes.
     pub fp8: bool,
+    /// `--fp8-recipe=rowwise`, which the pinned fp8.py refuses (only `tensorwise` is written).
+    pub fp8_rowwise: bool,
     /// The tokenizer's vocabulary (nanochat's is 32768); the model pads it to a multiple of 64.
     pub vocab_size: u32,
     pub attention: NanochatAttention,
@@ -294,6 +297,7 @@ impl NanochatConfig {
             core_metric_max_per_task: 0,
             sample_every: 0,
             fp8: false,
+            fp8_rowwise: false,
             vocab_size: 0,
             attention: NanochatAttention::Sdpa,
             dtype: NanochatDtype::Auto,
@@ -460,6 +464,7 @@ impl NanochatConfig {
                     "allocator" => {
                         self.allocator = Allocator::parse(text).unwrap_or(Allocator::Default)
                     }
+                    "fp8-recipe" => self.fp8_rowwise = text == "rowwise",
                     "dtype" => {
                         self.dtype = match text {
                             "bfloat16" => NanochatDtype::Bfloat16,
@@ -624,15 +629,27 @@ impl NanochatConfig {
 
     /// The script's own asserts that involve more than one flag.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.fp8 {
+        if self.fp8 && self.fp8_rowwise {
+            // nanochat/fp8.py Float8LinearConfig.from_recipe_name, word for word
+            return Err(ConfigError::new(
+                "fp8-recipe",
+                "rowwise",
+                Problem::Assertion {
+                    message: "ValueError: Only 'tensorwise' recipe is supported, got 'rowwise'. \
+                              Rowwise/axiswise recipes require the full torchao library."
+                        .into(),
+                },
+            ));
+        }
+        if self.fp8 && self.dtype == NanochatDtype::Float32 {
             return Err(ConfigError::new(
                 "fp8",
                 "True",
                 Problem::Assertion {
-                    message:
-                        "--fp8 is not modelled yet: Float8Linear's saved fp8 casts and scales \
-                              have not been measured; drop --fp8 for the bf16 run's memory"
-                            .into(),
+                    message: "--fp8 with NANOCHAT_DTYPE=float32 is not modelled: Float8Linear \
+                              then returns fp32 outputs, never measured; nanochat pairs fp8 with \
+                              bf16"
+                        .into(),
                 },
             ));
         }
@@ -773,6 +790,7 @@ impl NanochatConfig {
 
     /// The memory-relevant flags, hyphenated, in base_train.py's order (then vramfit's).
     pub const KEYS: &'static [&'static str] = &[
+        "fp8",
         "depth",
         "aspect-ratio",
         "head-dim",
@@ -822,7 +840,11 @@ impl NanochatConfig {
         self.keys()
             .iter()
             .filter(|k| self.get(k) != default.get(k))
-            .map(|k| format!("--{k}={}", self.get(k).unwrap_or_default()))
+            .map(|k| match self.get(k).unwrap_or_default().as_str() {
+                // a switch (store_true): the flag alone; its default is off
+                "True" if *k == "fp8" => format!("--{k}"),
+                value => format!("--{k}={value}"),
+            })
             .collect()
     }
 }
@@ -885,7 +907,15 @@ mod tests {
         assert!(e.to_string().contains("ambiguous option"), "{e}");
         assert!(NanochatConfig::from_args(&["--depth=x"]).is_err());
         assert!(NanochatConfig::from_args(&["--depth"]).is_err());
-        assert!(NanochatConfig::from_args(&["--fp8"]).is_err());
+        assert!(NanochatConfig::from_args(&["--fp8"]).unwrap().fp8);
+        let e = NanochatConfig::from_args(&["--fp8", "--fp8-recipe=rowwise"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("Only 'tensorwise' recipe is supported"),
+            "{e}"
+        );
+        // the recipe alone is never read
+        assert!(NanochatConfig::from_args(&["--fp8-recipe=rowwise"]).is_ok());
         assert!(NanochatConfig::from_args(&["--bogus=1"]).is_err());
         assert!(NanochatConfig::from_args(&["--max-seq-len=1"]).is_err());
     }

@@ -4,8 +4,8 @@
 //! The knobs: `--device-batch-size` with `--total-batch-size` kept (more micro-steps, the same
 //! optimisation), expandable segments (base_train.py sets them; a run that started CUDA first
 //! loses them), a shorter `--max-seq-len` with the same tokens per step, a smaller
-//! `--device-batch-size` with a smaller total batch, a smaller `--depth`, and closing what else
-//! holds the card.
+//! `--device-batch-size` with a smaller total batch, a smaller `--depth`, bf16 matmuls instead of
+//! `--fp8`, and closing what else holds the card.
 
 use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
@@ -35,6 +35,9 @@ crate::engine::fix_kinds! {
         CoreOff,
         /// No CORE evaluation and a smaller `--device-batch-size` with the total kept.
         CoreOffWithDeviceBatch,
+        /// No `--fp8`: bf16 matmuls, whose lm_head backward holds less (see the sequence's
+        /// `fp8_lm_head`).
+        Fp8Off,
     }
 }
 
@@ -49,6 +52,7 @@ impl NanochatFixKind {
             NanochatFixKind::ShallowerModel => "shallower_model",
             NanochatFixKind::CoreOff => "core_off",
             NanochatFixKind::CoreOffWithDeviceBatch => "core_off_with_device_batch",
+            NanochatFixKind::Fp8Off => "fp8_off",
         }
     }
 }
@@ -154,6 +158,18 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
             with_batch(b),
             other,
         ));
+    }
+    if cfg.fp8 {
+        // offered only where bf16 holds less: at a large model_dim and a small vocabulary the
+        // weight copies and activations fp8 does not keep outweigh its lm_head backward
+        let bf16 = NanochatConfig {
+            fp8: false,
+            ..cfg.clone()
+        };
+        fixes.extend(
+            evaluate(NanochatFixKind::Fp8Off, Impact::Slower, bf16, other)
+                .filter(|f| f.saving_bytes > 0),
+        );
     }
     if cfg.allocator == Allocator::Default {
         fixes.extend(evaluate(

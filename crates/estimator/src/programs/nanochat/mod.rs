@@ -22,8 +22,8 @@ pub use sequence::Ranks;
 pub use shape::Shape;
 
 use crate::engine::run::Run;
-use crate::error::ConfigError;
-use crate::gpu::Budget;
+use crate::error::{ConfigError, Problem};
+use crate::gpu::{Budget, Gpu};
 
 /// A nanochat run on one card: its config, its model and the replayed run (under `torchrun`,
 /// rank 0's, the fullest, at the bound of NCCL's held tensors).
@@ -99,22 +99,49 @@ fn on_card(cfg: &NanochatConfig, budget: &Budget) -> (NanochatConfig, Ranks, f64
     (cfg, ranks, step, budget)
 }
 
+/// `--fp8` needs FP8 matmuls: `torch._scaled_mm` runs from SM 8.9 (Ada, Hopper and later). On
+/// an older preset card base_train.py converts the Linear layers all the same, and its first
+/// forward stops with a RuntimeError; a card known only by its memory is taken at its word.
+fn fp8_on_card(cfg: &NanochatConfig, gpu: &Gpu) -> Result<(), ConfigError> {
+    let (major, minor) = gpu.compute_capability;
+    if cfg.fp8
+        && cfg.script == config::Script::Base
+        && gpu.id != "custom"
+        && (major, minor) < (8, 9)
+    {
+        return Err(ConfigError::new(
+            "fp8",
+            "True",
+            Problem::Assertion {
+                message: format!(
+                    "the {} (SM {major}.{minor}) has no FP8 matmuls: base_train.py converts its \
+                     Linear layers, then its first forward stops in torch._scaled_mm with a \
+                     RuntimeError (FP8 needs SM 8.9 or later: RTX 40xx, L4, L40S, H100, H200). \
+                     Drop --fp8",
+                    gpu.name
+                ),
+            },
+        ));
+    }
+    Ok(())
+}
+
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
     cfg.validate()?;
+    fp8_on_card(cfg, &budget.gpu)?;
     let (cfg, bound, step, budget) = on_card(cfg, budget);
     let cfg = &cfg;
-    let workspace = budget.gpu.cublas_workspace_bytes();
     let shape = Shape::of(cfg);
     let run = Run::replay(
-        sequence::generate_rank(cfg, workspace, bound),
+        sequence::generate_rank(cfg, &budget.gpu, bound),
         cfg.allocator,
         budget.allocator_cap(),
     )?;
     let ranks = (cfg.world_size > 1).then(|| {
         let replay = |r: Ranks| {
             crate::engine::replay::replay(
-                &sequence::generate_rank(cfg, workspace, r),
+                &sequence::generate_rank(cfg, &budget.gpu, r),
                 cfg.allocator,
                 None,
             )
@@ -187,12 +214,12 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
 
 /// Whether `cfg` runs on `budget`'s card (one replay of rank 0 at the bound; what fix searches ask).
 pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
-    if cfg.validate().is_err() {
+    if cfg.validate().is_err() || fp8_on_card(cfg, &budget.gpu).is_err() {
         return false;
     }
     let (cfg, bound, _, budget) = on_card(cfg, budget);
     crate::engine::run::fits(
-        &sequence::generate_rank(&cfg, budget.gpu.cublas_workspace_bytes(), bound),
+        &sequence::generate_rank(&cfg, &budget.gpu, bound),
         cfg.allocator,
         budget.allocator_cap(),
     )

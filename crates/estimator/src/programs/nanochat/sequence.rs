@@ -15,6 +15,7 @@
 use super::config::{NanochatAttention, NanochatConfig, Script};
 use super::shape::{Owner, Shape};
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
+use crate::gpu::Gpu;
 use crate::terms::Term;
 
 /// Steady iterations replayed after iteration 0 (the measurements ran iterations 1 and 2).
@@ -37,6 +38,9 @@ struct Dims {
     /// bf16 compute: each Linear casts its fp32 weight to bf16 (`Linear.forward`), a copy the
     /// forward allocates and the backward may keep; in fp32 the cast is a no-op.
     copies: bool,
+    /// `--fp8`: the Linear layers base_train.py converts run through fp8.py's `_Float8Matmul`
+    /// (see [`Gen::fp8_layer`]).
+    fp8: bool,
 }
 
 struct Gen<'a> {
@@ -44,7 +48,10 @@ struct Gen<'a> {
     s: &'a Shape,
     cfg: &'a NanochatConfig,
     d: Dims,
+    /// The card's cuBLAS workspace.
     workspace: u128,
+    /// The card's L2: Inductor's autotuning flush buffer on a cold first run.
+    l2: u128,
     /// The main thread's cuBLAS workspace exists (made by the first matmul).
     main_workspace: bool,
     /// The autograd thread's workspace exists (made by the first backward matmul).
@@ -62,7 +69,14 @@ struct Gen<'a> {
     held: usize,
     /// Each step's tensors ProcessGroupNCCL stashed, oldest first.
     stashes: std::collections::VecDeque<Vec<TensorId>>,
+    /// `--fp8`: the cuBLASLt workspaces `torch._scaled_mm` made, the main thread's (first fp8
+    /// forward matmul) and the autograd thread's (first fp8 backward matmul).
+    lt_workspaces: [bool; 2],
 }
+
+/// The cuBLASLt workspace `torch._scaled_mm` allocates once per thread (measured: 1 MiB on an
+/// H100 with PyTorch 2.11, two of them after the first backward, data/measured/nanochat-fp8.jsonl).
+const LT_WORKSPACE: u128 = 1 << 20;
 
 /// How many of a Muon group's `k` matrices `rank` of `world` owns (optim.py `_compute_muon`:
 /// rank r owns matrices r·⌈k/world⌉… of the group, if any).
@@ -129,6 +143,22 @@ impl<'a> Gen<'a> {
         if !self.main_workspace {
             self.main_workspace = true;
             self.out.alloc(self.workspace, Term::CublasWorkspace);
+        }
+    }
+
+    /// The autograd thread's cuBLAS workspace, made by the first backward matmul.
+    fn backward_workspace(&mut self) {
+        if !self.backward_workspace {
+            self.backward_workspace = true;
+            self.out.alloc(self.workspace, Term::CublasWorkspace);
+        }
+    }
+
+    /// `torch._scaled_mm`'s cuBLASLt workspace for the main thread (0) or the autograd thread (1).
+    fn lt_workspace(&mut self, thread: usize) {
+        if !self.lt_workspaces[thread] {
+            self.lt_workspaces[thread] = true;
+            self.out.alloc(LT_WORKSPACE, Term::CublasWorkspace);
         }
     }
 
@@ -279,16 +309,26 @@ impl<'a> Gen<'a> {
         self.out.mark(Some(phase), Stage::Forward, micro);
         self.ws();
         // global saved tensors: the embedding, its norm statistics, the smear gate's inputs, x0
+        // (with --fp8: the smear gate's bf16 weight copy, and no x0 — allocator traces)
         let mut global = vec![
             self.out.alloc(btc, Term::ForwardLocals),
             self.out.alloc(4 * bt, Term::ForwardLocals),
-            self.out.alloc(24 * e * b * (t - 1), Term::ForwardLocals),
-            self.out.alloc(e * b * (t - 1), Term::ForwardLocals),
-            self.out.alloc(btc, Term::ForwardLocals),
         ];
+        if self.d.fp8 {
+            global.push(self.copy(2 * 24));
+        }
+        global.push(self.out.alloc(24 * e * b * (t - 1), Term::ForwardLocals));
+        global.push(self.out.alloc(e * b * (t - 1), Term::ForwardLocals));
+        if !self.d.fp8 {
+            global.push(self.out.alloc(btc, Term::ForwardLocals));
+        }
         let mut mask: TensorId = None;
         let mut layers: Vec<LayerSaved> = Vec::with_capacity(s.l as usize);
         for i in 0..s.l as usize {
+            if self.d.fp8 {
+                layers.push(self.fp8_layer(i, &mut mask));
+                continue;
+            }
             if self.masked(i) && mask.is_none() {
                 // one additive bf16 bias from the bool mask, shared by all S layers (§4.3)
                 mask = self.out.alloc(e * t * t, Term::AttentionMask);
@@ -337,27 +377,6 @@ impl<'a> Gen<'a> {
             }
             layers.push(LayerSaved { mlp, proj, rest });
         }
-        // the final norm (after the backout subtraction), lm_head and the loss
-        let mut last = vec![
-            self.out.alloc(btc, Term::FinalActivations),
-            self.out.alloc(4 * bt, Term::FinalActivations),
-            self.out.alloc(btc, Term::FinalActivations),
-        ];
-        let lm_w = self.copy(2 * v * c);
-        let logits = self.out.alloc(e * bt * v, Term::Logits);
-        self.out.mark(Some(phase), Stage::Loss, micro);
-        let mut stats = vec![
-            self.out.alloc(4 * bt, Term::Logits),
-            self.out.alloc(4 * bt, Term::Logits),
-        ];
-        self.out.free_all(&mut stats);
-
-        self.out.mark(Some(phase), Stage::Backward, micro);
-        if !self.backward_workspace {
-            self.backward_workspace = true;
-            self.out.alloc(self.workspace, Term::CublasWorkspace);
-        }
-        // d(logits) is written into the logits buffer; lm_head's weight gradient comes in bf16
         let grad_term = if micro <= 1 {
             Term::Grads
         } else {
@@ -370,31 +389,58 @@ impl<'a> Gen<'a> {
             .iter()
             .rposition(|p| p.owner == Owner::Muon)
             .map(|i| i + 1);
-        // (the first backward matmul: the fwd/bwd peak wherever activations dominate); dx then
-        // takes the place of the final norm's output. In bf16 the weight gradient comes in
-        // bf16 and is cast to the fp32 master's dtype; in fp32 it is the gradient itself.
-        let dw16 = if self.d.copies {
-            self.out.alloc(2 * v * c, Term::LmHeadGrads)
+        let dx = if self.d.fp8 {
+            let (dx, lm_grad) = self.fp8_lm_head(phase, micro, grad_term);
+            if let Some(ix) = lm_ix {
+                fresh[ix] = lm_grad;
+            }
+            dx
         } else {
-            None
+            // the final norm (after the backout subtraction), lm_head and the loss
+            let mut last = vec![
+                self.out.alloc(btc, Term::FinalActivations),
+                self.out.alloc(4 * bt, Term::FinalActivations),
+                self.out.alloc(btc, Term::FinalActivations),
+            ];
+            let lm_w = self.copy(2 * v * c);
+            let logits = self.out.alloc(e * bt * v, Term::Logits);
+            self.out.mark(Some(phase), Stage::Loss, micro);
+            let mut stats = vec![
+                self.out.alloc(4 * bt, Term::Logits),
+                self.out.alloc(4 * bt, Term::Logits),
+            ];
+            self.out.free_all(&mut stats);
+
+            self.out.mark(Some(phase), Stage::Backward, micro);
+            self.backward_workspace();
+            // d(logits) is written into the logits buffer; lm_head's weight gradient comes in
+            // bf16 (the first backward matmul: the fwd/bwd peak wherever activations dominate);
+            // dx then takes the place of the final norm's output. In bf16 the weight gradient is
+            // cast to the fp32 master's dtype; in fp32 it is the gradient itself.
+            let dw16 = if self.d.copies {
+                self.out.alloc(2 * v * c, Term::LmHeadGrads)
+            } else {
+                None
+            };
+            // in fp32 the loss's backward writes d(logits) into a buffer of its own (bf16: in place)
+            let dlogits = if self.d.copies {
+                None
+            } else {
+                self.out.alloc(e * bt * v, Term::LossGrads)
+            };
+            let normed = last.pop().flatten();
+            self.out.free(normed);
+            let dx = self.out.alloc(btc, Term::BlockTransient);
+            self.out.free(logits);
+            self.out.free(dlogits);
+            self.out.free(lm_w);
+            if let Some(ix) = lm_ix {
+                fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+            }
+            self.out.free(dw16);
+            self.out.free_all(&mut last);
+            dx
         };
-        // in fp32 the loss's backward writes d(logits) into a buffer of its own (bf16: in place)
-        let dlogits = if self.d.copies {
-            None
-        } else {
-            self.out.alloc(e * bt * v, Term::LossGrads)
-        };
-        let normed = last.pop().flatten();
-        self.out.free(normed);
-        let dx = self.out.alloc(btc, Term::BlockTransient);
-        self.out.free(logits);
-        self.out.free(dlogits);
-        self.out.free(lm_w);
-        if let Some(ix) = lm_ix {
-            fresh[ix] = self.out.alloc(4 * v * c, grad_term);
-        }
-        self.out.free(dw16);
-        self.out.free_all(&mut last);
         // the layers, last to first (§4.5): the MLP's weight gradients, c_proj's, the value
         // embedding's scatter into an fp32 (V, C) buffer cast to bf16, then q, k, v (and ve_gate)
         let block_ix = block_param_indices(s);
@@ -436,6 +482,118 @@ impl<'a> Gen<'a> {
                 self.out.free(f);
             }
         }
+    }
+
+    /// One layer's compiled forward under `--fp8`, as the allocator traces show it
+    /// (data/traces/nc_fp8tr_*-events.json.gz: d2 and d4, every kind of layer). AOTAutograd
+    /// traces through fp8.py's `_Float8Matmul` (`allow_in_graph`), and the partitioner keeps
+    /// none of its `save_for_backward` fp8 casts: the backward recomputes them from the fp32
+    /// masters and the bf16 inputs, so no weight copy is kept either. Kept: q, k and v as the
+    /// Linears return them, the rotary and the QK-normed q and k, SDPA's output and statistics,
+    /// c_fc's bf16 output (relu² and its cast are recomputed), both norms' statistics and 20
+    /// four-byte scales. The first layer also keeps its input and a second statistic; a
+    /// value-embedding layer its input, v before and after the gate, the gate's logits and,
+    /// but for the last, one fp8 (B, T, C) cast (d2-d12: L/2 − 1 of them).
+    fn fp8_layer(&mut self, i: usize, mask: &mut TensorId) -> LayerSaved {
+        let Dims {
+            b, t, c, h, bt, e, ..
+        } = self.d;
+        let btc = e * bt * c;
+        // the first fp8 matmul (c_q of layer 0) makes the main thread's cuBLASLt workspace
+        self.lt_workspace(0);
+        let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
+        let scales = |g: &mut Gen, n: usize| -> Vec<TensorId> { (0..n).map(|_| a(g, 4)).collect() };
+        let ve = self.s.ve[i];
+        let mut rest = Vec::new();
+        if i == 0 || ve {
+            rest.push(a(self, btc));
+        }
+        if i == 0 {
+            rest.push(a(self, 4 * bt));
+        }
+        if ve && self.s.ve[i + 1..].contains(&true) {
+            rest.push(a(self, bt * c));
+        }
+        rest.push(a(self, 4 * bt));
+        rest.extend(scales(self, 8));
+        if ve {
+            rest.push(a(self, btc)); // v
+            rest.push(self.copy(24 * h)); // ve_gate (12 → h, too small to convert): its bf16 copy
+            rest.push(a(self, e * bt * h)); // the gate's logits
+            rest.extend((0..3).map(|_| a(self, btc))); // v after the gate, q, k
+        } else {
+            rest.extend((0..3).map(|_| a(self, btc)));
+        }
+        rest.extend((0..2).map(|_| a(self, btc)));
+        rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
+        rest.extend((0..2).map(|_| a(self, btc)));
+        if self.masked(i) && mask.is_none() {
+            *mask = self.out.alloc(e * t * t, Term::AttentionMask);
+        }
+        if self.cfg.attention == NanochatAttention::Sdpa {
+            rest.extend((0..2).map(|_| a(self, 8)));
+        }
+        let proj = vec![a(self, btc)];
+        let lse_rows = if self.masked(i) {
+            t.div_ceil(32) * 32
+        } else {
+            t
+        };
+        rest.push(a(self, 4 * b * h * lse_rows));
+        rest.extend(scales(self, 4));
+        rest.push(a(self, 4 * bt));
+        rest.extend(scales(self, 4));
+        let mlp = vec![a(self, 4 * btc)];
+        rest.extend(scales(self, 4));
+        LayerSaved { mlp, proj, rest }
+    }
+
+    /// `--fp8`: lm_head (a Float8Linear too: 32768 × C passes base_train.py's filter), the loss
+    /// and the top of the backward, as the allocator traces show it: the forward casts the fp32
+    /// weight to fp8 for its matmul; the backward recomputes the input's cast, gets the loss's
+    /// d(logits) in fp32 beside the bf16 logits, and `_to_fp8(grad_output)` makes its e5m2 cast
+    /// and that cast's transpose (`go_T`) before either is freed — 8 bytes per token and vocabulary
+    /// entry at once, the fp8 run's peak wherever the vocabulary dominates (measured: the bf16
+    /// run keeps only the logits, written in place). Returns d(input) and lm_head's gradient.
+    fn fp8_lm_head(&mut self, phase: Phase, micro: u32, grad_term: Term) -> (TensorId, TensorId) {
+        let Dims { c, v, bt, e, .. } = self.d;
+        let w8 = self.out.alloc(v * c, Term::WeightCopies);
+        let logits = self.out.alloc(e * bt * v, Term::Logits);
+        self.out.free(w8);
+        self.out.mark(Some(phase), Stage::Loss, micro);
+        let mut stats = vec![
+            self.out.alloc(4 * bt, Term::Logits),
+            self.out.alloc(4 * bt, Term::Logits),
+        ];
+        self.out.mark(Some(phase), Stage::Backward, micro);
+        let x8 = self.out.alloc(bt * c, Term::BlockTransient);
+        let d32 = self.out.alloc(4 * bt * v, Term::LossGrads);
+        self.out.free_all(&mut stats);
+        let go = self.out.alloc(bt * v, Term::LossGrads);
+        let go_t = self.out.alloc(bt * v, Term::LossGrads);
+        if phase == Phase::TrainFirstIter && micro <= 1 {
+            // a first run: the cast's kernels are autotuned here, each timing behind an
+            // L2-sized flush buffer (measured at this point, 50 MiB on an H100; data/traces)
+            let flush = self.out.alloc(self.l2, Term::InductorAutotune);
+            self.out.free(flush);
+        }
+        self.out.free(logits);
+        self.out.free(d32);
+        // grad_input = go @ w: the weight's cast again, column-major, then the first backward
+        // matmul, which makes the autograd thread's workspaces
+        let w_col = self.out.alloc(v * c, Term::WeightCopies);
+        let dx = self.out.alloc(e * bt * c, Term::BlockTransient);
+        self.backward_workspace();
+        self.lt_workspace(1);
+        self.out.free(go);
+        self.out.free(w_col);
+        // grad_weight = go_T @ x: bf16, cast to the fp32 master's dtype
+        let dw16 = self.out.alloc(2 * v * c, Term::LmHeadGrads);
+        self.out.free(go_t);
+        let grad = self.out.alloc(4 * v * c, grad_term);
+        self.out.free(dw16);
+        self.out.free(x8);
+        (dx, grad)
     }
 
     /// AdamW's `exp_avg` and `exp_avg_sq` of every AdamW parameter, like the parameter (bf16
@@ -670,14 +828,14 @@ fn block_param_indices(s: &Shape) -> Vec<BlockParams> {
     out
 }
 
-/// The allocation sequence of one base_train.py run on one GPU with a cuBLAS workspace of
-/// `workspace` bytes: model build, the step-0 evaluation (when `--eval-every` > 0), iteration 0,
+/// The allocation sequence of one base_train.py run on one `gpu` (its cuBLAS workspace and, for
+/// a first run's autotuning, its L2): model build, the step-0 evaluation (when `--eval-every` > 0), iteration 0,
 /// [`STEADY_ITERATIONS`] more, and the evaluation at the last step. Under `torchrun`, rank 0's
 /// with one step's collective tensors held (see [`generate_rank`]).
-pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
+pub fn generate(cfg: &NanochatConfig, gpu: &Gpu) -> Sequence {
     generate_rank(
         cfg,
-        workspace,
+        gpu,
         Ranks {
             rank: 0,
             held_stashes: 1,
@@ -689,7 +847,7 @@ pub fn generate(cfg: &NanochatConfig, workspace: u128) -> Sequence {
 /// tensors held while a step runs: iteration 0, then enough steady iterations for that many
 /// stashes to build up (step 0's is released before iteration 1), and the evaluation at the last
 /// step with them still held.
-pub fn generate_rank(cfg: &NanochatConfig, workspace: u128, ranks: Ranks) -> Sequence {
+pub fn generate_rank(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> Sequence {
     let s = Shape::of(cfg);
     let d = Dims {
         b: u128::from(cfg.device_batch_size),
@@ -700,13 +858,15 @@ pub fn generate_rank(cfg: &NanochatConfig, workspace: u128, ranks: Ranks) -> Seq
         bt: u128::from(cfg.device_batch_size) * u128::from(s.t),
         e: u128::from(s.e),
         copies: s.e == 2,
+        fp8: cfg.fp8 && cfg.script == Script::Base,
     };
     let mut g = Gen {
         out: Builder::default(),
         s: &s,
         cfg,
         d,
-        workspace,
+        workspace: gpu.cublas_workspace_bytes(),
+        l2: gpu.l2_cache_bytes(),
         main_workspace: false,
         backward_workspace: false,
         grads: Vec::new(),
@@ -719,6 +879,7 @@ pub fn generate_rank(cfg: &NanochatConfig, workspace: u128, ranks: Ranks) -> Seq
             0
         },
         stashes: std::collections::VecDeque::new(),
+        lt_workspaces: [false; 2],
     };
     g.build();
     if cfg.script == Script::Sft && cfg.load_optimizer {
