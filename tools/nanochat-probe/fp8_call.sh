@@ -1,7 +1,7 @@
 #!/bin/bash
 # base_train.py with --fp8 (nanochat/fp8.py's tensorwise Float8Linear; issue "nanochat as its scripts launch it").
 # Needs a card with FP8 matmuls (SM 8.9+: H100). With .nanochat carried:
-#   bash tools/nanochat-probe/fp8_call.sh DEADLINE_S   (writes $OUT/results.txt, $OUT/env.txt, $OUT/logs.txt and,
+#   bash tools/nanochat-probe/fp8_call.sh DEADLINE_S [small|large]   (writes $OUT/results.txt, $OUT/env.txt, $OUT/logs.txt and,
 #   for the traced runs, $OUT/<name>.json and $OUT/<name>-events.json.gz as device_call_trace.sh does)
 # The six configurations of dtype_call.sh (their bf16 twins are in nanochat-expandable.jsonl / nanochat.jsonl), all at
 # once on the one GPU (peaks are per process), each with its own cold Inductor/Triton cache; two of them again with
@@ -23,14 +23,23 @@ run() { # NAME DEPTH B T GA PATTERN [trace]
       (cd tools/nanochat-probe && python3 trace_events.py /tmp/cache/$N.pkl $OUT/$N-events.json.gz) >> $OUT/env.txt 2>&1
     fi )
 }
-run nc_fp8_d4_B8_T512_GA1_SSL 4 8 512 1 SSL &
-run nc_fp8_d6_B4_T1024_GA1_L 6 4 1024 1 L &
-run nc_fp8_d8_B4_T1024_GA2_SSSL 8 4 1024 2 SSSL &
-run nc_fp8_d12_B8_T1024_GA1_SSSL 12 8 1024 1 SSSL &
-run nc_fp8_d10_B2_T2048_GA1_SSSL 10 2 2048 1 SSSL &
-run nc_fp8_d2_B16_T256_GA4_SL 2 16 256 4 SL &
-run nc_fp8tr_d4_B8_T512_GA1_SSL 4 8 512 1 SSL trace &
-run nc_fp8tr_d2_B16_T256_GA1_SL 2 16 256 1 SL trace &
+if [ "${2:-small}" = large ]; then
+  # the deeper models of the speedrun and the miniseries, after the model was written (stop 38)
+  run nc_fp8_d24_B8_T2048_GA1_SSSL 24 8 2048 1 SSSL &
+  run nc_fp8_d20_B4_T2048_GA2_SSSL 20 4 2048 2 SSSL &
+  run nc_fp8_d16_B8_T1024_GA1_SSL 16 8 1024 1 SSL &
+  run nc_fp8_d18_B2_T2048_GA1_L 18 2 2048 1 L &
+  run nc_fp8_d10_B16_T512_GA1_SL 10 16 512 1 SL &
+else
+  run nc_fp8_d4_B8_T512_GA1_SSL 4 8 512 1 SSL &
+  run nc_fp8_d6_B4_T1024_GA1_L 6 4 1024 1 L &
+  run nc_fp8_d8_B4_T1024_GA2_SSSL 8 4 1024 2 SSSL &
+  run nc_fp8_d12_B8_T1024_GA1_SSSL 12 8 1024 1 SSSL &
+  run nc_fp8_d10_B2_T2048_GA1_SSSL 10 2 2048 1 SSSL &
+  run nc_fp8_d2_B16_T256_GA4_SL 2 16 256 4 SL &
+  run nc_fp8tr_d4_B8_T512_GA1_SSL 4 8 512 1 SSL trace &
+  run nc_fp8tr_d2_B16_T256_GA1_SL 2 16 256 1 SL trace &
+fi
 wait
-grep -h '^RESULT' /tmp/nc_fp8_*.log /tmp/nc_fp8tr_*.log > $OUT/results.txt
+grep -h '^RESULT' /tmp/nc_fp8*.log > $OUT/results.txt
 for f in /tmp/nc_fp8*.log; do echo "=== $f"; tail -c 4000 $f; done > $OUT/logs.txt

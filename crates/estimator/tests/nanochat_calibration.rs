@@ -235,9 +235,10 @@ fn fp32_compute() {
     }
 }
 
-/// `--fp8` (data/measured/nanochat-fp8.jsonl: eight runs on an H100, d2-d12, each with a cold
-/// Inductor cache): the evaluation (fp8 off, as base_train.py evaluates) and steady training to
-/// 0.01 % (the replay matches them to the byte); iteration 0 of a first run to 2 % (its
+/// `--fp8` (data/measured/nanochat-fp8.jsonl: thirteen runs on an H100, d2-d24, each with a cold
+/// Inductor cache, the last five measured after the model was written): the evaluation (fp8
+/// off, as base_train.py evaluates) and steady training to 0.01 % (the replay matches them to
+/// the byte); iteration 0 of a first run to 2 % (its
 /// autotuning: the L2 flush at lm_head's backward is modelled, a cold Muon step's is not).
 #[test]
 fn fp8_training() {
