@@ -65,22 +65,30 @@ pub fn VerdictPanel() -> impl IntoView {
                 .into_any(),
             );
         }
-        // a run past the ceiling has no verdict against the card, only that no card holds it
-        let beyond = app.analysis.with(|a| match a {
-            Err(e) if e.is_beyond_any_card() => Some(crate::i18n::error(tr, e)),
-            _ => None,
+        // a run past the ceiling has no verdict against the card, only that no card holds it; a
+        // run the script itself would stop on this card (--fp8 without FP8 matmuls) says why
+        let refused = app.analysis.with(|a| match a {
+            Err(e) if e.is_beyond_any_card() => {
+                Some(("beyond", tr.verdict_beyond, crate::i18n::error(tr, e)))
+            }
+            Err(e) => Some((
+                "cannot-run",
+                tr.verdict_cannot_run,
+                crate::i18n::error(tr, e),
+            )),
+            Ok(_) => None,
         });
-        if let Some(why) = beyond {
+        if let Some((risk, word, why)) = refused {
             return Some(
                 view! {
                     <section
                         class="verdict verdict--oom"
                         data-testid="verdict"
                         data-fits="false"
-                        data-risk="beyond"
+                        data-risk=risk
                         aria-live="polite"
                     >
-                        <p class="verdict__word">{tr.verdict_beyond}</p>
+                        <p class="verdict__word">{word}</p>
                         <p class="verdict__detail">{why}</p>
                     </section>
                 }

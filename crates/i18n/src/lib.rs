@@ -129,6 +129,9 @@ strings! {
     need_explained,
     verdict_waiting,
     verdict_beyond,
+    /// A run the script itself would stop (the error says why: `--fp8` on a card without FP8
+    /// matmuls).
+    verdict_cannot_run,
     beyond_margin,
     /// `{total} {requested} {allocated} {fragmented} {free}`.
     verdict_message_facts,

@@ -24,6 +24,11 @@ const CASES = [
     args: ['--program=nanochat', '--depth=26', '--device-batch-size=16', '--gpu=h100'],
   },
   {
+    // --fp8 (nanochat/fp8.py's Float8Linear) on a card with FP8 matmuls
+    query: '?program=nanochat&depth=12&device_batch_size=8&fp8=True&gpu=rtx4090',
+    args: ['--program=nanochat', '--depth=12', '--device-batch-size=8', '--fp8', '--gpu=rtx4090'],
+  },
+  {
     // chat_sft.py on a d12 checkpoint, the base run's optimizer state loaded
     query: '?program=nanochat-sft&depth=12&device_batch_size=8&max_seq_len=1024&gpu=rtx3090',
     args: ['--program=nanochat-sft', '--depth=12', '--device-batch-size=8', '--max-seq-len=1024', '--gpu=rtx3090'],
@@ -82,16 +87,19 @@ export const tests = {
     await close(page);
   },
 
-  async 'the speedrun torchrun line (8 GPUs) answers per rank, equal to the CLI'(ctx) {
+  async 'the speedrun torchrun line (8 GPUs, --fp8) answers per rank, equal to the CLI'(ctx) {
     const page = await open(ctx, '?gpu=h100');
     const before = await hooks(page);
+    // runs/speedrun.sh's line, as it stands at nanochat 92d63d4
     await page.fill('textarea[name=paste]',
-      'torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=24 --device-batch-size=16');
+      'torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=24 --target-param-data-ratio=8 --device-batch-size=16 --fp8 --run=$WANDB_RUN');
     await page.click('[data-testid="paste-read"]');
     await waitForTotalChange(page, before.total);
     await page.waitForSelector('[data-testid="nc-ranks"][data-world="8"]');
     assert.equal(await page.inputValue('input[type=text][name=nproc_per_node]'), '8');
-    const j = cli(ctx, ['--program=nanochat', '--nproc_per_node=8', '--depth=24', '--device-batch-size=16', '--gpu=h100']);
+    assert.equal(await page.inputValue('select[name=fp8]'), 'True');
+    const j = cli(ctx, ['--program=nanochat', '--nproc_per_node=8', '--depth=24', '--target-param-data-ratio=8',
+      '--device-batch-size=16', '--fp8', '--gpu=h100']);
     assert.equal((await hooks(page)).total, j.peak_bytes.overall);
     assert.equal(await page.getAttribute('[data-testid="nc-ranks"]', 'data-held'), String(j.ranks.held_steps));
     // the usable marker is the verdict's: NCCL's memory is out of it
@@ -99,6 +107,16 @@ export const tests = {
     await close(page);
   },
 
+  async '--fp8 on a card without FP8 matmuls: said plainly, and the right card answers'(ctx) {
+    const page = await open(ctx, '?program=nanochat&depth=12&device_batch_size=8&fp8=True&gpu=rtx3090');
+    await page.waitForSelector('[data-testid="verdict"][data-risk="cannot-run"]');
+    assert.match(await page.innerText('[data-testid="verdict"]'), /RTX 3090 24 GB \(SM 8\.6\) has no FP8 matmuls.*Drop --fp8/s);
+    await page.selectOption('select[name=gpu]', 'rtx4090');
+    await page.waitForSelector('[data-testid="verdict"][data-risk="fits"], [data-testid="verdict"][data-risk="tight"], [data-testid="verdict"][data-risk="oom"]');
+    const j = cli(ctx, ['--program=nanochat', '--depth=12', '--device-batch-size=8', '--fp8', '--gpu=rtx4090']);
+    assert.equal((await hooks(page)).total, j.peak_bytes.overall);
+    await close(page);
+  },
   async 'a pasted chat_sft launch line picks chat_sft.py'(ctx) {
     const page = await open(ctx, '?gpu=rtx3090');
     const before = await hooks(page);

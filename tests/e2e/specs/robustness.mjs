@@ -64,7 +64,13 @@ export const tests = {
     ctx.can('console', 'no console error on any query (panics are still caught: <html data-panicked>)');
     const r = rng(20261126);
     const queries = Array.from({ length: 1000 }, () => randomQuery(r));
-    const lanes = Number(process.env.LANES ?? 2);
+    // Two pages at once, but one in Firefox: there, two pages of one context navigating at once
+    // through the service worker now and then end a cached response's body copy into a page's
+    // load with an error Gecko logs in the console ("A ServiceWorker intercepted the request and
+    // encountered an unexpected error": BodyComplete failing in dom/serviceworkers), on the first
+    // bar's files of a page that had already drawn. Seen in 2 of 6 runs here and once in CI with
+    // two lanes, in none of 3 with one (1 lane is no slower on two cores: 195 s against 340 s).
+    const lanes = ctx.engine === 'firefox' ? 1 : 2;
     const context = await ctx.browser.newContext();
     const done = Promise.all(Array.from({ length: lanes }, async (_, lane) => {
       const page = await context.newPage();
