@@ -15,7 +15,7 @@ mod common;
 
 use common::{assert_within_targets, project_runs, score};
 use estimator::engine::run::Run;
-use estimator::programs::nanochat::{analyze, NanochatConfig};
+use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
 
@@ -203,35 +203,35 @@ fn fp32_compute() {
         let mut args = argv(&run);
         args.push("--dtype=float32".into());
         let a = analyze(&NanochatConfig::from_args(&args).unwrap(), &budget).unwrap();
-        for (key, phases, tolerance) in [
-            (
-                "peak_allocated_eval",
-                &[Phase::Eval, Phase::EvalAfterStep][..],
-                0.001,
-            ),
-            (
-                "peak_allocated_train_iter0",
-                &[Phase::TrainFirstIter][..],
-                0.01,
-            ),
-            (
-                "peak_allocated_train_steady",
-                &[Phase::TrainSteady][..],
-                0.01,
-            ),
-        ] {
-            let p = phases
-                .iter()
-                .filter_map(|&ph| a.phase_bytes(ph))
-                .max()
-                .unwrap() as f64;
-            let m = run["measured_bytes"][key].as_f64().unwrap();
-            assert!(
-                (p - m).abs() / m <= tolerance,
-                "{} {key}: {p} vs {m}",
-                run["name"]
-            );
-        }
+        assert_phases_within(&a, &run, [0.001, 0.01, 0.01]);
+    }
+}
+
+/// The analysis's evaluation, iteration-0 and steady peaks against `run`'s, each within its
+/// relative `tolerance` (in that order).
+fn assert_phases_within(a: &NanochatAnalysis, run: &Value, tolerance: [f64; 3]) {
+    for ((key, phases), tolerance) in [
+        (
+            "peak_allocated_eval",
+            &[Phase::Eval, Phase::EvalAfterStep][..],
+        ),
+        ("peak_allocated_train_iter0", &[Phase::TrainFirstIter][..]),
+        ("peak_allocated_train_steady", &[Phase::TrainSteady][..]),
+    ]
+    .into_iter()
+    .zip(tolerance)
+    {
+        let p = phases
+            .iter()
+            .filter_map(|&ph| a.phase_bytes(ph))
+            .max()
+            .unwrap() as f64;
+        let m = run["measured_bytes"][key].as_f64().unwrap();
+        assert!(
+            (p - m).abs() / m <= tolerance,
+            "{} {key}: {p} vs {m}",
+            run["name"]
+        );
     }
 }
 
@@ -246,35 +246,7 @@ fn fp8_training() {
     for run in project_runs("nanochat-fp8.jsonl") {
         let a = analyze(&config(&run), &budget).unwrap();
         assert!(a.config.fp8, "{}", run["name"]);
-        for (key, phases, tolerance) in [
-            (
-                "peak_allocated_eval",
-                &[Phase::Eval, Phase::EvalAfterStep][..],
-                0.0001,
-            ),
-            (
-                "peak_allocated_train_steady",
-                &[Phase::TrainSteady][..],
-                0.0001,
-            ),
-            (
-                "peak_allocated_train_iter0",
-                &[Phase::TrainFirstIter][..],
-                0.02,
-            ),
-        ] {
-            let p = phases
-                .iter()
-                .filter_map(|&ph| a.phase_bytes(ph))
-                .max()
-                .unwrap() as f64;
-            let m = run["measured_bytes"][key].as_f64().unwrap();
-            assert!(
-                (p - m).abs() / m <= tolerance,
-                "{} {key}: {p} vs {m}",
-                run["name"]
-            );
-        }
+        assert_phases_within(&a, &run, [0.0001, 0.02, 0.0001]);
     }
     // a card without FP8 matmuls gets base_train.py's own end, said plainly
     let cfg = NanochatConfig::from_args(&["--depth=4".to_string(), "--fp8".to_string()]).unwrap();
