@@ -171,3 +171,46 @@ fn step_times() {
         );
     }
 }
+
+/// Fixes across ranks: twice the GPUs as a torchrun line (each rank owns fewer Muon matrices and
+/// AdamW slices), and none past eight; "without --fp8" only where it saves (the speedrun's d24,
+/// B16 on eight H100s holds less with --fp8 than without).
+#[test]
+fn fixes_across_ranks() {
+    use estimator::programs::nanochat::fixes::{launch_line, rank_fixes, NanochatFixKind};
+    let h100 = Budget::for_gpu(gpu::find("h100").unwrap());
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = ["--depth=24", "--device-batch-size=16", "--fp8"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        NanochatConfig::from_args(&a).unwrap()
+    };
+    let four = rank_fixes(&args(&["--nproc-per-node=4"]), &h100).unwrap();
+    let more = four
+        .fixes
+        .iter()
+        .find(|f| f.kind == NanochatFixKind::MoreGpus)
+        .expect("more GPUs offered on four");
+    assert_eq!(more.config.world_size, 8);
+    assert!(more.saving_bytes > 0);
+    assert!(launch_line(&more.config)
+        .starts_with("torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --fp8"));
+    let eight = rank_fixes(&args(&["--nproc-per-node=8"]), &h100).unwrap();
+    assert!(eight
+        .fixes
+        .iter()
+        .all(|f| f.kind != NanochatFixKind::MoreGpus));
+    assert!(eight
+        .fixes
+        .iter()
+        .all(|f| f.kind != NanochatFixKind::Fp8Off));
+    // a small model pays for fp8's lm_head backward: dropping it is offered, and saves
+    let small = NanochatConfig::from_args(&["--depth=8", "--fp8"]).unwrap();
+    let off = rank_fixes(&small, &h100).unwrap();
+    assert!(off
+        .fixes
+        .iter()
+        .any(|f| f.kind == NanochatFixKind::Fp8Off && f.saving_bytes > 0 && !f.config.fp8));
+}

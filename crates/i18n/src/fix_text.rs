@@ -88,7 +88,9 @@ pub fn nanochat_fix_text(
 ) -> (String, String) {
     let c = &f.config;
     let params = estimator::programs::nanochat::Shape::of(c).total_params();
-    let values: [(&str, String); 12] = [
+    let values: [(&str, String); 14] = [
+        ("world", c.world_size.to_string()),
+        ("old_world", from.world_size.to_string()),
         ("batch", c.device_batch_size.to_string()),
         ("old_batch", from.device_batch_size.to_string()),
         ("accum", c.grad_accum_steps().to_string()),

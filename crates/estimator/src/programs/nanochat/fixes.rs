@@ -5,7 +5,7 @@
 //! optimisation), expandable segments (base_train.py sets them; a run that started CUDA first
 //! loses them), a shorter `--max-seq-len` with the same tokens per step, a smaller
 //! `--device-batch-size` with a smaller total batch, a smaller `--depth`, bf16 matmuls instead of
-//! `--fp8`, and closing what else holds the card.
+//! `--fp8`, twice the GPUs, and closing what else holds the card.
 
 use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
@@ -38,6 +38,9 @@ crate::engine::fix_kinds! {
         /// No `--fp8`: bf16 matmuls, whose lm_head backward holds less (see the sequence's
         /// `fp8_lm_head`).
         Fp8Off,
+        /// Twice the GPUs (`--nproc_per_node`), `--total-batch-size` kept: MuonAdamW shards its
+        /// state and the AdamW gradients over the ranks.
+        MoreGpus,
     }
 }
 
@@ -53,6 +56,7 @@ impl NanochatFixKind {
             NanochatFixKind::CoreOff => "core_off",
             NanochatFixKind::CoreOffWithDeviceBatch => "core_off_with_device_batch",
             NanochatFixKind::Fp8Off => "fp8_off",
+            NanochatFixKind::MoreGpus => "more_gpus",
         }
     }
 }
@@ -169,6 +173,23 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
         fixes.extend(
             evaluate(NanochatFixKind::Fp8Off, Impact::Slower, bf16, other)
                 .filter(|f| f.saving_bytes > 0),
+        );
+    }
+    // more GPUs, as a torchrun line: each rank owns fewer Muon matrices and AdamW slices, and the
+    // same total batch takes fewer micro-steps; listed like the other programs' "add GPUs", so
+    // nobody buys a card for an out-of-memory it would not fix
+    let more = NanochatConfig {
+        world_size: cfg.world_size * 2,
+        ..cfg.clone()
+    };
+    if cfg.world_size < 8 && more.validate().is_ok() {
+        fixes.extend(
+            evaluate(NanochatFixKind::MoreGpus, Impact::MoreGpus, more, other).map(|mut f| {
+                if f.saving_bytes <= 0 {
+                    f.impact = Impact::NotAFix;
+                }
+                f
+            }),
         );
     }
     if cfg.allocator == Allocator::Default {
