@@ -68,7 +68,7 @@ export const tests = {
     // through the service worker now and then end a cached response's body copy into a page's
     // load with an error Gecko logs in the console ("A ServiceWorker intercepted the request and
     // encountered an unexpected error": BodyComplete failing in dom/serviceworkers), on the first
-    // bar's files of a page that had already drawn. Seen in 2 of 6 runs here and once in CI with
+    // bar's files of a page that had already drawn. Seen in 2 of 4 runs here and once in CI with
     // two lanes, in none of 3 with one (1 lane is no slower on two cores: 195 s against 340 s).
     const lanes = ctx.engine === 'firefox' ? 1 : 2;
     const context = await ctx.browser.newContext();
