@@ -33,6 +33,12 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// Whether this is a card known only by its memory ([`custom_card`]): its compute
+    /// capability is a guess.
+    pub fn is_custom(&self) -> bool {
+        self.id == custom_card().id
+    }
+
     /// Whether cuBLAS gets its large workspace (PyTorch: 32 MiB per handle on sm90).
     pub fn is_hopper(&self) -> bool {
         self.compute_capability == (9, 0)

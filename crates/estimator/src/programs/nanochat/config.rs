@@ -840,10 +840,13 @@ impl NanochatConfig {
         self.keys()
             .iter()
             .filter(|k| self.get(k) != default.get(k))
-            .map(|k| match self.get(k).unwrap_or_default().as_str() {
-                // a switch (store_true): the flag alone; its default is off
-                "True" if *k == "fp8" => format!("--{k}"),
-                value => format!("--{k}={value}"),
+            .map(|k| {
+                let value = self.get(k).unwrap_or_default();
+                // a switch (store_true) is the flag alone: it differs from its default only on
+                match find_flag(self.script, k).map(|f| &f.kind) {
+                    Ok(Kind::Switch) => format!("--{k}"),
+                    _ => format!("--{k}={value}"),
+                }
             })
             .collect()
     }

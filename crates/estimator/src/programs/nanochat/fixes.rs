@@ -182,7 +182,7 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
         world_size: cfg.world_size * 2,
         ..cfg.clone()
     };
-    if cfg.world_size < 8 && more.validate().is_ok() {
+    if cfg.world_size < 8 {
         fixes.extend(
             evaluate(NanochatFixKind::MoreGpus, Impact::MoreGpus, more, other).map(|mut f| {
                 if f.saving_bytes <= 0 {

@@ -85,10 +85,16 @@ impl std::ops::Deref for NanochatAnalysis {
     }
 }
 
-/// `cfg` as it runs on `budget`'s card: the dtype the card gets (bf16 from SM 8.0, fp32 below)
-/// where NANOCHAT_DTYPE is not set, the held-stash bound from its step time, and one rank's
-/// budget. What the analysis and the fix searches both judge.
-fn on_card(cfg: &NanochatConfig, budget: &Budget) -> (NanochatConfig, Ranks, f64, Budget) {
+/// `cfg` as it runs on `budget`'s card: the script's asserts and the card's own (`--fp8` needs
+/// FP8 matmuls), the dtype the card gets (bf16 from SM 8.0, fp32 below) where NANOCHAT_DTYPE is
+/// not set, the held-stash bound from its step time, and one rank's budget. What the analysis
+/// and the fix searches both judge.
+fn on_card(
+    cfg: &NanochatConfig,
+    budget: &Budget,
+) -> Result<(NanochatConfig, Ranks, f64, Budget), ConfigError> {
+    cfg.validate()?;
+    fp8_on_card(cfg, &budget.gpu)?;
     let cfg = cfg.for_card(budget.gpu.compute_capability);
     let step = speed::step_seconds(&cfg, &budget.gpu);
     let ranks = Ranks {
@@ -96,7 +102,7 @@ fn on_card(cfg: &NanochatConfig, budget: &Budget) -> (NanochatConfig, Ranks, f64
         held_stashes: speed::held_stashes(step),
     };
     let budget = budget.clone().for_ranks(cfg.world_size);
-    (cfg, ranks, step, budget)
+    Ok((cfg, ranks, step, budget))
 }
 
 /// `--fp8` needs FP8 matmuls: `torch._scaled_mm` runs from SM 8.9 (Ada, Hopper and later). On
@@ -104,10 +110,7 @@ fn on_card(cfg: &NanochatConfig, budget: &Budget) -> (NanochatConfig, Ranks, f64
 /// forward stops with a RuntimeError; a card known only by its memory is taken at its word.
 fn fp8_on_card(cfg: &NanochatConfig, gpu: &Gpu) -> Result<(), ConfigError> {
     let (major, minor) = gpu.compute_capability;
-    if cfg.fp8
-        && cfg.script == config::Script::Base
-        && gpu.id != "custom"
-        && (major, minor) < (8, 9)
+    if cfg.fp8 && cfg.script == config::Script::Base && !gpu.is_custom() && (major, minor) < (8, 9)
     {
         return Err(ConfigError::new(
             "fp8",
@@ -128,9 +131,7 @@ fn fp8_on_card(cfg: &NanochatConfig, gpu: &Gpu) -> Result<(), ConfigError> {
 
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis, ConfigError> {
-    cfg.validate()?;
-    fp8_on_card(cfg, &budget.gpu)?;
-    let (cfg, bound, step, budget) = on_card(cfg, budget);
+    let (cfg, bound, step, budget) = on_card(cfg, budget)?;
     let cfg = &cfg;
     let shape = Shape::of(cfg);
     let run = Run::replay(
@@ -214,10 +215,9 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
 
 /// Whether `cfg` runs on `budget`'s card (one replay of rank 0 at the bound; what fix searches ask).
 pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
-    if cfg.validate().is_err() || fp8_on_card(cfg, &budget.gpu).is_err() {
+    let Ok((cfg, bound, _, budget)) = on_card(cfg, budget) else {
         return false;
-    }
-    let (cfg, bound, _, budget) = on_card(cfg, budget);
+    };
     crate::engine::run::fits(
         &sequence::generate_rank(&cfg, &budget.gpu, bound),
         cfg.allocator,

@@ -287,6 +287,39 @@ impl<'a> Gen<'a> {
         self.cfg.attention == NanochatAttention::Sdpa && self.s.windows[layer] < self.s.t
     }
 
+    /// The additive bf16 bias made from the bool mask at the first sliding-window layer, then
+    /// shared by all of them (§4.3).
+    fn attention_mask(&mut self, layer: usize, mask: &mut TensorId) {
+        if self.masked(layer) && mask.is_none() {
+            *mask = self
+                .out
+                .alloc(self.d.e * self.d.t * self.d.t, Term::AttentionMask);
+        }
+    }
+
+    /// The attention's log-sum-exp, kept for its backward: fp32 per head and row, the rows
+    /// padded to 32 when masked.
+    fn log_sum_exp(&mut self, layer: usize) -> TensorId {
+        let Dims { b, t, h, .. } = self.d;
+        let rows = if self.masked(layer) {
+            t.div_ceil(32) * 32
+        } else {
+            t
+        };
+        self.out.alloc(4 * b * h * rows, Term::BlockActivations)
+    }
+
+    /// SDPA's kernels also keep their RNG seed and offset, one int64 each (seen in the allocator
+    /// traces: flash_attention.py's two SDPA calls); FA3 keeps none.
+    fn sdpa_rng_state(&mut self) -> Vec<TensorId> {
+        if self.cfg.attention != NanochatAttention::Sdpa {
+            return Vec::new();
+        }
+        (0..2)
+            .map(|_| self.out.alloc(8, Term::BlockActivations))
+            .collect()
+    }
+
     fn last_masked_layer(&self) -> Option<usize> {
         (0..self.s.l as usize).rev().find(|&i| self.masked(i))
     }
@@ -329,10 +362,7 @@ impl<'a> Gen<'a> {
                 layers.push(self.fp8_layer(i, &mut mask));
                 continue;
             }
-            if self.masked(i) && mask.is_none() {
-                // one additive bf16 bias from the bool mask, shared by all S layers (§4.3)
-                mask = self.out.alloc(e * t * t, Term::AttentionMask);
-            }
+            self.attention_mask(i, &mut mask);
             let ve = s.ve[i];
             let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
             let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
@@ -351,17 +381,8 @@ impl<'a> Gen<'a> {
             rest.extend((0..2).map(|_| a(self, btc)));
             rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
             rest.extend((0..3).map(|_| a(self, btc)));
-            let lse_rows = if self.masked(i) {
-                t.div_ceil(32) * 32
-            } else {
-                t
-            };
-            rest.push(a(self, 4 * b * h * lse_rows));
-            if self.cfg.attention == NanochatAttention::Sdpa {
-                // SDPA's kernels also save their RNG seed and offset, one int64 each (seen in
-                // the allocator traces: flash_attention.py's two SDPA calls, 2 per layer)
-                rest.extend((0..2).map(|_| a(self, 8)));
-            }
+            rest.push(self.log_sum_exp(i));
+            rest.extend(self.sdpa_rng_state());
             // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
             let proj = vec![a(self, btc), w(self, 2 * c * c)];
             // x_mid, norm 2's statistics and output, c_fc's output and relu², their weights
@@ -495,9 +516,7 @@ impl<'a> Gen<'a> {
     /// value-embedding layer its input, v before and after the gate, the gate's logits and,
     /// but for the last, one fp8 (B, T, C) cast (d2-d12: L/2 − 1 of them).
     fn fp8_layer(&mut self, i: usize, mask: &mut TensorId) -> LayerSaved {
-        let Dims {
-            b, t, c, h, bt, e, ..
-        } = self.d;
+        let Dims { c, h, bt, e, .. } = self.d;
         let btc = e * bt * c;
         // the first fp8 matmul (c_q of layer 0) makes the main thread's cuBLASLt workspace
         self.lt_workspace(0);
@@ -527,19 +546,10 @@ impl<'a> Gen<'a> {
         rest.extend((0..2).map(|_| a(self, btc)));
         rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
         rest.extend((0..2).map(|_| a(self, btc)));
-        if self.masked(i) && mask.is_none() {
-            *mask = self.out.alloc(e * t * t, Term::AttentionMask);
-        }
-        if self.cfg.attention == NanochatAttention::Sdpa {
-            rest.extend((0..2).map(|_| a(self, 8)));
-        }
+        self.attention_mask(i, mask);
+        rest.extend(self.sdpa_rng_state());
         let proj = vec![a(self, btc)];
-        let lse_rows = if self.masked(i) {
-            t.div_ceil(32) * 32
-        } else {
-            t
-        };
-        rest.push(a(self, 4 * b * h * lse_rows));
+        rest.push(self.log_sum_exp(i));
         rest.extend(scales(self, 4));
         rest.push(a(self, 4 * bt));
         rest.extend(scales(self, 4));
