@@ -1,27 +1,59 @@
 //! Development aid: how long the page's analysis and fix ranking take for a query
-//! (default: nanoGPT with every field at its maximum).
+//! (default: nanoGPT with every field at its maximum), or, given `-`, for every query on
+//! standard input, one per line, listing the slowest (to find what could stall the page).
 //!
-//!   cargo run --release -p estimator --example time_page [-- 'QUERY']
+//!   cargo run --release -p estimator --example time_page [-- 'QUERY' | -]
 use estimator::programs::{analyze_page, rank_page_fixes, replay_page};
 use estimator::query::PageState;
-use std::time::Instant;
+use std::io::BufRead;
+use std::time::{Duration, Instant};
 
 const EVERY_FIELD_AT_ITS_MAXIMUM: &str = "n_layer=1024&n_head=1024&n_embd=131072&block_size=1048576&batch_size=1048576&gradient_accumulation_steps=1000000&eval_iters=1000000&eval_interval=1000000000&max_iters=1000000000&vocab_size=4194304&gpu=h100";
 
-fn main() {
-    let query = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| EVERY_FIELD_AT_ITS_MAXIMUM.to_string());
-    let (page, notes) = PageState::from_query(&query);
-    println!("notes: {notes:?}");
+/// What the page computes for one query, each step timed: replay, analysis, fix ranking.
+fn time_query(query: &str, verbose: bool) -> [Duration; 3] {
+    let (page, notes) = PageState::from_query(query);
     let budget = page.budget();
     let t = Instant::now();
     let run = replay_page(&page, &budget).map(|r| r.peak_bytes());
-    println!("replay_page: {:?} ({run:?})", t.elapsed());
+    let replay = t.elapsed();
     let t = Instant::now();
     let a = analyze_page(&page, &budget).is_ok();
-    println!("analyze_page: {:?} (ok: {a})", t.elapsed());
+    let analysis = t.elapsed();
     let t = Instant::now();
     let f = rank_page_fixes(&page, &budget, 0.35).is_some();
-    println!("rank_page_fixes: {:?} (some: {f})", t.elapsed());
+    let fixes = t.elapsed();
+    if verbose {
+        println!("notes: {notes:?}");
+        println!("replay_page: {replay:?} ({run:?})");
+        println!("analyze_page: {analysis:?} (ok: {a})");
+        println!("rank_page_fixes: {fixes:?} (some: {f})");
+    }
+    [replay, analysis, fixes]
+}
+
+fn main() {
+    let arg = std::env::args().nth(1);
+    if arg.as_deref() != Some("-") {
+        time_query(arg.as_deref().unwrap_or(EVERY_FIELD_AT_ITS_MAXIMUM), true);
+        return;
+    }
+    let mut times: Vec<(Duration, [Duration; 3], String)> = std::io::stdin()
+        .lock()
+        .lines()
+        .map_while(Result::ok)
+        .map(|q| {
+            let t = time_query(&q, false);
+            (t.iter().sum(), t, q)
+        })
+        .collect();
+    times.sort_by(|a, b| b.0.cmp(&a.0));
+    let total: Duration = times.iter().map(|t| t.0).sum();
+    println!(
+        "{} queries, {total:?} in all; the slowest (replay, analysis, fixes):",
+        times.len()
+    );
+    for (sum, [r, a, f], q) in times.iter().take(15) {
+        println!("{sum:>10.1?}  {r:>9.1?} {a:>9.1?} {f:>9.1?}  ?{q}");
+    }
 }

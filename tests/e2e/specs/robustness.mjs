@@ -1,5 +1,7 @@
-// Nothing a user types may break the page: 1,000 random valid and invalid query strings must
-// render the calculator with no panic and no error in the console. Every tenth is a fresh page
+// Nothing a user types may break the page: random valid and invalid query strings must render
+// the calculator with no panic and no error in the console (1,000 in Chromium; 300 in Firefox and
+// WebKit, the first 300 of the same seeded list: the decoder and the answers are the same wasm in
+// all three, fuzzed natively besides, and each thousand cost ~7 minutes of CI's 2 cores there). Every tenth is a fresh page
 // load (language, embed and theme keys are read only then); the others arrive as history
 // navigations, which re-read the URL through the same decoder.
 
@@ -59,11 +61,51 @@ function randomQuery(r) {
   return parts.join('&');
 }
 
+/**
+ * One query: into the URL (a fresh load for every tenth, else a history entry the page follows
+ * as Back would), then its answer, no console error and no panic.
+ */
+async function oneQuery(page, errors, base, i, q, lanes) {
+  if (i % 10 < lanes) {
+    await page.goto(`${base}/?${q}`);
+  } else {
+    const pushed = await page.evaluate((query) => {
+      try {
+        history.pushState(null, '', `?${query}`);
+      } catch (e) {
+        // Firefox refuses History calls past its rate limit (200 in 10 s, its
+        // dom.navigation.locationChangeRateLimit) with a SecurityError: seen once in CI
+        if (e.name === 'SecurityError') return false;
+        throw e;
+      }
+      window.dispatchEvent(new PopStateEvent('popstate'));
+      // a frame, for the page to draw the state; a browser that holds frames back (Firefox
+      // throttles them for pages it deems hidden) is not the page's fault, so not past 2 s
+      return new Promise((ok) => {
+        requestAnimationFrame(() => ok(true));
+        setTimeout(() => ok(true), 2000);
+      });
+    }, q);
+    if (!pushed) await page.goto(`${base}/?${q}`);
+  }
+  try {
+    // the answer: the verdict (first on the page), else the bar (a run past the ceiling has
+    // no bar, and a multi-GPU nanochat run no verdict); generous: CI machines are busy
+    await page.waitForSelector('[data-testid="verdict"], [data-testid="total"]', { timeout: 20000 });
+  } catch {
+    // whether the module had panicked tells a dead module from a page that never rendered
+    const panicked = await page.evaluate(() => document.documentElement?.dataset.panicked ?? null).catch(() => 'the page did not answer');
+    assert.fail(`blank page for ?${q}${panicked ? ` (wasm panic: ${panicked})` : ' (no panic recorded)'}`);
+  }
+  assert.deepEqual(errors, [], `console errors for ?${q}`);
+  await assertNoPanic(page, `for ?${q}`);
+}
+
 export const tests = {
-  async '1,000 random valid and invalid query strings: no panic, never a blank page'(ctx) {
+  async 'random valid and invalid query strings (1,000 in Chromium, 300 in the others): no panic, never a blank page'(ctx) {
     ctx.can('console', 'no console error on any query (panics are still caught: <html data-panicked>)');
     const r = rng(20261126);
-    const queries = Array.from({ length: 1000 }, () => randomQuery(r));
+    const queries = Array.from({ length: ctx.engine === 'chromium' ? 1000 : 300 }, () => randomQuery(r));
     // Two pages at once, but one in Firefox: there, two pages of one context navigating at once
     // through the service worker now and then end a cached response's body copy into a page's
     // load with an error Gecko logs in the console ("A ServiceWorker intercepted the request and
@@ -79,34 +121,15 @@ export const tests = {
       page.on('pageerror', (e) => errors.push(String(e)));
       for (let i = lane; i < queries.length; i += lanes) {
         const q = queries[i];
-        if (i % 10 < lanes) {
-          await page.goto(`${ctx.base}/?${q}`);
-        } else {
-          const pushed = await page.evaluate((query) => {
-            try {
-              history.pushState(null, '', `?${query}`);
-            } catch (e) {
-              // Firefox refuses History calls past its rate limit (200 in 10 s, its
-              // dom.navigation.locationChangeRateLimit) with a SecurityError: seen once in CI
-              if (e.name === 'SecurityError') return false;
-              throw e;
-            }
-            window.dispatchEvent(new PopStateEvent('popstate'));
-            return new Promise((ok) => requestAnimationFrame(() => ok(true)));
-          }, q);
-          if (!pushed) await page.goto(`${ctx.base}/?${q}`);
-        }
+        const started = Date.now();
         try {
-          // the answer: the verdict (first on the page), else the bar (a run past the ceiling has
-          // no bar, and a multi-GPU nanochat run no verdict); generous: CI machines are busy
-          await page.waitForSelector('[data-testid="verdict"], [data-testid="total"]', { timeout: 20000 });
-        } catch {
-          // whether the module had panicked tells a dead module from a page that never rendered
-          const panicked = await page.evaluate(() => document.documentElement?.dataset.panicked ?? null).catch(() => 'the page did not answer');
-          assert.fail(`blank page for ?${q}${panicked ? ` (wasm panic: ${panicked})` : ' (no panic recorded)'}`);
+          await oneQuery(page, errors, ctx.base, i, q, lanes);
+        } catch (e) {
+          // a driver's own error (a protocol timeout) names no query: this one does
+          e.message = `query ${i} (?${q}), after ${Date.now() - started} ms: ${e.message}`;
+          throw e;
         }
-        assert.deepEqual(errors, [], `console errors for ?${q}`);
-        await assertNoPanic(page, `for ?${q}`);
+        if (process.env.VRAMFIT_TRACE_QUERIES) console.error(`${ctx.engine} ${i} ${Date.now() - started} ms ?${q}`);
       }
       await page.close();
     }));
@@ -128,7 +151,7 @@ export const tests = {
 
   async 'every field at its maximum: "beyond any card" within a second, slider steps with no task over 200 ms'(ctx) {
     // (Chromium: the Long Tasks API is its alone; the answer itself is the same in every engine,
-    // which the 1,000 queries above and the CLI's tests cover)
+    // which the random queries above and the CLI's tests cover)
     const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await page.addInitScript(() => {
@@ -198,7 +221,7 @@ const DEADLINE_MIN = 20;
  */
 export const knownFailures = {
   webkit: {
-    '1,000 random valid and invalid query strings: no panic, never a blank page':
+    'random valid and invalid query strings (1,000 in Chromium, 300 in the others): no panic, never a blank page':
       'an intermittent wasm panic in WebKitGTK (1 run in 6), its message not yet captured; once, the browser session vanished mid-run',
   },
 };
