@@ -71,9 +71,11 @@ export async function suite(engineName) {
           try {
             await fn(ctx);
           } catch (e) {
-            if (!engine.retry || todo) throw e;
+            // an engine's `retry(error)` names why a failure of that kind earns one more run
+            const why = engine.retry?.(e);
+            if (!why || todo) throw e;
             // said in the run's output, so a flaky test is seen, never hidden
-            console.log(`# ${engineName}: flaky: "${name} › ${title}" failed once (${String(e.message ?? e).split('\n')[0]}); running it once more: ${engine.retry}`);
+            console.log(`# ${engineName}: flaky: "${name} › ${title}" failed once (${String(e.message ?? e).split('\n')[0]}); running it once more: ${why}`);
             await fn(ctx);
           }
         });
