@@ -47,7 +47,7 @@ fn main() {
             (t.iter().sum(), t, q)
         })
         .collect();
-    times.sort_by(|a, b| b.0.cmp(&a.0));
+    times.sort_by_key(|t| std::cmp::Reverse(t.0));
     let total: Duration = times.iter().map(|t| t.0).sum();
     println!(
         "{} queries, {total:?} in all; the slowest (replay, analysis, fixes):",

@@ -183,15 +183,17 @@ macro_rules! registry {
                 }
             }
 
-            pub fn rank_fixes(
+            pub async fn rank_fixes(
                 &self,
                 program: Program,
                 budget: &Budget,
                 mfu: f64,
+                pause: &dyn crate::engine::ranking::Pause,
             ) -> Option<ProgramFixes> {
                 match program {
                     $(Program::$variant => {
-                        <$ty as __Seam>::rank_fixes(&self.$field, budget, mfu)
+                        <$ty as __Seam>::rank_fixes(&self.$field, budget, mfu, pause)
+                            .await
                             .map(ProgramFixes::$variant)
                     }),+
                 }

@@ -9,6 +9,7 @@ pub mod sequence;
 
 pub use config::BngConfig;
 
+use crate::engine::ranking::Pause;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
@@ -118,8 +119,13 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
         a.params()
     }
 
-    fn rank_fixes(cfg: &BngConfig, budget: &Budget, _mfu: f64) -> Option<fixes::BngFixReport> {
-        fixes::rank_fixes(cfg, budget)
+    async fn rank_fixes(
+        cfg: &BngConfig,
+        budget: &Budget,
+        _mfu: f64,
+        pause: &dyn Pause,
+    ) -> Option<fixes::BngFixReport> {
+        fixes::rank_fixes_paused(cfg, budget, pause).await
     }
 
     fn get(cfg: &BngConfig, key: &str) -> Option<String> {
