@@ -1,5 +1,4 @@
-//! The page's few contacts with the browser: the URL, the clipboard, localStorage, JSON.parse,
-//! the clock.
+//! The page's few contacts with the browser: the URL, the clipboard, localStorage, JSON.parse.
 //! Each fails quietly (an embed without storage access, an old browser) rather than breaking the page.
 
 use estimator::input::json_config::Setting;
@@ -10,13 +9,6 @@ pub use vramfit_first_bar::browser::{preferred_languages, prefers_dark, query, s
 
 fn window() -> Option<web_sys::Window> {
     web_sys::window()
-}
-
-/// Milliseconds on the page's monotonic clock (`performance.now()`; 0 where there is none).
-pub fn now_ms() -> f64 {
-    window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
 }
 
 /// Replaces the URL's query without adding a history entry (typing must not fill the history).

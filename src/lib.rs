@@ -5,7 +5,6 @@
 
 pub mod browser;
 pub mod components;
-pub mod fix_ranking;
 /// Numbers as the page shows them (shared with the CLI).
 pub use vramfit_i18n::format;
 pub mod html;
@@ -17,8 +16,13 @@ pub use components::app::App;
 /// Timings for scripts/bench.sh, called from the page as `wasmBindings.bench(...)`: milliseconds
 /// per call of the estimator's entry points, measured in the browser.
 pub mod bench {
-    use crate::browser::now_ms as now;
     use wasm_bindgen::prelude::wasm_bindgen;
+
+    fn now() -> f64 {
+        web_sys::window()
+            .and_then(|w| w.performance())
+            .map_or(0.0, |p| p.now())
+    }
 
     /// `what`: `estimate`, `analyze`, `fixes_closed_form` or `fixes_simulated`, for the run a
     /// page `query` describes (`""`: the page's default).

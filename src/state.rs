@@ -4,14 +4,13 @@
 use std::time::Duration;
 
 use estimator::oom::OomMessage;
-use estimator::programs::{analyze_page, ProgramAnalysis, ProgramFixes};
+use estimator::programs::{analyze_page, rank_page_fixes, ProgramAnalysis, ProgramFixes};
 use estimator::query::{page_param, PageState, QueryIssue};
 use estimator::{Budget, ConfigError, Verdict};
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::fix_ranking::Ranker;
 use crate::i18n::Lang;
 
 /// Shared by every component through context.
@@ -31,12 +30,8 @@ pub struct AppState {
     pub awaiting_settings: RwSignal<Option<(PageState, Box<OomMessage>)>>,
     /// The inputs once they have stopped changing for [`SETTLE`]: what the fix ranker works on.
     pub settled: RwSignal<PageState>,
-    /// The fix ranker's latest answer, with the inputs it is for (None until the first bar is
-    /// painted, and where the inputs have no fixes). While newer inputs are ranked (in slices:
-    /// see [`crate::fix_ranking`]) it still holds the last answer, and [`Self::ranking`] is set.
-    pub fixes: RwSignal<Option<RankedFixes>>,
-    /// Whether a ranking for newer inputs is under way.
-    pub ranking: RwSignal<bool>,
+    /// The fix ranker's answer for the settled inputs (None until the first bar is painted).
+    pub fixes: Memo<Option<ProgramFixes>>,
     /// Set once the page has painted: ranking (tens of ms) must not delay the first bar.
     pub painted: RwSignal<bool>,
     /// Model-FLOPs utilisation for the speed model (editable).
@@ -87,6 +82,15 @@ impl AppState {
         });
         let mfu = RwSignal::new(estimator::speed::DEFAULT_MFU);
         let painted = RwSignal::new(false);
+        // ranking re-simulates a dozen configs: it runs once typing pauses, not per keystroke,
+        // and not before the first bar is on screen
+        let fixes = Memo::new(move |_| {
+            if !painted.get() {
+                return None;
+            }
+            let m = mfu.get();
+            settled.with(|p| rank_page_fixes(p, &p.budget(), m))
+        });
         AppState {
             page,
             notices: RwSignal::new(issues),
@@ -95,8 +99,7 @@ impl AppState {
             verdict,
             awaiting_settings,
             settled,
-            fixes: RwSignal::new(None),
-            ranking: RwSignal::new(false),
+            fixes,
             painted,
             mfu,
             lang: RwSignal::new(Lang::En),
@@ -125,31 +128,6 @@ impl AppState {
             SETTLE,
             move |p| self.settled.set(p),
         );
-    }
-
-    /// Ranks the fixes whenever the settled inputs (or the MFU) change, once the first bar is
-    /// painted: ranking re-simulates a dozen to a few dozen configs, so it runs once typing
-    /// pauses, not per keystroke, in slices, and never before the first bar is on screen.
-    pub fn rank_fixes(self) {
-        let ranker = StoredValue::new_local(Ranker::default());
-        Effect::new(move |_| {
-            if !self.painted.get() {
-                return;
-            }
-            let (page, mfu) = (self.settled.get(), self.mfu.get());
-            self.ranking.set(true);
-            let ranked_for = page.clone();
-            ranker.with_value(|r| {
-                r.rank(page, mfu, move |report| {
-                    // the page may be gone (an embed removed) by the time a ranking ends
-                    let _ = self.fixes.try_set(report.map(|report| RankedFixes {
-                        page: ranked_for,
-                        report,
-                    }));
-                    let _ = self.ranking.try_set(false);
-                });
-            });
-        });
     }
 
     /// Back and Forward (to before a paste, or any entry another script made): the URL is read
@@ -198,14 +176,6 @@ impl AppState {
             |q| browser::replace_query(&q),
         );
     }
-}
-
-/// Fixes ranked for some inputs: shown together, so a list never mixes two states.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RankedFixes {
-    /// The inputs the fixes were ranked for.
-    pub page: PageState,
-    pub report: ProgramFixes,
 }
 
 /// Calls `apply` with `track`'s value once the signals `track` reads have not changed for

@@ -37,7 +37,6 @@ pub fn App() -> impl IntoView {
     app.sync_url();
     app.follow_history();
     app.settle_inputs();
-    app.rank_fixes();
     if !app.lang.get_untracked().is_ready() {
         // its file could not be fetched before mounting
         app.lang.set(crate::i18n::Lang::En);

@@ -27,38 +27,39 @@ pub fn EmbedPage() -> impl IntoView {
     let tr = use_strings();
     let full_page = move || browser::page_link(&app.page.with(PageState::to_query));
     let top = move || {
-        let ranked = app.fixes.get()?;
-        let p = &ranked.page;
-        let freed = p.budget().other_bytes;
-        match &ranked.report {
-            ProgramFixes::NanoGpt(r) => {
-                let f = crate::html::fixes::best(r)?;
-                Some(crate::html::fixes::top_fix(
-                    tr,
-                    f,
-                    &p.configs.nanogpt,
-                    freed,
-                ))
+        let report = app.fixes.get()?;
+        app.settled.with(|p| {
+            let freed = p.budget().other_bytes;
+            match &report {
+                ProgramFixes::NanoGpt(r) => {
+                    let f = crate::html::fixes::best(r)?;
+                    Some(crate::html::fixes::top_fix(
+                        tr,
+                        f,
+                        &p.configs.nanogpt,
+                        freed,
+                    ))
+                }
+                ProgramFixes::BuildNanoGpt(r) => {
+                    let f = crate::html::bng_fixes::best(r)?;
+                    Some(crate::html::bng_fixes::top_fix(
+                        tr,
+                        f,
+                        &p.configs.bng,
+                        freed,
+                    ))
+                }
+                ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
+                    let f = crate::html::nanochat_fixes::best(r)?;
+                    Some(crate::html::nanochat_fixes::top_fix(
+                        tr,
+                        f,
+                        p.nanochat_config(),
+                        freed,
+                    ))
+                }
             }
-            ProgramFixes::BuildNanoGpt(r) => {
-                let f = crate::html::bng_fixes::best(r)?;
-                Some(crate::html::bng_fixes::top_fix(
-                    tr,
-                    f,
-                    &p.configs.bng,
-                    freed,
-                ))
-            }
-            ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
-                let f = crate::html::nanochat_fixes::best(r)?;
-                Some(crate::html::nanochat_fixes::top_fix(
-                    tr,
-                    f,
-                    p.nanochat_config(),
-                    freed,
-                ))
-            }
-        }
+        })
     };
     let program = app.page.with_untracked(|p| p.program);
     view! {

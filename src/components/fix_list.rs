@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use estimator::programs::{Program, ProgramFixes};
+use estimator::query::PageState;
 
 use crate::browser;
 use crate::i18n::use_strings;
@@ -13,17 +14,20 @@ pub fn FixList() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let html = move || {
-        let ranked = app.fixes.get()?;
-        let p = &ranked.page;
-        let freed = p.budget().other_bytes;
-        Some(match &ranked.report {
-            ProgramFixes::NanoGpt(r) => crate::html::fixes::panel(tr, r, &p.configs.nanogpt, freed),
-            ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
-                crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
-            }
-            ProgramFixes::BuildNanoGpt(r) => {
-                crate::html::bng_fixes::panel(tr, r, &p.configs.bng, freed)
-            }
+        let report = app.fixes.get()?;
+        app.settled.with(|p| {
+            let freed = p.budget().other_bytes;
+            Some(match &report {
+                ProgramFixes::NanoGpt(r) => {
+                    crate::html::fixes::panel(tr, r, &p.configs.nanogpt, freed)
+                }
+                ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
+                    crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
+                }
+                ProgramFixes::BuildNanoGpt(r) => {
+                    crate::html::bng_fixes::panel(tr, r, &p.configs.bng, freed)
+                }
+            })
         })
     };
     let on_click = move |ev: leptos::ev::MouseEvent| browser::copy_snippet(&ev, tr.copied_short);
@@ -33,9 +37,7 @@ pub fn FixList() -> impl IntoView {
             <div
                 class="fixes__body"
                 data-testid="fixes"
-                // the inputs the fixes shown were ranked for, and whether newer ones are being ranked
-                data-settled=move || app.fixes.with(|f| f.as_ref().map(|f| f.page.to_query()))
-                aria-busy=move || app.ranking.get().to_string()
+                data-settled=move || app.settled.with(PageState::to_query)
                 on:click=on_click
                 inner_html=html
             ></div>

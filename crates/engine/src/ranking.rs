@@ -2,10 +2,6 @@
 //! cost training — nothing, only slower, a code change, noisier gradients, less regularisation, a
 //! shorter context, a smaller model — never the other way round.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 /// What a fix changes in training, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Impact {
@@ -81,24 +77,20 @@ pub struct Ranked<C, K> {
 }
 
 impl<C, K> Ranked<C, K> {
-    /// Replays `config` (by `analyze`) on `budget`'s card with `other` bytes held by others,
-    /// after a [`Pause`].
-    #[allow(clippy::too_many_arguments)]
-    pub async fn evaluate(
+    /// Replays `config` (by `analyze`) on `budget`'s card with `other` bytes held by others.
+    pub fn evaluate(
         kind: K,
         impact: Impact,
         config: C,
         other: u128,
         budget: &crate::gpu::Budget,
         base_peak: u128,
-        pause: &dyn Pause,
         analyze: impl Fn(&C, &crate::gpu::Budget) -> Option<(u128, crate::verdict::Verdict)>,
     ) -> Option<Self> {
         let b = crate::gpu::Budget {
             other_bytes: other,
             ..budget.clone()
         };
-        pause.pause().await;
         let (peak, verdict) = analyze(&config, &b)?;
         Some(Ranked {
             kind,
@@ -125,19 +117,12 @@ pub fn sort<C, K>(fixes: &mut [Ranked<C, K>]) {
 }
 
 /// The last of `candidates` (ascending) for which `fits` holds, by bisection: every size a fix
-/// search varies only adds memory, so `fits` is monotone over them. Each `fits` is a replay:
-/// [`Pause`]d before it (`fits` a trait object: one future type for every search, so the
-/// page's module holds this body once).
-pub async fn largest<T: Copy>(
-    candidates: &[T],
-    pause: &dyn Pause,
-    fits: &dyn Fn(T) -> bool,
-) -> Option<T> {
+/// search varies only adds memory, so `fits` is monotone over them.
+pub fn largest<T: Copy>(candidates: &[T], fits: impl Fn(T) -> bool) -> Option<T> {
     // everything below `lo` fits, everything from `hi` on does not
     let (mut lo, mut hi) = (0usize, candidates.len());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        pause.pause().await;
         if fits(candidates[mid]) {
             lo = mid + 1;
         } else {
@@ -145,66 +130,6 @@ pub async fn largest<T: Copy>(
         }
     }
     lo.checked_sub(1).map(|i| candidates[i])
-}
-
-/// Where a fix ranking may give its thread back: before each replay (a few to a few hundred
-/// milliseconds each), so a page can rank in slices between frames instead of freezing for
-/// the whole ranking. The command line and the npm package never pause ([`Unpaused`]).
-pub trait Pause {
-    fn pause(&self) -> Yield;
-}
-
-/// A [`Pause`]'s answer, awaited: go on at once, or hand the thread back once (pending on the
-/// first poll, ready on the next).
-#[derive(Debug)]
-pub struct Yield {
-    hand_back: bool,
-}
-
-impl Yield {
-    pub const fn go_on() -> Yield {
-        Yield { hand_back: false }
-    }
-
-    pub const fn hand_back() -> Yield {
-        Yield { hand_back: true }
-    }
-}
-
-impl Future for Yield {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        if std::mem::take(&mut self.hand_back) {
-            // no waker is kept: whoever polls a ranking polls it again (see [`to_the_end`] and
-            // the page's driver), which is all a yield needs
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }
-}
-
-/// The pause of a caller with nothing else to do: never hands the thread back.
-pub struct Unpaused;
-
-impl Pause for Unpaused {
-    fn pause(&self) -> Yield {
-        Yield::go_on()
-    }
-}
-
-/// Runs a ranking to its end on this thread: what every caller but the page does. A
-/// [`Yield`] that hands back is polled again at once (no executor is needed: nothing in a
-/// ranking waits for anything but its own next step).
-pub fn to_the_end<T>(ranking: impl Future<Output = T>) -> T {
-    let mut ranking = std::pin::pin!(ranking);
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let Poll::Ready(v) = ranking.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
 }
 
 /// Declares a program's fix-kind enum with `ALL` (every kind, in declaration order) and `IDS`

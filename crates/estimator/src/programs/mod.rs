@@ -13,7 +13,6 @@ pub mod seam;
 
 pub use seam::TrainingProgram;
 
-use crate::engine::ranking::{to_the_end, Pause, Unpaused};
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
@@ -77,20 +76,7 @@ pub fn replay_page(page: &PageState, budget: &Budget) -> Result<Run, ConfigError
 
 /// The fixes for the page's state, each replayed.
 pub fn rank_page_fixes(page: &PageState, budget: &Budget, mfu: f64) -> Option<ProgramFixes> {
-    to_the_end(rank_page_fixes_paused(page, budget, mfu, &Unpaused))
-}
-
-/// [`rank_page_fixes`], handing the thread to `pause` before each replay: how the page ranks in
-/// slices, without freezing while a deep run's fixes are replayed.
-pub async fn rank_page_fixes_paused(
-    page: &PageState,
-    budget: &Budget,
-    mfu: f64,
-    pause: &dyn Pause,
-) -> Option<ProgramFixes> {
-    page.configs
-        .rank_fixes(page.program, budget, mfu, pause)
-        .await
+    page.configs.rank_fixes(page.program, budget, mfu)
 }
 
 impl ProgramAnalysis {

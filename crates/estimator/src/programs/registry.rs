@@ -183,17 +183,15 @@ macro_rules! registry {
                 }
             }
 
-            pub async fn rank_fixes(
+            pub fn rank_fixes(
                 &self,
                 program: Program,
                 budget: &Budget,
                 mfu: f64,
-                pause: &dyn crate::engine::ranking::Pause,
             ) -> Option<ProgramFixes> {
                 match program {
                     $(Program::$variant => {
-                        <$ty as __Seam>::rank_fixes(&self.$field, budget, mfu, pause)
-                            .await
+                        <$ty as __Seam>::rank_fixes(&self.$field, budget, mfu)
                             .map(ProgramFixes::$variant)
                     }),+
                 }

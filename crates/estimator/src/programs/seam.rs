@@ -7,7 +7,6 @@
 //! everything a new program must supply, and nothing outside the registry matches on a program
 //! to reach its model.
 
-use crate::engine::ranking::Pause;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
@@ -63,17 +62,8 @@ pub trait TrainingProgram {
     fn params_reported(analysis: &Self::Analysis) -> u64;
 
     /// The fixes for the config on the card, each replayed, best first (`mfu`: the model-FLOPs
-    /// utilisation a program's speed model assumes, where it has one), handing the thread to
-    /// `pause` before each replay.
-    // the future is polled on the thread that made it (the page's, or `to_the_end`'s): no
-    // `Send` bound is wanted, so the plain `async fn` is the right signature
-    #[allow(async_fn_in_trait)]
-    async fn rank_fixes(
-        config: &Self::Config,
-        budget: &Budget,
-        mfu: f64,
-        pause: &dyn Pause,
-    ) -> Option<Self::Fixes>;
+    /// utilisation a program's speed model assumes, where it has one).
+    fn rank_fixes(config: &Self::Config, budget: &Budget, mfu: f64) -> Option<Self::Fixes>;
 
     /// A setting as the page's input and the URL show it (`None`: not one of its keys).
     fn get(config: &Self::Config, key: &str) -> Option<String>;

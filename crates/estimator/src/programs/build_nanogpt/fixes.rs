@@ -7,7 +7,7 @@
 use super::config::BngConfig;
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
-use crate::engine::ranking::{largest, sort, to_the_end, Impact, Pause, Ranked, Unpaused};
+use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
@@ -89,49 +89,26 @@ fn batches_keeping_total(cfg: &BngConfig, below: u32) -> Vec<u32> {
 
 /// Ranks every fix for `cfg` on `budget`'s card (`None` when the config itself is invalid).
 pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
-    to_the_end(rank_fixes_paused(cfg, budget, &Unpaused))
-}
-
-/// [`rank_fixes`], handing the thread to `pause` before each replay.
-pub async fn rank_fixes_paused(
-    cfg: &BngConfig,
-    budget: &Budget,
-    pause: &dyn Pause,
-) -> Option<BngFixReport> {
-    pause.pause().await;
     let base = analyze(cfg, budget).ok()?;
     let base_peak = base.peak_bytes();
     let fits = |c: &BngConfig| fits_on_card(c, budget);
     let evaluate = |kind, impact, config: BngConfig, other: u128| {
-        Ranked::evaluate(
-            kind,
-            impact,
-            config,
-            other,
-            budget,
-            base_peak,
-            pause,
-            |c, b| analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict)),
-        )
+        Ranked::evaluate(kind, impact, config, other, budget, base_peak, |c, b| {
+            analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict))
+        })
     };
     let with_b = |c: &BngConfig, b: u32| BngConfig { b, ..c.clone() };
     let other = budget.other_bytes;
     let mut fixes: Vec<BngFix> = Vec::new();
 
     let keeping = batches_keeping_total(cfg, cfg.b);
-    if let Some(b) = largest(&keeping, pause, &|b| fits(&with_b(cfg, b)))
-        .await
-        .or(keeping.first().copied())
-    {
-        fixes.extend(
-            evaluate(
-                BngFixKind::MicroBatchKeepTotal,
-                Impact::Slower,
-                with_b(cfg, b),
-                other,
-            )
-            .await,
-        );
+    if let Some(b) = largest(&keeping, |b| fits(&with_b(cfg, b))).or(keeping.first().copied()) {
+        fixes.extend(evaluate(
+            BngFixKind::MicroBatchKeepTotal,
+            Impact::Slower,
+            with_b(cfg, b),
+            other,
+        ));
     }
     if !cfg.use_compile {
         let compiled = BngConfig {
@@ -139,79 +116,70 @@ pub async fn rank_fixes_paused(
             ..cfg.clone()
         };
         let up_to: Vec<u32> = batches_keeping_total(&compiled, cfg.b + 1);
-        if let Some(b) = largest(&up_to, pause, &|b| fits(&with_b(&compiled, b))).await {
-            fixes.extend(
-                evaluate(
-                    BngFixKind::CompileWithMicroBatch,
-                    // the script skips HellaSwag and sampling when compiled
-                    Impact::Evaluation,
-                    with_b(&compiled, b),
-                    other,
-                )
-                .await,
-            );
+        if let Some(b) = largest(&up_to, |b| fits(&with_b(&compiled, b))) {
+            fixes.extend(evaluate(
+                BngFixKind::CompileWithMicroBatch,
+                // the script skips HellaSwag and sampling when compiled
+                Impact::Evaluation,
+                with_b(&compiled, b),
+                other,
+            ));
         }
     }
     if cfg.allocator == Allocator::Default {
-        fixes.extend(
-            evaluate(
-                BngFixKind::ExpandableSegments,
-                Impact::Nothing,
-                BngConfig {
-                    allocator: Allocator::ExpandableSegments,
-                    ..cfg.clone()
-                },
-                other,
-            )
-            .await,
-        );
+        fixes.extend(evaluate(
+            BngFixKind::ExpandableSegments,
+            Impact::Nothing,
+            BngConfig {
+                allocator: Allocator::ExpandableSegments,
+                ..cfg.clone()
+            },
+            other,
+        ));
     }
     if other > 0 {
-        fixes.extend(evaluate(BngFixKind::FreeTheCard, Impact::Nothing, cfg.clone(), 0).await);
+        fixes.extend(evaluate(
+            BngFixKind::FreeTheCard,
+            Impact::Nothing,
+            cfg.clone(),
+            0,
+        ));
     }
     // a shorter T in powers of two, the same tokens per step
-    let mut shorter = None;
-    for c in (1..=3)
+    if let Some(c) = (1..=3)
         .map(|k| cfg.t >> k)
         .filter(|&t| t >= 64)
         .map(|t| BngConfig { t, ..cfg.clone() })
-        .filter(|c| c.validate().is_ok())
+        .find(|c| c.validate().is_ok() && fits(c))
     {
-        pause.pause().await;
-        if fits(&c) {
-            shorter = Some(c);
-            break;
-        }
-    }
-    if let Some(c) = shorter {
-        fixes.extend(evaluate(BngFixKind::ShorterContext, Impact::ContextLength, c, other).await);
+        fixes.extend(evaluate(
+            BngFixKind::ShorterContext,
+            Impact::ContextLength,
+            c,
+            other,
+        ));
     }
     let layers: Vec<u32> = (1..cfg.n_layer).collect();
-    if let Some(l) = largest(&layers, pause, &|l| {
+    if let Some(l) = largest(&layers, |l| {
         fits(&BngConfig {
             n_layer: l,
             ..cfg.clone()
         })
-    })
-    .await
-    {
-        fixes.extend(
-            evaluate(
-                BngFixKind::FewerLayers,
-                Impact::ModelCapacity,
-                BngConfig {
-                    n_layer: l,
-                    ..cfg.clone()
-                },
-                other,
-            )
-            .await,
-        );
+    }) {
+        fixes.extend(evaluate(
+            BngFixKind::FewerLayers,
+            Impact::ModelCapacity,
+            BngConfig {
+                n_layer: l,
+                ..cfg.clone()
+            },
+            other,
+        ));
     }
     sort(&mut fixes);
     // every B the field takes: a search that stopped short would call its own cap the largest
     let all = batches_keeping_total(cfg, super::config::MAX_B_OR_T + 1);
-    let largest_b_that_fits = largest(&all, pause, &|b| fits(&with_b(cfg, b))).await;
+    let largest_b_that_fits = largest(&all, |b| fits(&with_b(cfg, b)));
     Some(BngFixReport {
         current: base.run.verdict,
         current_peak: base_peak,

@@ -9,7 +9,6 @@ pub mod sequence;
 
 pub use config::BngConfig;
 
-use crate::engine::ranking::Pause;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
@@ -119,13 +118,8 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
         a.params()
     }
 
-    async fn rank_fixes(
-        cfg: &BngConfig,
-        budget: &Budget,
-        _mfu: f64,
-        pause: &dyn Pause,
-    ) -> Option<fixes::BngFixReport> {
-        fixes::rank_fixes_paused(cfg, budget, pause).await
+    fn rank_fixes(cfg: &BngConfig, budget: &Budget, _mfu: f64) -> Option<fixes::BngFixReport> {
+        fixes::rank_fixes(cfg, budget)
     }
 
     fn get(cfg: &BngConfig, key: &str) -> Option<String> {

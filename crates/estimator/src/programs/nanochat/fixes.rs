@@ -10,7 +10,7 @@
 use super::config::{NanochatConfig, Script};
 use super::{analyze, fits_on_card};
 use crate::config::Allocator;
-use crate::engine::ranking::{largest, sort, to_the_end, Impact, Pause, Ranked, Unpaused};
+use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
 
@@ -134,31 +134,13 @@ fn batches_keeping_total(cfg: &NanochatConfig, below: u32) -> Vec<u32> {
 
 /// Ranks every fix for `cfg` on `budget`'s card (`None` when the config itself is invalid).
 pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixReport> {
-    to_the_end(rank_fixes_paused(cfg, budget, &Unpaused))
-}
-
-/// [`rank_fixes`], handing the thread to `pause` before each replay (a run on several GPUs
-/// replays each rank whose peak can differ).
-pub async fn rank_fixes_paused(
-    cfg: &NanochatConfig,
-    budget: &Budget,
-    pause: &dyn Pause,
-) -> Option<NanochatFixReport> {
-    pause.pause().await;
     let base = analyze(cfg, budget).ok()?;
     let base_peak = base.peak_bytes();
     let fits = |c: &NanochatConfig| fits_on_card(c, budget);
     let evaluate = |kind, impact, config: NanochatConfig, other: u128| {
-        Ranked::evaluate(
-            kind,
-            impact,
-            config,
-            other,
-            budget,
-            base_peak,
-            pause,
-            |c, b| analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict)),
-        )
+        Ranked::evaluate(kind, impact, config, other, budget, base_peak, |c, b| {
+            analyze(c, b).ok().map(|a| (a.peak_bytes(), a.run.verdict))
+        })
     };
     // the total batch as a number, so that changing the device batch keeps it
     let pinned = NanochatConfig {
@@ -173,19 +155,13 @@ pub async fn rank_fixes_paused(
     let other = budget.other_bytes;
 
     let keeping = batches_keeping_total(cfg, cfg.device_batch_size);
-    if let Some(b) = largest(&keeping, pause, &|b| fits(&with_batch(b)))
-        .await
-        .or(keeping.first().copied())
-    {
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::DeviceBatchKeepTotal,
-                Impact::Slower,
-                with_batch(b),
-                other,
-            )
-            .await,
-        );
+    if let Some(b) = largest(&keeping, |b| fits(&with_batch(b))).or(keeping.first().copied()) {
+        fixes.extend(evaluate(
+            NanochatFixKind::DeviceBatchKeepTotal,
+            Impact::Slower,
+            with_batch(b),
+            other,
+        ));
     }
     if cfg.fp8 {
         // offered only where bf16 holds less: at a large model_dim and a small vocabulary the
@@ -196,7 +172,6 @@ pub async fn rank_fixes_paused(
         };
         fixes.extend(
             evaluate(NanochatFixKind::Fp8Off, Impact::Slower, bf16, other)
-                .await
                 .filter(|f| f.saving_bytes > 0),
         );
     }
@@ -209,40 +184,32 @@ pub async fn rank_fixes_paused(
     };
     if cfg.world_size < 8 {
         fixes.extend(
-            evaluate(NanochatFixKind::MoreGpus, Impact::MoreGpus, more, other)
-                .await
-                .map(|mut f| {
-                    if f.saving_bytes <= 0 {
-                        f.impact = Impact::NotAFix;
-                    }
-                    f
-                }),
+            evaluate(NanochatFixKind::MoreGpus, Impact::MoreGpus, more, other).map(|mut f| {
+                if f.saving_bytes <= 0 {
+                    f.impact = Impact::NotAFix;
+                }
+                f
+            }),
         );
     }
     if cfg.allocator == Allocator::Default {
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::ExpandableSegments,
-                Impact::Nothing,
-                NanochatConfig {
-                    allocator: Allocator::ExpandableSegments,
-                    ..cfg.clone()
-                },
-                other,
-            )
-            .await,
-        );
+        fixes.extend(evaluate(
+            NanochatFixKind::ExpandableSegments,
+            Impact::Nothing,
+            NanochatConfig {
+                allocator: Allocator::ExpandableSegments,
+                ..cfg.clone()
+            },
+            other,
+        ));
     }
     if other > 0 {
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::FreeTheCard,
-                Impact::Nothing,
-                cfg.clone(),
-                0,
-            )
-            .await,
-        );
+        fixes.extend(evaluate(
+            NanochatFixKind::FreeTheCard,
+            Impact::Nothing,
+            cfg.clone(),
+            0,
+        ));
     }
     // a smaller micro-batch with the same number of micro-steps: fewer tokens per step
     let smaller_total = |b: u32| NanochatConfig {
@@ -254,17 +221,14 @@ pub async fn rank_fixes_paused(
         ..cfg.clone()
     };
     let below: Vec<u32> = (1..cfg.device_batch_size).collect();
-    if let Some(b) = largest(&below, pause, &|b| fits(&smaller_total(b))).await {
+    if let Some(b) = largest(&below, |b| fits(&smaller_total(b))) {
         if !keeping.contains(&b) || fixes.is_empty() {
-            fixes.extend(
-                evaluate(
-                    NanochatFixKind::DeviceBatchSmallerTotal,
-                    Impact::GradientNoise,
-                    smaller_total(b),
-                    other,
-                )
-                .await,
-            );
+            fixes.extend(evaluate(
+                NanochatFixKind::DeviceBatchSmallerTotal,
+                Impact::GradientNoise,
+                smaller_total(b),
+                other,
+            ));
         }
     }
     // a shorter context in powers of two (nanochat's windows tile by 128), same tokens per step
@@ -277,24 +241,13 @@ pub async fn rank_fixes_paused(
         })
         .filter(|c| c.validate().is_ok())
         .collect();
-    let mut fitting = None;
-    for c in &shorter {
-        pause.pause().await;
-        if fits(c) {
-            fitting = Some(c);
-            break;
-        }
-    }
-    if let Some(c) = fitting {
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::ShorterContext,
-                Impact::ContextLength,
-                c.clone(),
-                other,
-            )
-            .await,
-        );
+    if let Some(c) = shorter.iter().find(|c| fits(c)) {
+        fixes.extend(evaluate(
+            NanochatFixKind::ShorterContext,
+            Impact::ContextLength,
+            c.clone(),
+            other,
+        ));
     }
     // a shallower model: the total batch follows depth where it was automatic (base_train.py
     // only: chat_sft.py fine-tunes the checkpoint it is given)
@@ -307,21 +260,16 @@ pub async fn rank_fixes_paused(
         depth: d,
         ..cfg.clone()
     };
-    if let Some(d) = largest(&depths, pause, &|d| {
+    if let Some(d) = largest(&depths, |d| {
         let c = with_depth(d);
         c.validate().is_ok() && fits(&c)
-    })
-    .await
-    {
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::ShallowerModel,
-                Impact::ModelCapacity,
-                with_depth(d),
-                other,
-            )
-            .await,
-        );
+    }) {
+        fixes.extend(evaluate(
+            NanochatFixKind::ShallowerModel,
+            Impact::ModelCapacity,
+            with_depth(d),
+            other,
+        ));
     }
 
     if cfg.models_core() {
@@ -329,17 +277,13 @@ pub async fn rank_fixes_paused(
             core_metric_every: -1,
             ..cfg.clone()
         };
-        pause.pause().await;
         let alone = fits(&no_core);
-        fixes.extend(
-            evaluate(
-                NanochatFixKind::CoreOff,
-                Impact::Evaluation,
-                no_core.clone(),
-                other,
-            )
-            .await,
-        );
+        fixes.extend(evaluate(
+            NanochatFixKind::CoreOff,
+            Impact::Evaluation,
+            no_core.clone(),
+            other,
+        ));
         // where training does not fit either: both changes
         let with_batch = |b: u32| NanochatConfig {
             device_batch_size: b,
@@ -347,16 +291,13 @@ pub async fn rank_fixes_paused(
             ..no_core.clone()
         };
         if !alone {
-            if let Some(b) = largest(&keeping, pause, &|b| fits(&with_batch(b))).await {
-                fixes.extend(
-                    evaluate(
-                        NanochatFixKind::CoreOffWithDeviceBatch,
-                        Impact::Evaluation,
-                        with_batch(b),
-                        other,
-                    )
-                    .await,
-                );
+            if let Some(b) = largest(&keeping, |b| fits(&with_batch(b))) {
+                fixes.extend(evaluate(
+                    NanochatFixKind::CoreOffWithDeviceBatch,
+                    Impact::Evaluation,
+                    with_batch(b),
+                    other,
+                ));
             }
         }
     }
@@ -364,8 +305,7 @@ pub async fn rank_fixes_paused(
     // fits first (with room, then tight), then what it costs training, then the larger saving
     sort(&mut fixes);
     let all_batches = batches_keeping_total(cfg, 1 << 16);
-    let largest_device_batch_that_fits =
-        largest(&all_batches, pause, &|b| fits(&with_batch(b))).await;
+    let largest_device_batch_that_fits = largest(&all_batches, |b| fits(&with_batch(b)));
     // CORE's example sizes come from its data: say how long an example this card can take
     let core_fits = |n: u64| {
         fits(&NanochatConfig {
@@ -373,15 +313,11 @@ pub async fn rank_fixes_paused(
             ..cfg.clone()
         })
     };
-    if cfg.core_metric_every > 0 {
-        pause.pause().await;
-    }
     let largest_core_example_that_fits = if cfg.core_metric_every > 0 && core_fits(1) {
         // bisection over 1..2^24 tokens: the largest that fits
         let (mut ok, mut bad) = (1u64, 1u64 << 24);
         while bad - ok > 1 {
             let mid = ok + (bad - ok) / 2;
-            pause.pause().await;
             if core_fits(mid) {
                 ok = mid;
             } else {

@@ -21,7 +21,6 @@ pub use config::{NanochatAttention, NanochatConfig};
 pub use sequence::Ranks;
 pub use shape::Shape;
 
-use crate::engine::ranking::Pause;
 use crate::engine::run::Run;
 use crate::error::{ConfigError, Problem};
 use crate::gpu::{Budget, Gpu};
@@ -274,13 +273,12 @@ macro_rules! nanochat_script {
                 a.shape.total_params()
             }
 
-            async fn rank_fixes(
+            fn rank_fixes(
                 cfg: &NanochatConfig,
                 budget: &Budget,
                 _mfu: f64,
-                pause: &dyn Pause,
             ) -> Option<fixes::NanochatFixReport> {
-                fixes::rank_fixes_paused(cfg, budget, pause).await
+                fixes::rank_fixes(cfg, budget)
             }
 
             fn get(cfg: &NanochatConfig, key: &str) -> Option<String> {

@@ -10,14 +10,11 @@
 use super::closed_verdict::verdict;
 use crate::analysis::{analyze, analyze_patched, fits_on_card, Analysis};
 use crate::config::{Allocator, Dtype, TrainConfig};
-use crate::engine::ranking::{to_the_end, Pause, Unpaused};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
 use crate::physics::{Patches, Phase};
 use crate::speed::iter_seconds;
 use crate::verdict::{Risk, Verdict};
-use std::future::Future;
-use std::pin::Pin;
 
 pub use crate::engine::ranking::Impact;
 
@@ -163,8 +160,6 @@ struct Evaluator<'a> {
     /// with its fragmentation allowance (µs each). Searches always run on the closed form and
     /// are then corrected step by step with the simulation.
     exact: bool,
-    /// Handed the thread before each replay (the page ranks in slices).
-    pause: &'a dyn Pause,
 }
 
 /// How far the simulation may move a closed-form search result.
@@ -190,12 +185,11 @@ impl Evaluator<'_> {
     }
 
     /// The simulation's answer.
-    async fn fits_exactly(&self, cfg: &TrainConfig) -> bool {
-        self.pause.pause().await;
+    fn fits_exactly(&self, cfg: &TrainConfig) -> bool {
         fits_on_card(cfg, self.budget)
     }
 
-    async fn fix(
+    fn fix(
         &self,
         kind: FixKind,
         cfg: TrainConfig,
@@ -205,7 +199,6 @@ impl Evaluator<'_> {
     ) -> Option<Fix> {
         let budget = self.budget_with(other);
         let (est, v, peak) = if self.exact {
-            self.pause.pause().await;
             let a = analyze_patched(&cfg, &budget, patches).ok()?;
             let peak = a.peak_bytes();
             (a.estimate, a.run.verdict, peak)
@@ -240,9 +233,7 @@ impl Evaluator<'_> {
     }
 
     /// The largest `x` in `lo..=hi` for which `make(x)` fits (memory grows with `x`).
-    // `make` as a trait object: one future type for the dozen searches, not one per closure
-    // (each would carry its own copy of this body into the page's module)
-    async fn largest(&self, lo: u32, hi: u32, make: &dyn Fn(u32) -> TrainConfig) -> Option<u32> {
+    fn largest(&self, lo: u32, hi: u32, make: impl Fn(u32) -> TrainConfig) -> Option<u32> {
         if hi < lo || !self.fits(&make(lo), Patches::default(), self.budget.other_bytes) {
             return None;
         }
@@ -260,27 +251,28 @@ impl Evaluator<'_> {
         }
         // the closed form's fragmentation allowance is an average: let the simulation decide,
         // within MAX_CORRECTION_STEPS of it, by bisection (a few replays, not one per step)
-        let (mut good, mut bad) = if self.fits_exactly(&make(ok)).await {
+        let fits = |x: u32| self.fits_exactly(&make(x));
+        let (mut good, mut bad) = if fits(ok) {
             let top = hi.min(ok.saturating_add(MAX_CORRECTION_STEPS));
-            if top == ok || self.fits_exactly(&make(top)).await {
+            if top == ok || fits(top) {
                 return Some(top);
             }
             (ok, top)
         } else {
-            if ok == lo || !self.fits_exactly(&make(lo)).await {
+            if ok == lo || !fits(lo) {
                 return None;
             }
             let bottom = lo.max(ok.saturating_sub(MAX_CORRECTION_STEPS));
-            if self.fits_exactly(&make(bottom)).await {
+            if fits(bottom) {
                 (bottom, ok)
             } else {
                 (lo, bottom)
             }
         };
-        // self.fits_exactly(&make(good)).await, !self.fits_exactly(&make(bad)).await
+        // fits(good), !fits(bad)
         while bad - good > 1 {
             let mid = good + (bad - good) / 2;
-            if self.fits_exactly(&make(mid)).await {
+            if fits(mid) {
                 good = mid;
             } else {
                 bad = mid;
@@ -304,59 +296,24 @@ fn accumulation_steps(steps: u64, world: u64) -> u32 {
 /// every listed fix is checked with the allocator simulation (tens of ms); without, with the
 /// closed form (under a millisecond).
 pub fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64, exact: bool) -> Option<FixReport> {
-    to_the_end(rank_fixes_paused(cfg, budget, mfu, exact, &Unpaused))
-}
-
-/// [`rank_fixes`], handing the thread to `pause` before each replay.
-pub async fn rank_fixes_paused(
-    cfg: &TrainConfig,
-    budget: &Budget,
-    mfu: f64,
-    exact: bool,
-    pause: &dyn Pause,
-) -> Option<FixReport> {
-    let analysed = if exact {
-        pause.pause().await;
-        Some(analyze(cfg, budget).ok()?)
-    } else {
-        None
-    };
-    let cfg = analysed.as_ref().map_or(cfg, |a| &a.estimate.config);
-    // one await of the ranking: each would carry its own copy of it into the page's module
-    rank(cfg, budget, mfu, analysed.as_ref(), pause).await
+    if exact {
+        let a = analyze(cfg, budget).ok()?;
+        return rank_fixes_of(&a, budget, mfu);
+    }
+    rank(cfg, budget, mfu, None)
 }
 
 /// [`rank_fixes`] (exact) for a run already analysed on `budget`'s card: the base is not
 /// replayed again.
 pub fn rank_fixes_of(base: &Analysis, budget: &Budget, mfu: f64) -> Option<FixReport> {
-    to_the_end(rank(
-        &base.estimate.config,
-        budget,
-        mfu,
-        Some(base),
-        &Unpaused,
-    ))
+    rank(&base.estimate.config, budget, mfu, Some(base))
 }
 
-/// [`ranking`]'s future, boxed: it is awaited from more than one place (the page's ranking, the
-/// synchronous callers), and each would otherwise inline its own copy of that ~10 KB state
-/// machine into the page's module.
-fn rank<'a>(
-    cfg: &'a TrainConfig,
-    budget: &'a Budget,
-    mfu: f64,
-    analysed: Option<&'a Analysis>,
-    pause: &'a dyn Pause,
-) -> Pin<Box<dyn Future<Output = Option<FixReport>> + 'a>> {
-    Box::pin(ranking(cfg, budget, mfu, analysed, pause))
-}
-
-async fn ranking(
+fn rank(
     cfg: &TrainConfig,
     budget: &Budget,
     mfu: f64,
     analysed: Option<&Analysis>,
-    pause: &dyn Pause,
 ) -> Option<FixReport> {
     let exact = analysed.is_some();
     let (base_est, current, base_peak) = if let Some(a) = analysed {
@@ -380,7 +337,6 @@ async fn ranking(
         base_peak,
         base_seconds,
         exact,
-        pause,
     };
     let other = budget.other_bytes;
     let none = Patches::default();
@@ -417,59 +373,47 @@ async fn ranking(
         c
     };
     if b > 1 {
-        if let Some(nb) = ev.largest(1, b - 1, &|nb| with_batch(nb, true)).await {
+        if let Some(nb) = ev.largest(1, b - 1, |nb| with_batch(nb, true)) {
             let nb = exact(nb);
-            push(
-                ev.fix(
-                    FixKind::MicroBatchKeepEffective,
-                    with_batch(nb, true),
-                    none,
-                    other,
-                    Impact::Slower,
-                )
-                .await,
-            );
+            push(ev.fix(
+                FixKind::MicroBatchKeepEffective,
+                with_batch(nb, true),
+                none,
+                other,
+                Impact::Slower,
+            ));
         } else {
-            push(
-                ev.fix(
-                    FixKind::MicroBatchKeepEffective,
-                    with_batch(1, true),
-                    none,
-                    other,
-                    Impact::Slower,
-                )
-                .await,
-            );
+            push(ev.fix(
+                FixKind::MicroBatchKeepEffective,
+                with_batch(1, true),
+                none,
+                other,
+                Impact::Slower,
+            ));
         }
-        if let Some(nb) = ev.largest(1, b - 1, &|nb| with_batch(nb, false)).await {
-            push(
-                ev.fix(
-                    FixKind::MicroBatchOnly,
-                    with_batch(nb, false),
-                    none,
-                    other,
-                    Impact::GradientNoise,
-                )
-                .await,
-            );
+        if let Some(nb) = ev.largest(1, b - 1, |nb| with_batch(nb, false)) {
+            push(ev.fix(
+                FixKind::MicroBatchOnly,
+                with_batch(nb, false),
+                none,
+                other,
+                Impact::GradientNoise,
+            ));
         }
         if cfg.allocator == Allocator::Default {
             let exp = |nb: u32| TrainConfig {
                 allocator: Allocator::ExpandableSegments,
                 ..with_batch(nb, true)
             };
-            if let Some(nb) = ev.largest(1, b - 1, &exp).await {
+            if let Some(nb) = ev.largest(1, b - 1, exp) {
                 let nb = exact(nb);
-                push(
-                    ev.fix(
-                        FixKind::ExpandableWithMicroBatch,
-                        exp(nb),
-                        none,
-                        other,
-                        Impact::Slower,
-                    )
-                    .await,
-                );
+                push(ev.fix(
+                    FixKind::ExpandableWithMicroBatch,
+                    exp(nb),
+                    none,
+                    other,
+                    Impact::Slower,
+                ));
             }
         }
         if !cfg.compile {
@@ -477,18 +421,15 @@ async fn ranking(
                 compile: true,
                 ..with_batch(nb, true)
             };
-            if let Some(nb) = ev.largest(1, b - 1, &comp).await {
+            if let Some(nb) = ev.largest(1, b - 1, comp) {
                 let nb = exact(nb);
-                push(
-                    ev.fix(
-                        FixKind::CompileWithMicroBatch,
-                        comp(nb),
-                        none,
-                        other,
-                        Impact::Slower,
-                    )
-                    .await,
-                );
+                push(ev.fix(
+                    FixKind::CompileWithMicroBatch,
+                    comp(nb),
+                    none,
+                    other,
+                    Impact::Slower,
+                ));
             }
         }
     }
@@ -498,10 +439,7 @@ async fn ranking(
             allocator: Allocator::ExpandableSegments,
             ..cfg.clone()
         };
-        push(
-            ev.fix(FixKind::ExpandableSegments, c, none, other, Impact::Nothing)
-                .await,
-        );
+        push(ev.fix(FixKind::ExpandableSegments, c, none, other, Impact::Nothing));
     }
 
     if !cfg.compile {
@@ -509,19 +447,13 @@ async fn ranking(
             compile: true,
             ..cfg.clone()
         };
-        push(
-            ev.fix(FixKind::CompileOn, c, none, other, Impact::Nothing)
-                .await,
-        );
+        push(ev.fix(FixKind::CompileOn, c, none, other, Impact::Nothing));
     } else {
         let c = TrainConfig {
             compile: false,
             ..cfg.clone()
         };
-        push(
-            ev.fix(FixKind::CompileOff, c, none, other, Impact::NotAFix)
-                .await,
-        );
+        push(ev.fix(FixKind::CompileOff, c, none, other, Impact::NotAFix));
     }
 
     // shorter context: the largest multiple of 64 below block_size that fits
@@ -530,17 +462,14 @@ async fn ranking(
             block_size: k * 64,
             ..cfg.clone()
         };
-        if let Some(k) = ev.largest(1, (cfg.block_size - 1) / 64, &blocks).await {
-            push(
-                ev.fix(
-                    FixKind::ShorterBlock,
-                    blocks(k),
-                    none,
-                    other,
-                    Impact::ContextLength,
-                )
-                .await,
-            );
+        if let Some(k) = ev.largest(1, (cfg.block_size - 1) / 64, blocks) {
+            push(ev.fix(
+                FixKind::ShorterBlock,
+                blocks(k),
+                none,
+                other,
+                Impact::ContextLength,
+            ));
         }
     }
 
@@ -549,17 +478,14 @@ async fn ranking(
             n_layer: l,
             ..cfg.clone()
         };
-        if let Some(l) = ev.largest(1, cfg.n_layer - 1, &layers).await {
-            push(
-                ev.fix(
-                    FixKind::FewerLayers,
-                    layers(l),
-                    none,
-                    other,
-                    Impact::ModelCapacity,
-                )
-                .await,
-            );
+        if let Some(l) = ev.largest(1, cfg.n_layer - 1, layers) {
+            push(ev.fix(
+                FixKind::FewerLayers,
+                layers(l),
+                none,
+                other,
+                Impact::ModelCapacity,
+            ));
         }
     }
 
@@ -570,17 +496,14 @@ async fn ranking(
             n_embd: k * step,
             ..cfg.clone()
         };
-        if let Some(k) = ev.largest(1, (cfg.n_embd - 1) / step, &widths).await {
-            push(
-                ev.fix(
-                    FixKind::Narrower,
-                    widths(k),
-                    none,
-                    other,
-                    Impact::ModelCapacity,
-                )
-                .await,
-            );
+        if let Some(k) = ev.largest(1, (cfg.n_embd - 1) / step, widths) {
+            push(ev.fix(
+                FixKind::Narrower,
+                widths(k),
+                none,
+                other,
+                Impact::ModelCapacity,
+            ));
         }
     }
 
@@ -595,20 +518,14 @@ async fn ranking(
                 dtype,
                 ..cfg.clone()
             };
-            push(
-                ev.fix(FixKind::HalfPrecision, c, none, other, Impact::Nothing)
-                    .await,
-            );
+            push(ev.fix(FixKind::HalfPrecision, c, none, other, Impact::Nothing));
         }
         Dtype::Bfloat16 if !budget.gpu.bf16 => {
             let c = TrainConfig {
                 dtype: Dtype::Float16,
                 ..cfg.clone()
             };
-            push(
-                ev.fix(FixKind::Float16OnOldCard, c, none, other, Impact::Nothing)
-                    .await,
-            );
+            push(ev.fix(FixKind::Float16OnOldCard, c, none, other, Impact::Nothing));
         }
         _ => {}
     }
@@ -618,10 +535,7 @@ async fn ranking(
             dropout: 0.0,
             ..cfg.clone()
         };
-        push(
-            ev.fix(FixKind::DropoutOff, c, none, other, Impact::Regularization)
-                .await,
-        );
+        push(ev.fix(FixKind::DropoutOff, c, none, other, Impact::Regularization));
     }
 
     // evaluating at a smaller batch only helps when estimate_loss() holds the peak
@@ -637,16 +551,13 @@ async fn ranking(
                 .estimate(cfg, p)
                 .is_some_and(|e| e.eval_peak().total() <= train_peak);
             if below || eb == 1 {
-                push(
-                    ev.fix(
-                        FixKind::SmallerEvalBatch,
-                        cfg.clone(),
-                        p,
-                        other,
-                        Impact::CodeChange,
-                    )
-                    .await,
-                );
+                push(ev.fix(
+                    FixKind::SmallerEvalBatch,
+                    cfg.clone(),
+                    p,
+                    other,
+                    Impact::CodeChange,
+                ));
                 break;
             }
             eb /= 2;
@@ -657,36 +568,27 @@ async fn ranking(
         checkpoint_blocks: true,
         ..none
     };
-    push(
-        ev.fix(
-            FixKind::ActivationCheckpointing,
-            cfg.clone(),
-            ck,
-            other,
-            Impact::CodeChange,
-        )
-        .await,
-    );
+    push(ev.fix(
+        FixKind::ActivationCheckpointing,
+        cfg.clone(),
+        ck,
+        other,
+        Impact::CodeChange,
+    ));
     let chunked = Patches {
         chunked_loss: true,
         ..none
     };
-    push(
-        ev.fix(
-            FixKind::ChunkedLoss,
-            cfg.clone(),
-            chunked,
-            other,
-            Impact::CodeChange,
-        )
-        .await,
-    );
+    push(ev.fix(
+        FixKind::ChunkedLoss,
+        cfg.clone(),
+        chunked,
+        other,
+        Impact::CodeChange,
+    ));
 
     if other > 0 {
-        push(
-            ev.fix(FixKind::FreeTheCard, cfg.clone(), none, 0, Impact::Nothing)
-                .await,
-        );
+        push(ev.fix(FixKind::FreeTheCard, cfg.clone(), none, 0, Impact::Nothing));
     }
 
     // the folk remedy that does nothing: fewer eval iterations
@@ -694,10 +596,7 @@ async fn ranking(
         eval_iters: (cfg.eval_iters / 4).max(1),
         ..cfg.clone()
     };
-    push(
-        ev.fix(FixKind::EvalItersNoEffect, c, none, other, Impact::NotAFix)
-            .await,
-    );
+    push(ev.fix(FixKind::EvalItersNoEffect, c, none, other, Impact::NotAFix));
 
     // more GPUs: always listed, so nobody buys one for an out-of-memory it cannot fix
     if cfg.world_size < crate::config::MAX_WORLD_SIZE {
@@ -710,10 +609,7 @@ async fn ranking(
             ),
             ..cfg.clone()
         };
-        if let Some(mut f) = ev
-            .fix(FixKind::AddGpus, c, none, other, Impact::MoreGpus)
-            .await
-        {
+        if let Some(mut f) = ev.fix(FixKind::AddGpus, c, none, other, Impact::MoreGpus) {
             if f.saving_bytes <= 0 {
                 f.impact = Impact::NotAFix;
             }
@@ -725,16 +621,13 @@ async fn ranking(
             shard_optimizer: true,
             ..none
         };
-        fixes.extend(
-            ev.fix(
-                FixKind::ShardOptimizer,
-                cfg.clone(),
-                p,
-                other,
-                Impact::CodeChange,
-            )
-            .await,
-        );
+        fixes.extend(ev.fix(
+            FixKind::ShardOptimizer,
+            cfg.clone(),
+            p,
+            other,
+            Impact::CodeChange,
+        ));
     }
 
     // drop changes that do nothing for memory unless they are there to be seen
@@ -761,12 +654,10 @@ async fn ranking(
             .unwrap_or(std::cmp::Ordering::Equal)
     });
 
-    let largest = ev
-        .largest(1, MAX_SEARCH_BATCH, &|nb| TrainConfig {
-            batch_size: nb,
-            ..cfg.clone()
-        })
-        .await;
+    let largest = ev.largest(1, MAX_SEARCH_BATCH, |nb| TrainConfig {
+        batch_size: nb,
+        ..cfg.clone()
+    });
     Some(FixReport {
         current,
         current_peak: base_peak,

@@ -16,7 +16,6 @@ pub mod sequence;
 pub mod snippet;
 pub mod speed;
 
-use crate::engine::ranking::Pause;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
@@ -75,13 +74,8 @@ impl crate::programs::TrainingProgram for NanoGpt {
     }
 
     /// Every fix checked by replay (`exact`).
-    async fn rank_fixes(
-        cfg: &TrainConfig,
-        budget: &Budget,
-        mfu: f64,
-        pause: &dyn Pause,
-    ) -> Option<fixes::FixReport> {
-        fixes::rank_fixes_paused(cfg, budget, mfu, true, pause).await
+    fn rank_fixes(cfg: &TrainConfig, budget: &Budget, mfu: f64) -> Option<fixes::FixReport> {
+        fixes::rank_fixes(cfg, budget, mfu, true)
     }
 
     fn get(cfg: &TrainConfig, key: &str) -> Option<String> {
