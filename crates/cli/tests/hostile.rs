@@ -84,6 +84,7 @@ fn no_card_named_is_said_to_be_assumed_or_read_from_nvidia_smi() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["gpu"]["id"], "rtx3060");
     assert_eq!(v["gpu"]["other_bytes"], 700u64 << 20);
+    std::fs::remove_dir_all(smi.parent().unwrap()).ok();
 }
 
 #[test]
@@ -295,6 +296,7 @@ fn odd_numbers_in_an_oom_message_are_not_misread() {
         1u64 << 28,
         "0 bytes read as a card"
     );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -317,4 +319,5 @@ fn a_config_line_of_many_string_sums_is_refused_at_once() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     // the line is named as not applied; the rest of the file is
     assert!(stderr(&out).contains("string too long"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -129,6 +129,7 @@ export const tests = {
           e.message = `query ${i} (?${q}), after ${Date.now() - started} ms: ${e.message}`;
           throw e;
         }
+        // VRAMFIT_TRACE_QUERIES=1: every query's time on stderr, to find one that stalls a browser
         if (process.env.VRAMFIT_TRACE_QUERIES) console.error(`${ctx.engine} ${i} ${Date.now() - started} ms ?${q}`);
       }
       await page.close();
