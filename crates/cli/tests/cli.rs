@@ -421,7 +421,6 @@ fn gpu_auto_reads_nvidia_smi() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs nvidia-smi"));
     let _ = std::fs::remove_dir_all(dir);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 /// The text report in each language: `--lang`, else `LC_ALL` over `LC_MESSAGES` over `LANG`;

@@ -1,9 +1,9 @@
 // Nothing a user types may break the page: random valid and invalid query strings must render
 // the calculator with no panic and no error in the console (1,000 in Chromium; 300 in Firefox and
 // WebKit, the first 300 of the same seeded list: the decoder and the answers are the same wasm in
-// all three, fuzzed natively besides, and each thousand cost ~7 minutes of CI's 2 cores there). Every tenth is a fresh page
-// load (language, embed and theme keys are read only then); the others arrive as history
-// navigations, which re-read the URL through the same decoder.
+// all three, fuzzed natively besides, and each thousand cost ~7 minutes of CI's 2 cores there).
+// Every tenth is a fresh page load (language, embed and theme keys are read only then); the others
+// arrive as history navigations, which re-read the URL through the same decoder.
 
 import assert from 'node:assert/strict';
 import { assertNoPanic } from '../lib/page.mjs';
@@ -79,8 +79,8 @@ async function oneQuery(page, errors, base, i, q, lanes) {
         throw e;
       }
       window.dispatchEvent(new PopStateEvent('popstate'));
-      // a frame, for the page to draw the state; a browser that holds frames back (Firefox
-      // throttles them for pages it deems hidden) is not the page's fault, so not past 2 s
+      // a frame, for the page to draw the state; a browser that holds frames back is not the
+      // page's fault, so not past 2 s (the wait for the answer below is what the test judges)
       return new Promise((ok) => {
         requestAnimationFrame(() => ok(true));
         setTimeout(() => ok(true), 2000);

@@ -255,9 +255,7 @@ impl<'a> Gen<'a> {
         let mut mask: TensorId = None;
         let last_masked = self.last_masked_layer();
         for i in 0..self.s.l as usize {
-            if self.masked(i) && mask.is_none() {
-                mask = self.out.alloc(e * self.d.t * self.d.t, Term::AttentionMask);
-            }
+            self.attention_mask(i, &mut mask);
             // attention: q, k, v and their bf16 weight copies, the output, the projection
             let mut work: Vec<TensorId> = (0..3).map(|_| self.copy(2 * c * c)).collect();
             work.extend((0..4).map(|_| self.out.alloc(btc, Term::BlockTransient)));
