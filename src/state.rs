@@ -126,7 +126,14 @@ impl AppState {
         debounce(
             move || self.page.get(),
             SETTLE,
-            move |p| self.settled.set(p),
+            move |p| {
+                // the debounce fires once at load with the inputs `settled` already holds: setting
+                // them again would rank the fixes (and redraw the chart) a second time, a task of
+                // ~200 ms on the default page here
+                if self.settled.with_untracked(|s| *s != p) {
+                    self.settled.set(p);
+                }
+            },
         );
     }
 

@@ -1,6 +1,7 @@
 //! On a phone the answer sits above the inputs, so a slider far below it would move a bar that is
-//! out of sight. This one line — the peak, the verdict with its margin, and a thin bar of the six
-//! components against the card — sticks to the top of the screen once the answer scrolls away.
+//! out of sight. This one line — what the run needs, the verdict with its margin, and a thin bar of
+//! the six components and the allocator's reserve against the card — sticks to the top of the
+//! screen once the answer scrolls away.
 //! Wide screens hide it: there the answer stays beside the inputs.
 
 use estimator::decimal::Fixed;
@@ -24,12 +25,16 @@ pub fn StickySummary() -> impl IntoView {
         let scale = v.bar_scale(app.budget.with(|b| b.gpu.total_bytes), peak) as f64;
         let (word, class, margin) = verdict_words(&tr.bar_words(), &v);
         let usable = v.budget_bytes as f64 / scale * 100.0;
+        // the line leads with what the verdict weighs (the allocated peak and the allocator's
+        // reserve beyond it), so its number and its margin agree at a glance: "9.29 GiB · Out of
+        // memory" on an 11.24 GiB card read as a contradiction (issue 26)
+        let reserve = v.need_bytes.saturating_sub(peak);
         Some(view! {
             // the verdict panel says it to screen readers (aria-live); this is its visual echo
             <div class=format!("sticky-summary {class}") data-testid="sticky-summary" aria-hidden="true">
                 <p class="sticky-summary__text">
-                    <strong data-testid="sticky-total" data-bytes=peak.to_string()>
-                        {format::gib(peak)}
+                    <strong data-testid="sticky-total" data-bytes=v.need_bytes.to_string()>
+                        {format::gib(v.need_bytes)}
                     </strong>
                     " · "
                     <span class="verdict__word">{word}</span>
@@ -49,6 +54,10 @@ pub fn StickySummary() -> impl IntoView {
                             }
                         })
                         .collect_view()}
+                    <span
+                        class="sticky-summary__reserve"
+                        style:width=format!("{}%", Fixed(reserve as f64 / scale * 100.0, 3))
+                    ></span>
                     <span
                         class="sticky-summary__marker"
                         style:left=format!("{}%", Fixed(usable, 3))

@@ -201,8 +201,9 @@ fn build(
     let text = element(doc, "p", "sticky-summary__text")?;
     let total = element(doc, "strong", "")?;
     total.set_attribute("data-testid", "first-bar-total")?;
-    total.set_attribute("data-bytes", &bar.peak_bytes.to_string())?;
-    total.set_text_content(Some(&format::gib(bar.peak_bytes)));
+    // what the verdict weighs, as the page's sticky summary leads with it
+    total.set_attribute("data-bytes", &bar.verdict.need_bytes.to_string())?;
+    total.set_text_content(Some(&format::gib(bar.verdict.need_bytes)));
     let word_el = element(doc, "span", "verdict__word")?;
     word_el.set_text_content(Some(word));
     text.append_with_node_1(&total)?;
@@ -219,6 +220,13 @@ fn build(
         set_style(&seg, "width", bar.pct(bytes))?;
         track.append_with_node_1(&seg)?;
     }
+    let reserve = element(doc, "span", "sticky-summary__reserve")?;
+    set_style(
+        &reserve,
+        "width",
+        bar.pct(bar.verdict.need_bytes.saturating_sub(bar.peak_bytes)),
+    )?;
+    track.append_with_node_1(&reserve)?;
     let marker = element(doc, "span", "sticky-summary__marker")?;
     set_style(&marker, "left", bar.pct(bar.verdict.budget_bytes))?;
     track.append_with_node_1(&marker)?;
