@@ -35,8 +35,8 @@
   // once the page has started and then gone idle: installing the worker fetches every file of
   // the site (a megabyte), which must share neither a slow network with the first bar's module
   // and the page's, nor the processor with the page's mount and first fix ranking (on a 2-core
-  // machine, 12 loads of a link at every field's maximum: the load's longest task 205 → 178 ms at
-  // the median, over 200 ms in 8 → 2 of them)
+  // machine, a link at every field's maximum, 30 loads each way alternating: the load's longest
+  // task over 200 ms in 20 → 8 of them; tests/e2e/load_tasks.mjs)
   addEventListener('TrunkApplicationStarted', () => {
     if ('requestIdleCallback' in window) requestIdleCallback(register, { timeout: 3000 });
     else setTimeout(register, 1000);

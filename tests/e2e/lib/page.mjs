@@ -15,6 +15,8 @@ export async function open(ctx, query = '', { viewport = { width: 1280, height: 
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(`${ctx.base}/${query}`);
   await page.waitForSelector('[data-testid="total"]');
+  // the panels below the answer are built in the task after the first frame (src/components/app.rs)
+  await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
   page.errors = errors;
   page.ctxToClose = context ? null : c;
   return page;
@@ -52,6 +54,8 @@ export async function assertNoPanic(page, what = '') {
 
 /** Every test hook of the page, as numbers. */
 export async function hooks(page) {
+  // (a language switch builds the page anew, its lower panels a task after the rest)
+  await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
   return page.evaluate(() => {
     const q = (id) => document.querySelector(`[data-testid="${id}"]`);
     const seg = {};
