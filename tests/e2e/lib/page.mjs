@@ -15,7 +15,8 @@ export async function open(ctx, query = '', { viewport = { width: 1280, height: 
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(`${ctx.base}/${query}`);
   await page.waitForSelector('[data-testid="total"]');
-  // the panels below the answer are built in the task after the first frame (src/components/app.rs)
+  // the inputs and the panels below the answer are built a task after the first frame
+  // (src/components/app.rs)
   await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
   page.errors = errors;
   page.ctxToClose = context ? null : c;
