@@ -150,56 +150,78 @@ export const tests = {
     await context.close();
   },
 
-  async 'every field at its maximum: "beyond any card" within a second, slider steps with no task over 200 ms'(ctx) {
+  async 'every field at its maximum: "beyond any card" within a second, no task over 200 ms'(ctx) {
     // (Chromium: the Long Tasks API is its alone; the answer itself is the same in every engine,
     // which the random queries above and the CLI's tests cover)
-    const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.addInitScript(() => {
-      window.__tasks = [];
-      new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) window.__tasks.push(Math.round(e.duration));
-      }).observe({ type: 'longtask', buffered: true });
-      window.__answered = new Promise((resolve) => {
-        // the first line (crates/first-bar) or the page's verdict, whichever says it first
-        const seen = () => document.querySelector('[data-risk="beyond"]');
-        const mo = new MutationObserver(() => {
-          if (seen()) {
-            mo.disconnect();
-            resolve(performance.now());
-          }
-        });
-        document.addEventListener('DOMContentLoaded', () => mo.observe(document.body, { childList: true, subtree: true, attributes: true }));
-      });
-    });
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(`${ctx.base}/?${EVERY_FIELD_AT_ITS_MAXIMUM}&gpu=h100`);
-    const ms = await page.evaluate(() => window.__answered);
-    const detail = await page.textContent('[data-testid="verdict"]');
-    assert.match(detail, /beyond any card/i);
-    assert.match(detail, /256 TiB/);
-    // the fields keep what the link asked for
-    assert.equal(await page.inputValue('input[type=text][name=n_layer]'), '1024');
-    await page.waitForTimeout(1500);
-    const loading = await page.evaluate(() => window.__tasks.splice(0));
+    // Three cold loads: on this 2-core machine a load's longest task was over 200 ms in 1 of 44
+    // (225 ms, its main-thread CPU under 80: the thread waiting for a core), so one load of three
+    // may be; two would be the page's own work again (before the inputs and the lower panels
+    // were built a task later, 20 of 30 loads were over).
+    const loads = [];
+    let last;
+    for (let i = 0; i < 3; i++) {
+      if (last) await last.context.close();
+      last = await loadAtTheMaximum(ctx);
+      loads.push(last);
+    }
+    const { page, context, errors } = last;
     // slider steps down from the maxima, and the fix ranking after them (it runs once typing pauses)
     await page.locator('input[type=range][name=batch_size]').focus();
     for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowLeft');
     await page.waitForTimeout(1500);
     const steps = await page.evaluate(() => window.__tasks);
-    console.log(`# every field at its maximum: answered after ${Math.round(ms)} ms; long tasks loading ${loading.join(', ') || 'none'} ms, then three slider steps ${steps.join(', ') || 'none'} ms`);
-    assert.ok(ms <= 1000, `"beyond any card" after ${Math.round(ms)} ms`);
-    // what the maxima cost is gone (issue 33: tasks of 2.1-2.5 s); loading, the page's own mount
-    // is one task, 140-340 ms on this machine for any link (the default page's too), so the load
-    // is held to 400 ms and the steps after it to issue 33's 200 ms
-    assert.ok(Math.max(0, ...loading) <= 400, `loading: tasks of ${loading.join(', ')} ms`);
+    const each = loads.map((l) => `answered after ${Math.round(l.ms)} ms, long tasks ${l.loading.join(', ') || 'none'} ms`);
+    console.log(`# every field at its maximum: ${each.join('; ')}; then three slider steps ${steps.join(', ') || 'none'} ms`);
+    for (const l of loads) {
+      assert.ok(l.ms <= 1000, `"beyond any card" after ${Math.round(l.ms)} ms`);
+      assert.ok(Math.max(0, ...l.loading) <= 400, `loading: tasks of ${l.loading.join(', ')} ms`);
+    }
+    const over = loads.filter((l) => Math.max(0, ...l.loading) > 200);
+    assert.ok(over.length <= 1, `a task over 200 ms in ${over.length} of 3 loads: ${each.join('; ')}`);
     assert.ok(Math.max(0, ...steps) <= 200, `slider steps: tasks of ${steps.join(', ')} ms`);
     assert.deepEqual(errors, []);
     await assertNoPanic(page);
     await context.close();
   },
 };
+
+/**
+ * One cold load of the every-field-at-its-maximum link: when "beyond any card" first showed (the
+ * first line's or the verdict's), and the long tasks until 1.5 s later. The page stays open.
+ */
+async function loadAtTheMaximum(ctx) {
+  const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.addInitScript(() => {
+    window.__tasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__tasks.push(Math.round(e.duration));
+    }).observe({ type: 'longtask', buffered: true });
+    window.__answered = new Promise((resolve) => {
+      // the first line (crates/first-bar) or the page's verdict, whichever says it first
+      const seen = () => document.querySelector('[data-risk="beyond"]');
+      const mo = new MutationObserver(() => {
+        if (seen()) {
+          mo.disconnect();
+          resolve(performance.now());
+        }
+      });
+      document.addEventListener('DOMContentLoaded', () => mo.observe(document.body, { childList: true, subtree: true, attributes: true }));
+    });
+  });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${ctx.base}/?${EVERY_FIELD_AT_ITS_MAXIMUM}&gpu=h100`);
+  const ms = await page.evaluate(() => window.__answered);
+  const detail = await page.textContent('[data-testid="verdict"]');
+  assert.match(detail, /beyond any card/i);
+  assert.match(detail, /256 TiB/);
+  // the fields keep what the link asked for
+  assert.equal(await page.inputValue('input[type=text][name=n_layer]'), '1024');
+  await page.waitForTimeout(1500);
+  const loading = await page.evaluate(() => window.__tasks.splice(0));
+  return { page, context, errors, ms, loading };
+}
 
 /** nanoGPT's fields at their maxima (config.rs `FIELDS`): 2^72 bytes of activations. */
 const EVERY_FIELD_AT_ITS_MAXIMUM = 'n_layer=1024&n_head=1024&n_embd=131072&block_size=1048576&batch_size=1048576'
@@ -208,7 +230,7 @@ const EVERY_FIELD_AT_ITS_MAXIMUM = 'n_layer=1024&n_head=1024&n_embd=131072&block
 
 /** The Long Tasks API (PerformanceObserver 'longtask') and addInitScript are Chromium's. */
 export const needs = {
-  'every field at its maximum: "beyond any card" within a second, slider steps with no task over 200 ms': ['cdp'],
+  'every field at its maximum: "beyond any card" within a second, no task over 200 ms': ['cdp'],
 };
 
 /** Far above a slow run (WebKit on 2 busy cores: 9.5 minutes). */
