@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
 import { start } from './lib/engines/chromium.mjs';
 import { median } from './first_paint.mjs';
+import { recordLongTasks } from './lib/page.mjs';
 
 /** robustness.mjs' EVERY_FIELD_AT_ITS_MAXIMUM, on an H100. */
 const MAX = 'n_layer=1024&n_head=1024&n_embd=131072&block_size=1048576&batch_size=1048576'
@@ -26,12 +27,7 @@ const MAX = 'n_layer=1024&n_head=1024&n_embd=131072&block_size=1048576&batch_siz
 async function longTasks(browser, url) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  await page.addInitScript(() => {
-    window.__tasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__tasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask', buffered: true });
-  });
+  await page.addInitScript(recordLongTasks);
   await page.goto(url);
   await page.waitForSelector('[data-testid="verdict"]');
   await page.waitForTimeout(2000);

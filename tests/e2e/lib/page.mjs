@@ -105,3 +105,14 @@ export async function assertSameAsCli(ctx, cases) {
     await close(page);
   }
 }
+
+/**
+ * An init script (`page.addInitScript(recordLongTasks)`): every long task's duration (the Long
+ * Tasks API, Chromium's) into `window.__tasks`, those before the script ran included.
+ */
+export function recordLongTasks() {
+  window.__tasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__tasks.push(Math.round(e.duration));
+  }).observe({ type: 'longtask', buffered: true });
+}

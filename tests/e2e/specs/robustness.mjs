@@ -6,7 +6,7 @@
 // arrive as history navigations, which re-read the URL through the same decoder.
 
 import assert from 'node:assert/strict';
-import { assertNoPanic } from '../lib/page.mjs';
+import { assertNoPanic, recordLongTasks } from '../lib/page.mjs';
 
 const KEYS = [
   'n_layer', 'n_head', 'n_embd', 'block_size', 'batch_size', 'gradient_accumulation_steps', 'dropout',
@@ -192,11 +192,8 @@ export const tests = {
 async function loadAtTheMaximum(ctx) {
   const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  await page.addInitScript(recordLongTasks);
   await page.addInitScript(() => {
-    window.__tasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__tasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask', buffered: true });
     window.__answered = new Promise((resolve) => {
       // the first line (crates/first-bar) or the page's verdict, whichever says it first
       const seen = () => document.querySelector('[data-risk="beyond"]');
