@@ -74,7 +74,7 @@ pub fn MemoryBar(
     let card_pct = move || pct(app.budget.with(|b| b.gpu.total_bytes), scale.get());
     let cache_bytes = move || {
         app.verdict
-            .with(|v| v.map_or(0, |v| v.need_bytes.saturating_sub(total.get())))
+            .with(|v| v.map_or(0, |v| v.reserve_beyond(total.get())))
     };
     // what the verdict counted as usable (one rank's card under torchrun: NCCL's memory is out)
     let usable = move || {

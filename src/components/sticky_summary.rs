@@ -28,7 +28,7 @@ pub fn StickySummary() -> impl IntoView {
         // the line leads with what the verdict weighs (the allocated peak and the allocator's
         // reserve beyond it), so its number and its margin agree at a glance: "9.29 GiB · Out of
         // memory" on an 11.24 GiB card read as a contradiction (issue 26)
-        let reserve = v.need_bytes.saturating_sub(peak);
+        let reserve = v.reserve_beyond(peak);
         Some(view! {
             // the verdict panel says it to screen readers (aria-live); this is its visual echo
             <div class=format!("sticky-summary {class}") data-testid="sticky-summary" aria-hidden="true">

@@ -114,7 +114,7 @@ pub fn VerdictPanel() -> impl IntoView {
             tr.need_explained,
             &[
                 ("peak", &format::gib(peak)),
-                ("frag", &format::gib(v.need_bytes.saturating_sub(peak))),
+                ("frag", &format::gib(v.reserve_beyond(peak))),
             ],
         );
         Some(view! {

@@ -197,7 +197,7 @@ pub fn run_text(
             &[
                 ("need", &gib(v.need_bytes)),
                 ("peak", &gib(an.peak_bytes())),
-                ("frag", &gib(v.need_bytes.saturating_sub(an.peak_bytes()))),
+                ("frag", &gib(v.reserve_beyond(an.peak_bytes()))),
                 ("total", &gib(g.total_bytes)),
                 ("context", &gib(budget.context_bytes)),
                 ("other", &gib(budget.other_bytes)),

@@ -59,6 +59,12 @@ impl Verdict {
         }
     }
 
+    /// What the caching allocator holds beyond the run's allocated peak `peak_bytes`: reserved
+    /// but unallocated, the part of the need the verdict counts and the tensors do not.
+    pub fn reserve_beyond(&self, peak_bytes: u128) -> u128 {
+        self.need_bytes.saturating_sub(peak_bytes)
+    }
+
     /// The bytes a bar drawing this verdict spans ([`bar_scale`]).
     pub fn bar_scale(&self, card_bytes: u128, peak_bytes: u128) -> u128 {
         bar_scale(card_bytes, self.need_bytes, peak_bytes)

@@ -224,7 +224,7 @@ fn build(
     set_style(
         &reserve,
         "width",
-        bar.pct(bar.verdict.need_bytes.saturating_sub(bar.peak_bytes)),
+        bar.pct(bar.verdict.reserve_beyond(bar.peak_bytes)),
     )?;
     track.append_with_node_1(&reserve)?;
     let marker = element(doc, "span", "sticky-summary__marker")?;
