@@ -17,6 +17,7 @@ import { startServer } from './lib/server.mjs';
 import { start } from './lib/engines/chromium.mjs';
 import { median } from './first_paint.mjs';
 import { recordLongTasks } from './lib/page.mjs';
+import { mainThreadTasks } from './lib/trace.mjs';
 
 /** robustness.mjs' EVERY_FIELD_AT_ITS_MAXIMUM, on an H100. */
 const MAX = 'n_layer=1024&n_head=1024&n_embd=131072&block_size=1048576&batch_size=1048576'
@@ -40,27 +41,14 @@ async function longTasks(browser, url) {
 async function traced(browser, url) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  await browser.startTracing(page, { categories: ['devtools.timeline', 'v8.execute', 'disabled-by-default-devtools.timeline'] });
-  await page.goto(url);
-  await page.waitForSelector('[data-testid="verdict"]');
-  await page.waitForTimeout(2000);
-  const events = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
+  const tasks = await mainThreadTasks(browser, page, async () => {
+    await page.goto(url);
+    await page.waitForSelector('[data-testid="verdict"]');
+    await page.waitForTimeout(2000);
+  }, 40);
   await context.close();
-  // the page's renderer: the main thread that ran the long tasks
-  const thread = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain'
-    && events.some((x) => x.pid === e.pid && x.tid === e.tid && x.name === 'RunTask' && x.dur > 40_000));
-  if (!thread) return ['no main-thread task over 40 ms'];
-  const mine = events.filter((e) => e.pid === thread.pid && e.tid === thread.tid && e.ph === 'X');
-  const tasks = mine.filter((e) => e.name === 'RunTask' && e.dur > 40_000);
-  const ms = (us) => Math.round(us / 1000);
-  return tasks.map((t) => {
-    const parts = {};
-    for (const k of mine) {
-      if (k !== t && k.ts >= t.ts && k.ts + k.dur <= t.ts + t.dur && k.dur > 3000) parts[k.name] = (parts[k.name] ?? 0) + k.dur;
-    }
-    const top = Object.entries(parts).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, d]) => `${n} ${ms(d)}`);
-    return `at ${String(ms(t.ts - tasks[0].ts)).padStart(5)} ms: ${String(ms(t.dur)).padStart(4)} ms (CPU ${ms(t.tdur ?? 0)}): ${top.join(', ')}`;
-  });
+  if (!tasks.length) return ['no main-thread task over 40 ms'];
+  return tasks.map((t) => `at ${String(t.at).padStart(5)} ms: ${String(t.wall).padStart(4)} ms (CPU ${t.cpu}): ${t.parts.join(', ')}`);
 }
 
 const { values, positionals } = parseArgs({
