@@ -27,6 +27,9 @@ usage: python3 run_train.py NAME B T TOTAL_BATCH USE_COMPILE(0|1) [N_LAYER N_HEA
 env:   BNG=<dir with train_gpt2.py> (default <repo>/.bng)
        ALLOC=default (default: no PYTORCH_ALLOC_CONF, as train_gpt2.py sets none) | expandable (expandable_segments:True),
        set before torch starts.
+       CAP_GIB=<GiB> (optional): cap the process as a card of that many GiB usable would
+       (torch.cuda.set_per_process_memory_fraction, what the allocator may reserve); the record gets
+       `allocator_cap_gib` and `cap_on_purpose` (status `ok` or `oom`, as score-accuracy reads capped runs).
 Prints one line `RESULT {json}`.
 """
 import json, os, sys, tempfile, time, types
@@ -170,10 +173,15 @@ def step(self, *a, **k):
 
 torch.optim.AdamW.step = step
 
+CAP_GIB = float(os.environ['CAP_GIB']) if os.environ.get('CAP_GIB') else None
+if CAP_GIB:
+    torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / torch.cuda.get_device_properties(0).total_memory)
 rec = {'name': name, 'config': {'B': B, 'T': T, 'total_batch_size': TB, 'grad_accum_steps': GA, 'use_compile': comp,
                                 'n_layer': n_layer, 'n_head': n_head, 'n_embd': n_embd, 'vocab_size': 50304,
                                 'block_size': 1024, 'allocator': ALLOC, 'world_size': ws},
        'torch': torch.__version__, 'gpu': torch.cuda.get_device_name(), 'bng_commit': '6104ab1', 'status': 'ok'}
+if CAP_GIB:
+    rec['allocator_cap_gib'], rec['cap_on_purpose'] = CAP_GIB, True
 t0 = time.time()
 try:
     g = {'__name__': '__main__'}

@@ -15,6 +15,9 @@ env:
   TRACE=<file.pkl>  record the allocator history (_record_memory_history, python stacks) and pickle the snapshot
         there at the end; also pickles a snapshot at the `before_eval` mark to <file>.before_eval.pkl
   VOCAB (32768), NANOCHAT_BASE_DIR (/tmp/nanochat_base)
+  CAP_GIB=<GiB>  cap the process as a card of that many GiB usable would: torch.cuda.set_per_process_memory_fraction
+        (what the allocator may reserve), before the script allocates; the record gets `allocator_cap_gib` and
+        `cap_on_purpose` (status `ok` or `oom`, as score-accuracy reads capped runs)
 
 How the data in data/measured/nanochat-expandable.jsonl were taken: PyTorch 2.11.0+cu130 (no FA3: SDPA fallback),
 nanochat 92d63d4, one NVIDIA H100 80GB HBM3 (the `gpu` field of each record), several probe processes in parallel
@@ -147,6 +150,13 @@ def parse_config(argv):
             'head_dim': 128}
 
 
+def cap_process(rec, gib):
+    """Caps what this process's allocator may reserve at `gib` GiB of the current card."""
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    torch.cuda.set_per_process_memory_fraction(gib * GiB / total)
+    rec['allocator_cap_gib'], rec['cap_on_purpose'] = gib, True
+
+
 def run_script(name, argv, script='base_train.py', extra=None):
     alloc = 'expandable_segments' if os.environ.get('PYTORCH_ALLOC_CONF') else 'default'
     rec = {'name': name, 'argv': argv, 'vocab_size': V, 'torch': torch.__version__, 'allocator': alloc,
@@ -159,6 +169,8 @@ def run_script(name, argv, script='base_train.py', extra=None):
         sys.argv = [script] + argv
         if 'LOCAL_RANK' in os.environ:  # under torchrun: measure this rank's GPU, not cuda:0
             torch.cuda.set_device(int(os.environ['LOCAL_RANK']))
+        if os.environ.get('CAP_GIB'):
+            cap_process(rec, float(os.environ['CAP_GIB']))
         torch.cuda.reset_peak_memory_stats()
         runpy.run_path(os.path.join(ROOT, 'scripts', script), run_name='__main__')
     except torch.OutOfMemoryError as e:

@@ -1,0 +1,119 @@
+//! The verdict at a card's edge for build-nanogpt and nanochat (issue 27): the real scripts on an
+//! H200, each capped with `torch.cuda.set_per_process_memory_fraction` at what a 12 GB card
+//! (11.25 GiB) or a 24 GB card (23.0 GiB) leaves usable, at settings on both sides of vramfit's
+//! verdict for that cap (tools/capped_jobs.py; data/measured/build-nanogpt-capped.jsonl,
+//! nanochat-capped.jsonl). Every verdict must be what happened; a run that failed must fail at the
+//! request PyTorch named ("Tried to allocate 1.54 GiB"); a run that fitted must reserve what the
+//! capped replay reserves, within 2 %.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{bng_config, project_runs};
+use estimator::engine::run::Run;
+use estimator::programs::nanochat::NanochatConfig;
+use estimator::programs::{build_nanogpt, nanochat};
+use estimator::{gpu, Budget};
+use serde_json::Value;
+
+/// The card the runs were measured on, left with `cap` GiB and nothing else on it (score-accuracy's
+/// capped protocol: `--vram-gib CAP --context-gib 0 --other-gib 0`).
+fn capped(run: &Value) -> Budget {
+    Budget::for_gpu(gpu::find("h200").unwrap())
+        .with_total_gib(run["allocator_cap_gib"].as_f64().unwrap())
+        .unwrap()
+        .with_context_gib(0.0)
+        .unwrap()
+        .with_other_gib(0.0)
+        .unwrap()
+}
+
+fn nanochat_config(run: &Value) -> NanochatConfig {
+    let mut args: Vec<String> = run["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    args.push(format!(
+        "--allocator={}",
+        run["allocator"].as_str().unwrap()
+    ));
+    NanochatConfig::from_args(&args).unwrap()
+}
+
+/// "Tried to allocate 1.54 GiB" (or MiB) of PyTorch's message, in bytes as it rounds them.
+fn tried_to_allocate(message: &str) -> (f64, f64) {
+    let rest = message.split("Tried to allocate ").nth(1).unwrap();
+    let mut words = rest.split_whitespace();
+    let n: f64 = words.next().unwrap().parse().unwrap();
+    let unit = match words.next().unwrap().trim_end_matches('.') {
+        "GiB" => (1u64 << 30) as f64,
+        "MiB" => (1u64 << 20) as f64,
+        u => panic!("unit {u}"),
+    };
+    // printed with two decimals
+    (n * unit, 0.005 * unit)
+}
+
+/// Holds one program's capped runs against `replay`; returns how many there were.
+fn check(file: &str, replay: impl Fn(&Value) -> Run) -> usize {
+    let runs = project_runs(file);
+    let mut wrong = Vec::new();
+    let mut table = String::new();
+    for run in &runs {
+        assert_eq!(run["cap_on_purpose"], true);
+        let name = run["name"].as_str().unwrap();
+        let r = replay(run);
+        let fitted = run["status"] == "ok";
+        let measured_reserved = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+        table += &format!(
+            "{name}: {} measured, reserved {:.3} GiB; vramfit {}, needs {:.3} GiB\n",
+            run["status"],
+            measured_reserved / (1u64 << 30) as f64,
+            if r.verdict.fits { "fits" } else { "oom" },
+            r.verdict.need_bytes as f64 / (1u64 << 30) as f64,
+        );
+        if r.verdict.fits != fitted {
+            wrong.push(format!("{name}: verdict"));
+        } else if fitted {
+            let err =
+                (r.on_card.peak_reserved as f64 - measured_reserved).abs() / measured_reserved;
+            if err > 0.02 {
+                wrong.push(format!("{name}: reserved off by {:.2} %", err * 100.0));
+            }
+        } else {
+            let (bytes, half) = tried_to_allocate(run["oom"].as_str().unwrap());
+            let requested = r.on_card.oom.as_ref().unwrap().requested as f64;
+            if (requested - bytes).abs() > half {
+                wrong.push(format!(
+                    "{name}: fails at a request of {requested} B, PyTorch at {bytes} B"
+                ));
+            }
+        }
+    }
+    eprintln!("{table}");
+    assert!(wrong.is_empty(), "{wrong:?}\n{table}");
+    runs.len()
+}
+
+#[test]
+fn build_nanogpt_at_the_edge_of_12_and_24_gb_cards() {
+    let n = check("build-nanogpt-capped.jsonl", |run| {
+        build_nanogpt::analyze(&bng_config(run), &capped(run))
+            .unwrap()
+            .run
+    });
+    assert_eq!(n, 8);
+}
+
+#[test]
+fn nanochat_at_the_edge_of_12_and_24_gb_cards() {
+    let n = check("nanochat-capped.jsonl", |run| {
+        nanochat::analyze(&nanochat_config(run), &capped(run))
+            .unwrap()
+            .run
+    });
+    assert_eq!(n, 5);
+}
