@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{bng_config, project_runs};
+use common::{bng_config, nanochat_argv, project_runs};
 use estimator::engine::run::Run;
 use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::{build_nanogpt, nanochat};
@@ -30,12 +30,7 @@ fn capped(run: &Value) -> Budget {
 }
 
 fn nanochat_config(run: &Value) -> NanochatConfig {
-    let mut args: Vec<String> = run["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
+    let mut args = nanochat_argv(run);
     args.push(format!(
         "--allocator={}",
         run["allocator"].as_str().unwrap()

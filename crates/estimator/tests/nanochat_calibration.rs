@@ -13,22 +13,13 @@
 
 mod common;
 
-use common::{assert_within_targets, project_runs, score};
+use common::{assert_within_targets, nanochat_argv as argv, project_runs, score};
 use estimator::engine::run::Run;
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
 
 /// The run's command-line flags, as recorded.
-fn argv(run: &Value) -> Vec<String> {
-    run["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect()
-}
-
 /// The run's flags as the scoring tool passes them: its argv, then its allocator.
 fn config(run: &Value) -> NanochatConfig {
     let mut args = argv(run);

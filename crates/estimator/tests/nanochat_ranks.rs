@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::project_runs;
+use common::{nanochat_argv, project_runs};
 use estimator::engine::replay::replay;
 use estimator::programs::nanochat::sequence::generate_rank;
 use estimator::programs::nanochat::{analyze, speed, NanochatConfig, Ranks};
@@ -16,12 +16,7 @@ use serde_json::Value;
 
 /// The run's flags with its process count.
 fn config(run: &Value) -> NanochatConfig {
-    let mut args: Vec<String> = run["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
+    let mut args = nanochat_argv(run);
     args.push(format!("--nproc-per-node={}", run["world_size"]));
     NanochatConfig::from_args(&args).unwrap()
 }

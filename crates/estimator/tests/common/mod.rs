@@ -170,3 +170,13 @@ pub fn bng_config(run: &Value) -> BngConfig {
     args.push(format!("--allocator={alloc}"));
     BngConfig::from_args(&args).unwrap()
 }
+
+/// A measured nanochat run's flags as it was launched (`argv` of the probes' records).
+pub fn nanochat_argv(run: &Value) -> Vec<String> {
+    run["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
