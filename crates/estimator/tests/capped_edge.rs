@@ -2,19 +2,18 @@
 //! H200, each capped with `torch.cuda.set_per_process_memory_fraction` at what a 12 GB card
 //! (11.25 GiB) or a 24 GB card (23.0 GiB) leaves usable, at settings on both sides of vramfit's
 //! verdict for that cap (tools/capped_jobs.py; data/measured/build-nanogpt-capped.jsonl: eager and
-//! compiled, both allocators; nanochat-capped.jsonl: both allocators). Every verdict must be what happened; a run that failed must fail at the
-//! request PyTorch named ("Tried to allocate 1.54 GiB"); a run that fitted must reserve what the
-//! capped replay reserves, within 2 %.
+//! compiled, both allocators; nanochat-capped.jsonl: both allocators). Every verdict must be what
+//! happened; a run that failed must fail at the request PyTorch named ("Tried to allocate
+//! 1.54 GiB"); a run that fitted must reserve what the capped replay reserves, within 2 %.
 
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use common::{bng_config, nanochat_argv, project_runs};
+use common::{bng_config, nanochat_config, project_runs};
 use estimator::engine::run::Run;
-use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::{build_nanogpt, nanochat};
-use estimator::{gpu, Budget};
+use estimator::{gpu, oom, Budget};
 use serde_json::Value;
 
 /// The card the runs were measured on, left with `cap` GiB and nothing else on it (score-accuracy's
@@ -29,28 +28,15 @@ fn capped(run: &Value) -> Budget {
         .unwrap()
 }
 
-fn nanochat_config(run: &Value) -> NanochatConfig {
-    let mut args = nanochat_argv(run);
-    args.push(format!(
-        "--allocator={}",
-        run["allocator"].as_str().unwrap()
-    ));
-    NanochatConfig::from_args(&args).unwrap()
+/// PyTorch's "Tried to allocate 1.54 GiB", read by vramfit's own reader of pasted messages, and
+/// half its last printed digit (two decimals, of GiB from a GiB up, else of MiB).
+fn tried_to_allocate(message: &str) -> (f64, f64) {
+    let bytes = oom::parse(message).tried_to_allocate_bytes.unwrap() as f64;
+    let unit = if bytes >= GIB { GIB } else { GIB / 1024.0 };
+    (bytes, 0.005 * unit)
 }
 
-/// "Tried to allocate 1.54 GiB" (or MiB) of PyTorch's message, in bytes as it rounds them.
-fn tried_to_allocate(message: &str) -> (f64, f64) {
-    let rest = message.split("Tried to allocate ").nth(1).unwrap();
-    let mut words = rest.split_whitespace();
-    let n: f64 = words.next().unwrap().parse().unwrap();
-    let unit = match words.next().unwrap().trim_end_matches('.') {
-        "GiB" => (1u64 << 30) as f64,
-        "MiB" => (1u64 << 20) as f64,
-        u => panic!("unit {u}"),
-    };
-    // printed with two decimals
-    (n * unit, 0.005 * unit)
-}
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// Holds one program's capped runs against `replay`; returns how many there were.
 fn check(file: &str, replay: impl Fn(&Value) -> Run) -> usize {
@@ -66,9 +52,9 @@ fn check(file: &str, replay: impl Fn(&Value) -> Run) -> usize {
         table += &format!(
             "{name}: {} measured, reserved {:.3} GiB; vramfit {}, needs {:.3} GiB\n",
             run["status"],
-            measured_reserved / (1u64 << 30) as f64,
+            measured_reserved / GIB,
             if r.verdict.fits { "fits" } else { "oom" },
-            r.verdict.need_bytes as f64 / (1u64 << 30) as f64,
+            r.verdict.need_bytes as f64 / GIB,
         );
         if r.verdict.fits != fitted {
             wrong.push(format!("{name}: verdict"));

@@ -13,22 +13,13 @@
 
 mod common;
 
-use common::{assert_within_targets, nanochat_argv as argv, project_runs, score};
+use common::{
+    assert_within_targets, nanochat_argv as argv, nanochat_config as config, project_runs, score,
+};
 use estimator::engine::run::Run;
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
-
-/// The run's command-line flags, as recorded.
-/// The run's flags as the scoring tool passes them: its argv, then its allocator.
-fn config(run: &Value) -> NanochatConfig {
-    let mut args = argv(run);
-    args.push(format!(
-        "--allocator={}",
-        run["allocator"].as_str().unwrap_or("expandable_segments")
-    ));
-    NanochatConfig::from_args(&args).unwrap()
-}
 
 /// A base_train.py run replayed on the H200 the shared runs were measured on (one-GPU peaks
 /// do not depend on the card's size).

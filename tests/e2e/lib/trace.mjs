@@ -3,6 +3,8 @@
 // was waiting for a core (CI's machine showed 16 % CPU steal), not doing the page's work. Used by
 // robustness.mjs (issue 33's "no blocking task over 200 ms") and load_tasks.mjs.
 
+import { readFile } from 'node:fs/promises';
+
 const CATEGORIES = ['devtools.timeline', 'v8.execute', 'disabled-by-default-devtools.timeline'];
 
 /**
@@ -58,7 +60,6 @@ export function describeTasks(tasks) {
  * of 237 and 208 ms, the third 139). Linux's /proc/stat; elsewhere it returns at once.
  */
 export async function quietMachine(maxMs = 15_000) {
-  const { readFile } = await import('node:fs/promises');
   const sample = async () => {
     const cpu = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     // idle and iowait beside the total

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use estimator::configurator::Configurator;
 use estimator::engine::run::Run;
 use estimator::programs::build_nanogpt::BngConfig;
+use estimator::programs::nanochat::NanochatConfig;
 use estimator::{Phase, TrainConfig};
 use serde_json::Value;
 
@@ -179,4 +180,15 @@ pub fn nanochat_argv(run: &Value) -> Vec<String> {
         .iter()
         .map(|a| a.as_str().unwrap().to_string())
         .collect()
+}
+
+/// A measured base_train.py run's config as the scoring tool passes it: its argv, then its
+/// allocator (the probes' default, expandable segments, where a record names none).
+pub fn nanochat_config(run: &Value) -> NanochatConfig {
+    let mut args = nanochat_argv(run);
+    args.push(format!(
+        "--allocator={}",
+        run["allocator"].as_str().unwrap_or("expandable_segments")
+    ));
+    NanochatConfig::from_args(&args).unwrap()
 }
