@@ -26,7 +26,7 @@ pub fn ChoiceField(
                 <code>{label}</code>
             </label>
             <span class="field__hint" id=hint_id.clone()>
-                {tr.hint_for(program, key)}
+                {tr.program(program).hint(key)}
             </span>
             <select
                 class="field__select"

@@ -1,6 +1,5 @@
 //! The page header: name, one-line purpose, copy-link and theme buttons.
 
-use estimator::programs::Program;
 use leptos::prelude::*;
 
 use super::embed_dialog::EmbedDialog;
@@ -28,11 +27,7 @@ pub fn Header() -> impl IntoView {
             <div class="header__text">
                 <h1 class="header__title">{tr.title}</h1>
                 <p class="header__tagline">
-                    {move || match app.page.with(|p| p.program) {
-                        Program::NanoGpt => tr.tagline,
-                        Program::BuildNanoGpt => tr.bng_tagline,
-                        Program::Nanochat | Program::NanochatSft => tr.nc_tagline,
-                    }}
+                    {move || tr.program(app.page.with(|p| p.program)).tagline()}
                 </p>
             </div>
             <div class="header__actions">

@@ -81,7 +81,7 @@ pub fn NumberField(
                 <code>{label}</code>
             </label>
             <span class="field__hint" id=hint_id>
-                {tr.hint_for(program, key)}
+                {tr.program(program).hint(key)}
             </span>
             <div class="field__controls">
                 <input

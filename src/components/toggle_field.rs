@@ -40,7 +40,7 @@ pub fn ToggleField(
                 " = "
                 <code>{move || if checked.get() { "True" } else { "False" }}</code>
             </label>
-            <span class="field__hint">{tr.hint(key)}</span>
+            <span class="field__hint">{tr.program(estimator::programs::Program::NanoGpt).hint(key)}</span>
         </div>
     }
 }

@@ -73,9 +73,10 @@ pub fn top_fix(tr: &Strings, f: &BngFix, from: &BngConfig, freed: u128) -> Strin
 
 /// The whole fix panel (`freed`: what other processes hold on the card).
 pub fn panel(tr: &Strings, report: &BngFixReport, from: &BngConfig, freed: u128) -> String {
+    let words = tr.program(estimator::programs::Program::BuildNanoGpt);
     let largest = match report.largest_b_that_fits {
-        Some(n) => fill(tr.bng_largest_b, &[("n", &n.to_string())]),
-        None => tr.bng_largest_b_none.to_string(),
+        Some(n) => fill(words.largest(), &[("n", &n.to_string())]),
+        None => words.largest_none().to_string(),
     };
     let rows: Vec<String> = report
         .fixes

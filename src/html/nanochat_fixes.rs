@@ -56,9 +56,10 @@ pub fn panel(
     from: &NanochatConfig,
     freed: u128,
 ) -> String {
+    let words = tr.program(estimator::programs::Program::Nanochat);
     let largest = match report.largest_device_batch_that_fits {
-        Some(n) => fill(tr.nc_largest_batch, &[("n", &n.to_string())]),
-        None => tr.nc_largest_batch_none.to_string(),
+        Some(n) => fill(words.largest(), &[("n", &n.to_string())]),
+        None => words.largest_none().to_string(),
     };
     let rows: Vec<String> = report
         .fixes

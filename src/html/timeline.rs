@@ -284,11 +284,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let title = el(
         "h3",
         &[("class", "chart__title"), ("id", "chart-title")],
-        &escape(match program {
-            Program::NanoGpt => tr.chart_title,
-            Program::BuildNanoGpt => tr.bng_chart_title,
-            Program::Nanochat | Program::NanochatSft => tr.nc_chart_title,
-        }),
+        &escape(tr.program(program).chart_title()),
     );
     el(
         "figure",

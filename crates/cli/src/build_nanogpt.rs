@@ -99,7 +99,10 @@ fn to_text(tr: &CliLang, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
     if let Some(r) = fixes {
         out.blank();
         if let Some(b) = r.largest_b_that_fits {
-            out.line(fill(tr.bng_largest_b, &[("n", &b.to_string())]));
+            out.line(fill(
+                tr.program(Program::BuildNanoGpt).largest(),
+                &[("n", &b.to_string())],
+            ));
         }
         out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
         ranked_fix_table(&mut out, tr, &r.fixes, |f| {

@@ -139,7 +139,10 @@ fn to_text(tr: &CliLang, a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>
     if let Some(r) = fixes {
         out.blank();
         if let Some(b) = r.largest_device_batch_that_fits {
-            out.line(fill(tr.nc_largest_batch, &[("n", &b.to_string())]));
+            out.line(fill(
+                tr.program(Program::Nanochat).largest(),
+                &[("n", &b.to_string())],
+            ));
         }
         if let Some(n) = r.largest_core_example_that_fits {
             out.line(fill(tr.cli.core_fits, &[("n", &n.to_string())]));

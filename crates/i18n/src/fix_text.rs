@@ -1,6 +1,7 @@
 //! A fix in words: its title and its sentence of why, with this run's numbers, in a language.
 
 use estimator::fixes::{Fix, Impact};
+use estimator::programs::Program;
 use estimator::TrainConfig;
 
 use crate::{fill, format, Strings};
@@ -21,15 +22,16 @@ pub fn saving(tr: &Strings, bytes: i128) -> String {
 /// `gradient_accumulation_steps`, so a smaller micro-batch is fewer sequences per iteration
 /// unless the accumulation grows too (which the micro-batch fix does).
 pub fn largest_batch(tr: &Strings, n: Option<u32>, cfg: &TrainConfig) -> String {
+    let words = tr.program(Program::NanoGpt);
     let Some(n) = n else {
-        return tr.largest_batch_none.to_string();
+        return words.largest_none().to_string();
     };
     let with_n = TrainConfig {
         batch_size: n,
         ..cfg.clone()
     };
     fill(
-        tr.largest_batch,
+        words.largest(),
         &[
             ("n", &n.to_string()),
             ("accum", &cfg.gradient_accumulation_steps.to_string()),
@@ -68,14 +70,15 @@ pub fn fix_text(tr: &Strings, f: &Fix, from: &TrainConfig, freed: u128) -> (Stri
         ("old_world", n(from.world_size)),
     ];
     let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut why = fill(tr.fix_why(f.kind), &pairs);
+    let words = tr.program(Program::NanoGpt);
+    let mut why = fill(words.fix_why(f.kind.id()), &pairs);
     if !f.effective_batch_kept
         && matches!(f.impact, Impact::Nothing | Impact::Slower)
         && f.effective_batch != from.effective_batch()
     {
         why = format!("{why} {}", fill(tr.effective_not_kept, &pairs));
     }
-    (fill(tr.fix_title(f.kind), &pairs), why)
+    (fill(words.fix_title(f.kind.id()), &pairs), why)
 }
 
 /// A nanochat fix's title and explanation in `tr`'s language, filled in for this change (`freed`:
@@ -105,9 +108,10 @@ pub fn nanochat_fix_text(
         ("freed", format::gib(freed)),
     ];
     let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let words = tr.program(Program::Nanochat);
     (
-        fill(tr.nc_fix_title(f.kind), &pairs),
-        fill(tr.nc_fix_why(f.kind), &pairs),
+        fill(words.fix_title(f.kind.id()), &pairs),
+        fill(words.fix_why(f.kind.id()), &pairs),
     )
 }
 
@@ -134,8 +138,9 @@ pub fn bng_fix_text(
         ("freed", format::gib(freed)),
     ];
     let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let words = tr.program(Program::BuildNanoGpt);
     (
-        fill(tr.bng_fix_title(f.kind), &pairs),
-        fill(tr.bng_fix_why(f.kind), &pairs),
+        fill(words.fix_title(f.kind.id()), &pairs),
+        fill(words.fix_why(f.kind.id()), &pairs),
     )
 }

@@ -6,9 +6,6 @@
 //!
 //! Templates hold `{name}` placeholders filled by [`fill`].
 
-use estimator::programs::build_nanogpt::fixes::BngFixKind;
-use estimator::programs::nanochat::fixes::NanochatFixKind;
-use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::Program;
 use estimator::{Component, Risk, Term, Verdict};
 
@@ -26,42 +23,17 @@ strings! {
     /// The language's own name, for the picker.
     name,
     title,
-    tagline,
     /// The program choice at the top of the page.
     program_label,
     /// Each program's name, keyed by its id ([`estimator::programs::Program::NAMES`]; chat_sft
     /// not shown).
     program_names[by Program::NAMES],
-    nc_tagline,
-    /// Hints under each base_train.py flag, keyed by the flag (`NanochatConfig::KEYS`).
-    nc_hints[by NanochatConfig::KEYS],
-    nc_hint_load_optimizer,
-    nc_phase_eval,
-    nc_phase_eval_later,
     nc_phase_core,
-    nc_chart_title,
     nc_section_attention,
-    /// `{n}`: the largest device batch keeping the total.
-    nc_largest_batch,
-    nc_largest_batch_none,
-    /// nanochat's fixes, keyed by `NanochatFixKind::IDS`; placeholders `{batch}`, `{old_batch}`,
-    /// `{accum}`, `{old_accum}`, `{total}`, `{old_total}`, `{seq}`, `{old_seq}`, `{depth}`, `{old_depth}`,
-    /// `{params}`, `{freed}`.
-    nc_fix_titles[by NanochatFixKind::IDS],
-    bng_tagline,
-    /// Hints under each train_gpt2.py constant, keyed by the constant (`build_nanogpt::config::KEYS`).
-    bng_hints[by estimator::programs::build_nanogpt::config::KEYS],
-    bng_phase_eval,
-    bng_phase_eval_later,
-    bng_chart_title,
-    /// `{n}`: the largest B keeping the total batch.
-    bng_largest_b,
-    bng_largest_b_none,
-    /// build-nanogpt's fixes, keyed by `BngFixKind::IDS`; placeholders `{b}`, `{old_b}`, `{accum}`,
-    /// `{total}`, `{t}`, `{old_t}`, `{layers}`, `{old_layers}`, `{params}`, `{freed}`.
-    bng_fix_titles[by BngFixKind::IDS],
-    bng_fix_why[by BngFixKind::IDS],
-    nc_fix_why[by NanochatFixKind::IDS],
+    /// Each program's section (`nanochat.tagline = …`): its tagline, chart title, evaluation's
+    /// names, largest-batch line, a hint per setting and each fix's title and sentence of why —
+    /// keys from the registry ([`program_word_keys`]), read through [`Strings::program`].
+    program_words[keys program_word_keys],
     section_model,
     section_batch,
     section_precision,
@@ -71,8 +43,6 @@ strings! {
     result_label,
     preset_label,
     preset_custom,
-    /// Hints under each nanoGPT key, keyed by it ([`estimator::FIELDS_JSON_ORDER`]).
-    hints[by estimator::FIELDS_JSON_ORDER],
     vocab_label,
     vocab_gpt2,
     vocab_char,
@@ -105,8 +75,6 @@ strings! {
     terms[by Term::IDS],
     phase_first_iter,
     phase_steady,
-    phase_eval,
-    phase_eval_later,
     /// `{phase}`, `{moment}`.
     peak_at,
     micro_step,
@@ -147,20 +115,11 @@ strings! {
     formula,
     eval_iters_note,
     fixes_heading,
-    /// `{n} {accum} {eff} {old_eff}`.
-    largest_batch,
-    largest_batch_none,
     already_fits,
     /// `{s}` seconds.
     time_now,
     mfu_label,
     mfu_hint,
-    /// Fix titles, keyed by [`estimator::fixes::FixKind::IDS`]. Placeholders: `{batch} {accum} {old_batch} {old_accum}
-    /// {block} {old_block} {layers} {old_layers} {embd} {old_embd} {dtype} {eval_batch}
-    /// {eval_iters} {eff} {old_eff} {params} {freed}`.
-    fix_titles[by estimator::fixes::FixKind::IDS],
-    /// One sentence of why, same keys and placeholders.
-    fix_why[by estimator::fixes::FixKind::IDS],
     /// `{eff}`, `{old_eff}`: said when the effective batch could not be kept exactly.
     effective_not_kept,
     /// What a fix changes in training, keyed by [`estimator::fixes::Impact::IDS`].
@@ -189,7 +148,6 @@ strings! {
     model_load,
     /// `{where} {requested} {tensor} {allocated} {fragmented} {largest}`.
     oom_explained,
-    chart_title,
     chart_allocated,
     chart_reserved,
     chart_budget,
@@ -420,14 +378,6 @@ impl Strings {
         self.terms.get(t as usize).copied().unwrap_or("")
     }
 
-    pub fn fix_title(&self, k: estimator::fixes::FixKind) -> &'static str {
-        self.fix_titles.get(k as usize).copied().unwrap_or("")
-    }
-
-    pub fn fix_why(&self, k: estimator::fixes::FixKind) -> &'static str {
-        self.fix_why.get(k as usize).copied().unwrap_or("")
-    }
-
     pub fn stage(&self, st: estimator::sequence::Stage) -> &'static str {
         self.stages.get(st as usize).copied().unwrap_or("")
     }
@@ -436,57 +386,22 @@ impl Strings {
         self.impacts[i as usize]
     }
 
-    pub fn phase(&self, p: estimator::Phase) -> &'static str {
+    /// A phase's name in `program`'s words (nanochat evaluates with `evaluate_bpb()`).
+    pub fn phase_for(&self, program: Program, p: estimator::Phase) -> &'static str {
         match p {
             estimator::Phase::TrainFirstIter => self.phase_first_iter,
             estimator::Phase::TrainSteady => self.phase_steady,
-            estimator::Phase::Eval => self.phase_eval,
-            estimator::Phase::EvalAfterStep => self.phase_eval_later,
+            estimator::Phase::Eval => self.program(program).phase_eval(),
+            estimator::Phase::EvalAfterStep => self.program(program).phase_eval_later(),
             estimator::Phase::Core => self.nc_phase_core,
         }
     }
 
-    pub fn hint(&self, key: &str) -> &'static str {
-        estimator::FIELDS_JSON_ORDER
-            .iter()
-            .position(|k| *k == key)
-            .map_or("", |i| self.hints[i])
-    }
-
-    /// The hint under one of `program`'s settings (`key` as the page names it).
-    pub fn hint_for(&self, program: Program, key: &str) -> &'static str {
-        match program {
-            Program::NanoGpt => self.hint(key),
-            Program::BuildNanoGpt => estimator::programs::build_nanogpt::config::KEYS
-                .iter()
-                .position(|k| *k == key)
-                .map_or("", |i| self.bng_hints[i]),
-            Program::Nanochat | Program::NanochatSft => {
-                let flag = estimator::programs::nanochat::config::flag_name(key);
-                if flag == "load-optimizer" {
-                    return self.nc_hint_load_optimizer;
-                }
-                NanochatConfig::KEYS
-                    .iter()
-                    .position(|k| *k == flag)
-                    .map_or("", |i| self.nc_hints[i])
-            }
-        }
-    }
-
-    /// A phase's name in `program`'s words (nanochat evaluates with `evaluate_bpb()`).
-    pub fn phase_for(&self, program: Program, p: estimator::Phase) -> &'static str {
-        match (program, p) {
-            (Program::NanoGpt, _) => self.phase(p),
-            (Program::BuildNanoGpt, estimator::Phase::Eval) => self.bng_phase_eval,
-            (Program::BuildNanoGpt, estimator::Phase::EvalAfterStep) => self.bng_phase_eval_later,
-            (Program::Nanochat | Program::NanochatSft, estimator::Phase::Eval) => {
-                self.nc_phase_eval
-            }
-            (Program::Nanochat | Program::NanochatSft, estimator::Phase::EvalAfterStep) => {
-                self.nc_phase_eval_later
-            }
-            (Program::BuildNanoGpt | Program::Nanochat | Program::NanochatSft, _) => self.phase(p),
+    /// `program`'s words: its section of the language file.
+    pub fn program(&self, program: Program) -> ProgramWords<'_> {
+        ProgramWords {
+            program,
+            words: &self.program_words,
         }
     }
 
@@ -496,21 +411,128 @@ impl Strings {
             .copied()
             .unwrap_or("")
     }
+}
 
-    pub fn bng_fix_title(&self, k: BngFixKind) -> &'static str {
-        self.bng_fix_titles.get(k as usize).copied().unwrap_or("")
+/// What each program's section of a language file holds besides its hints and fixes' words.
+const SECTION_WORDS: [&str; 6] = [
+    "tagline",
+    "chart_title",
+    "phase_eval",
+    "phase_eval_later",
+    "largest",
+    "largest_none",
+];
+
+/// The keys of every program's section, in the registry's order, made once: `{section}.{word}`
+/// for [`SECTION_WORDS`], `{section}.hints.{name}` for each hinted setting of the programs the
+/// section serves, `{section}.fix_titles.{kind}` and `{section}.fix_why.{kind}` for each fix kind.
+/// A new program's words are its section of each file: nothing here changes.
+pub fn program_word_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut keys: Vec<String> = Vec::new();
+        let mut sections: Vec<&str> = Vec::new();
+        for p in Program::ALL {
+            let s = p.words();
+            if !sections.contains(&s) {
+                sections.push(s);
+                keys.extend(SECTION_WORDS.iter().map(|w| format!("{s}.{w}")));
+            }
+        }
+        for s in sections {
+            let serving = || Program::ALL.into_iter().filter(move |p| p.words() == s);
+            for (part, names) in [
+                (
+                    "hints",
+                    serving().flat_map(|p| p.hinted()).collect::<Vec<_>>(),
+                ),
+                (
+                    "fix_titles",
+                    serving().flat_map(|p| p.fix_kinds()).collect(),
+                ),
+                ("fix_why", serving().flat_map(|p| p.fix_kinds()).collect()),
+            ] {
+                for name in names {
+                    let key = format!("{s}.{part}.{name}");
+                    if !keys.contains(&key) {
+                        keys.push(key);
+                    }
+                }
+            }
+        }
+        // made once per process and kept for its life, as the strings are
+        keys.into_iter()
+            .map(|k| &*Box::leak(k.into_boxed_str()))
+            .collect()
+    })
+}
+
+/// One program's words ([`Strings::program`]), looked up by name in its section.
+#[derive(Clone, Copy)]
+pub struct ProgramWords<'a> {
+    program: Program,
+    words: &'a [&'static str],
+}
+
+impl ProgramWords<'_> {
+    /// The word `{section}.{name}`; empty where the section has none (a language file missing
+    /// it fails the files' test, so only a name no program lists gets here).
+    fn word(&self, name: &str) -> &'static str {
+        let section = self.program.words();
+        program_word_keys()
+            .iter()
+            .position(|k| {
+                k.strip_prefix(section)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    == Some(name)
+            })
+            .and_then(|i| self.words.get(i).copied())
+            .unwrap_or("")
     }
 
-    pub fn bng_fix_why(&self, k: BngFixKind) -> &'static str {
-        self.bng_fix_why.get(k as usize).copied().unwrap_or("")
+    /// Under the page's heading: what the page answers for this program.
+    pub fn tagline(&self) -> &'static str {
+        self.word("tagline")
     }
 
-    pub fn nc_fix_title(&self, k: NanochatFixKind) -> &'static str {
-        self.nc_fix_titles.get(k as usize).copied().unwrap_or("")
+    /// The memory-over-the-run chart's title.
+    pub fn chart_title(&self) -> &'static str {
+        self.word("chart_title")
     }
 
-    pub fn nc_fix_why(&self, k: NanochatFixKind) -> &'static str {
-        self.nc_fix_why.get(k as usize).copied().unwrap_or("")
+    /// Its first evaluation's name.
+    pub fn phase_eval(&self) -> &'static str {
+        self.word("phase_eval")
+    }
+
+    /// Its evaluations after a training step.
+    pub fn phase_eval_later(&self) -> &'static str {
+        self.word("phase_eval_later")
+    }
+
+    /// The largest batch that fits (`{n}` and what else the program's line takes).
+    pub fn largest(&self) -> &'static str {
+        self.word("largest")
+    }
+
+    /// No batch fits.
+    pub fn largest_none(&self) -> &'static str {
+        self.word("largest_none")
+    }
+
+    /// The hint under a setting (`key` as the page names it).
+    pub fn hint(&self, key: &str) -> &'static str {
+        self.word(&format!("hints.{}", self.program.hint_name(key)))
+    }
+
+    /// A fix's title (`kind`: its id), with placeholders for [`crate::fill`].
+    pub fn fix_title(&self, kind: &str) -> &'static str {
+        self.word(&format!("fix_titles.{kind}"))
+    }
+
+    /// A fix's sentence of why, with placeholders.
+    pub fn fix_why(&self, kind: &str) -> &'static str {
+        self.word(&format!("fix_why.{kind}"))
     }
 }
 
@@ -858,17 +880,35 @@ pub fn issue(tr: &Strings, i: &estimator::query::QueryIssue) -> String {
 mod tests {
     use super::*;
 
-    /// The arrays keyed by a list are indexed by `kind as usize`: each list must be in
-    /// declaration order, and every kind must have its text.
+    /// Every program's section has its words, a hint for each setting it hints and the words of
+    /// each fix kind, found by name; and `program as usize` indexes the programs' names.
     #[test]
-    fn keyed_arrays_follow_declaration_order() {
-        for (i, k) in NanochatFixKind::ALL.into_iter().enumerate() {
-            assert_eq!(k as usize, i);
-            assert!(!en().nc_fix_title(k).is_empty() && !en().nc_fix_why(k).is_empty());
+    fn every_program_has_its_words_by_name() {
+        for p in Program::ALL {
+            let words = en().program(p);
+            for w in [
+                words.tagline(),
+                words.chart_title(),
+                words.phase_eval(),
+                words.phase_eval_later(),
+                words.largest(),
+                words.largest_none(),
+            ] {
+                assert!(!w.is_empty(), "{p:?}");
+            }
+            for k in p.hinted() {
+                assert!(!words.hint(k).is_empty(), "{p:?} {k}");
+            }
+            for k in p.fix_kinds() {
+                assert!(!words.fix_title(k).is_empty() && !words.fix_why(k).is_empty());
+            }
+            // a name no program lists has no words
+            assert_eq!(words.fix_title("no_such_fix"), "");
         }
-        for (i, k) in BngFixKind::ALL.into_iter().enumerate() {
-            assert_eq!(k as usize, i);
-            assert!(!en().bng_fix_title(k).is_empty() && !en().bng_fix_why(k).is_empty());
+        // no section's keys can be taken for a field's
+        for k in program_word_keys() {
+            let first = k.split('.').next().unwrap_or_default();
+            assert!(!<Strings as Table>::NAMES.contains(&first), "{k}");
         }
         for (i, p) in Program::ALL.into_iter().enumerate() {
             assert_eq!((p as usize, p.id()), (i, Program::NAMES[i]));
@@ -955,13 +995,17 @@ mod tests {
     #[test]
     fn nanochat_hints_follow_its_keys() {
         let en = en();
-        let hint = |k| en.hint_for(Program::Nanochat, k);
+        let hint = |k| en.program(Program::Nanochat).hint(k);
         assert!(hint("window_pattern").contains("window"));
         assert!(hint("device_batch_size").contains("sequences"));
         assert!(hint("total_batch_size").contains("optimizer step"));
         assert!(hint("eval_tokens").contains("evaluation"));
         assert!(hint("core_max_tokens").contains("CORE"));
         assert!(hint("nproc_per_node").contains("torchrun"));
+        // chat_sft.py shares the section, with its own flag's hint
+        let sft = en.program(Program::NanochatSft);
+        assert!(sft.hint("load_optimizer").contains("optimizer state"));
+        assert_eq!(sft.hint("depth"), hint("depth"));
     }
 
     #[test]
@@ -1042,12 +1086,7 @@ mod tests {
         for st in estimator::sequence::Stage::ALL {
             assert!(!en.stage(st).is_empty(), "{st:?}");
         }
-        for k in estimator::fixes::FixKind::ALL {
-            assert!(
-                !en.fix_title(k).is_empty() && !en.fix_why(k).is_empty(),
-                "{k:?}"
-            );
-        }
+
         for i in estimator::fixes::Impact::ALL {
             assert!(!en.impact(i).is_empty(), "{i:?}");
         }
@@ -1061,7 +1100,6 @@ mod tests {
             .enumerate()
             .all(|(i, t)| *t as usize == i));
         assert!((estimator::sequence::Stage::ALL.iter().enumerate()).all(|(i, s)| *s as usize == i));
-        assert!((estimator::fixes::FixKind::ALL.iter().enumerate()).all(|(i, k)| *k as usize == i));
         assert!((estimator::fixes::Impact::ALL.iter().enumerate()).all(|(i, m)| *m as usize == i));
         // the order is the declaration order: spot checks against the English names
         assert_eq!(en.term(Term::Logits), "logits");
@@ -1070,7 +1108,7 @@ mod tests {
             "estimate_loss()"
         );
         assert_eq!(
-            en.fix_title(estimator::fixes::FixKind::CompileOn),
+            en.program(Program::NanoGpt).fix_title("compile_on"),
             "compile=True"
         );
     }

@@ -7,8 +7,10 @@
 //! reordering the list cannot shift a translation onto another item); `#` starts a comment line;
 //! in values `\n` is a line break and `\\` a backslash.
 
-/// Declares a table with one field per listed key — `name`, `name[N]` (items keyed `name.0` …)
-/// or `name[by LIST]` (items keyed `name.<LIST[i]>`, LIST a `&[&str]` constant) — plus the one
+/// Declares a table with one field per listed key — `name`, `name[N]` (items keyed `name.0` …),
+/// `name[by LIST]` (items keyed `name.<LIST[i]>`, LIST a `&[&str]` constant) or
+/// `name[keys FN]` (items keyed by the whole keys `FN()` lists, made once at run time: each
+/// program's section of the file, from the registry) — plus the one
 /// per-field accessor everything else is built on (kept small: this is wasm).
 macro_rules! strings {
     ($(#[doc = $sdoc:literal])* $name:ident { $( $(#[doc = $doc:literal])* $field:ident $([$($n:tt)+])? ),* $(,)? }) => {
@@ -42,12 +44,15 @@ macro_rules! strings {
     (@ty) => { &'static str };
     (@ty by $list:path) => { [&'static str; $list.len()] };
     (@ty $n:literal) => { [&'static str; $n] };
+    (@ty keys $keys:path) => { Vec<&'static str> };
     (@empty) => { "" };
     (@empty by $list:path) => { [""; $list.len()] };
     (@empty $n:literal) => { [""; $n] };
+    (@empty keys $keys:path) => { vec![""; $keys().len()] };
     (@items) => { $crate::table::Items::One };
     (@items by $list:path) => { $crate::table::Items::Named(&$list) };
     (@items $n:literal) => { $crate::table::Items::Indexed };
+    (@items keys $keys:path) => { $crate::table::Items::Keys($keys) };
     (@slice $place:expr) => { std::slice::from_mut(&mut $place) };
     (@slice $place:expr, $($n:tt)+) => { &mut $place[..] };
 }
@@ -61,6 +66,9 @@ pub enum Items {
     Indexed,
     /// An array by these names, in its order: `name.<names[i]>`.
     Named(&'static [&'static str]),
+    /// An array by the whole keys the function lists, in its order (the field's name is not
+    /// part of them).
+    Keys(fn() -> &'static [&'static str]),
 }
 
 /// A table of strings that `strings!` declared.
@@ -96,6 +104,7 @@ pub trait Table: Clone {
                     Items::One => (*name).to_string(),
                     Items::Indexed => format!("{name}.{j}"),
                     Items::Named(names) => format!("{name}.{}", names[j]),
+                    Items::Keys(keys) => keys()[j].to_string(),
                 };
                 out.push((key, *v));
             }
@@ -110,7 +119,7 @@ pub trait Table: Clone {
             None => (key, None),
         };
         let Some(i) = Self::NAMES.iter().position(|n| *n == name) else {
-            return false;
+            return self.set_by_whole_key(key, value);
         };
         let j = match (Self::ITEMS[i], item) {
             (Items::One, None) => 0,
@@ -129,6 +138,19 @@ pub trait Table: Clone {
             None => return false,
         }
         true
+    }
+
+    /// [`Table::set`] for a key that names no field: one of an [`Items::Keys`] field's keys.
+    fn set_by_whole_key(&mut self, key: &str, value: &'static str) -> bool {
+        for (i, items) in Self::ITEMS.iter().enumerate() {
+            if let Items::Keys(keys) = items {
+                if let Some(j) = keys().iter().position(|k| *k == key) {
+                    self.field_mut(i)[j] = value;
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
@@ -230,21 +252,27 @@ pub fn escape(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use estimator::programs::Program;
 
     #[test]
     fn reads_keys_arrays_escapes_and_reports_problems() {
-        let text = "# comment\n\ntitle = vramfit\nhints.n_embd = a\\nb\nnope = x\ntitle = again\nbroken line\n\
-                    links.1 = p\nhints.2 = positional\nhints.n_nothing = y\n";
+        let text = "# comment\n\ntitle = vramfit\nprogram_names.nanochat = a\\nb\nnope = x\ntitle = again\nbroken line\n\
+                    links.1 = p\nprogram_names.2 = positional\nprogram_names.nothing = y\n\
+                    nanogpt.hints.n_embd = width\nnanogpt.hints.n_nothing = z\n";
         let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
         // a named item lands where its name is in the list, whatever the list's order
-        let n_embd = estimator::FIELDS_JSON_ORDER
-            .iter()
-            .position(|k| *k == "n_embd");
-        assert_eq!(s.hints[n_embd.unwrap()], "a\nb");
+        let nanochat = Program::NAMES.iter().position(|k| *k == "nanochat");
+        assert_eq!(s.program_names[nanochat.unwrap()], "a\nb");
         assert_eq!(s.links[1], "p");
-        // named arrays take names only, and only theirs
-        for (line, key) in [(9, "hints.2"), (10, "hints.n_nothing")] {
+        // a program's section: whole keys from the registry, found by name
+        assert_eq!(s.program(Program::NanoGpt).hint("n_embd"), "width");
+        // named arrays take names only, and only theirs; a section only its keys
+        for (line, key) in [
+            (9, "program_names.2"),
+            (10, "program_names.nothing"),
+            (12, "nanogpt.hints.n_nothing"),
+        ] {
             assert!(errors.contains(&ParseError::UnknownKey {
                 line,
                 key: key.into()
@@ -260,7 +288,7 @@ mod tests {
         }));
         assert!(errors.contains(&ParseError::NotKeyValue { line: 7 }));
         assert!(errors.contains(&ParseError::Missing {
-            key: "tagline".into()
+            key: "nanogpt.tagline".into()
         }));
         assert!(!errors.contains(&ParseError::Missing {
             key: "title".into()
@@ -272,8 +300,9 @@ mod tests {
         let en = super::super::en();
         let (s, _) = parse("title = Titel\n", Some(en));
         assert_eq!(s.title, "Titel");
-        assert_eq!(s.tagline, en.tagline);
-        assert_eq!(s.hints[3], en.hints[3]);
+        let (ours, theirs) = (s.program(Program::Nanochat), en.program(Program::Nanochat));
+        assert_eq!(ours.tagline(), theirs.tagline());
+        assert_eq!(ours.hint("depth"), theirs.hint("depth"));
     }
 
     #[test]

@@ -75,10 +75,10 @@ export const tests = {
     // train.py with two GPUs (the DDP panel and the link field), nanochat's base_train.py out of
     // memory (its best fix and launch line), chat_sft.py
     const views = [
-      { query: 'batch_size=16&compile=False&world_size=2', tagline: 'tagline', shot: '' },
-      { query: 'program=nanochat&device_batch_size=1&gpu=rtx3060', tagline: 'nc_tagline', shot: '-nanochat' },
-      { query: 'program=nanochat-sft&depth=12&device_batch_size=8', tagline: 'nc_tagline', shot: '-sft' },
-      { query: 'program=build-nanogpt&gpu=rtx4090', tagline: 'bng_tagline', shot: '-bng' },
+      { query: 'batch_size=16&compile=False&world_size=2', tagline: 'nanogpt.tagline', shot: '' },
+      { query: 'program=nanochat&device_batch_size=1&gpu=rtx3060', tagline: 'nanochat.tagline', shot: '-nanochat' },
+      { query: 'program=nanochat-sft&depth=12&device_batch_size=8', tagline: 'nanochat.tagline', shot: '-sft' },
+      { query: 'program=build-nanogpt&gpu=rtx4090', tagline: 'build-nanogpt.tagline', shot: '-bng' },
     ];
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);
@@ -142,7 +142,7 @@ export const tests = {
     const de = await strings(ctx, 'de');
     await page.selectOption('[data-testid="lang"]', 'de');
     await page.waitForFunction(() => document.documentElement.lang === 'de');
-    assert.equal(await page.textContent('.header__tagline'), de.tagline);
+    assert.equal(await page.textContent('.header__tagline'), de['nanogpt.tagline']);
     assert.deepEqual(await hooks(page), before, 'same numbers in another language');
     assert.doesNotMatch(await page.url(), /lang=/);
     await page.reload();

@@ -46,6 +46,34 @@ macro_rules! registry {
                 }
             }
 
+            /// Its section of the language files.
+            pub fn words(self) -> &'static str {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::WORDS),+
+                }
+            }
+
+            /// The settings with a hint in its section.
+            pub fn hinted(self) -> &'static [&'static str] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::HINTED),+
+                }
+            }
+
+            /// Its fix kinds' ids.
+            pub fn fix_kinds(self) -> &'static [&'static str] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::FIX_KINDS),+
+                }
+            }
+
+            /// The name under which a setting's hint is found in its section.
+            pub fn hint_name(self, key: &str) -> String {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::hint_name(key)),+
+                }
+            }
+
             /// Its config from its own flags, with every check the script makes.
             pub fn config_from_flags(self, flags: &[String]) -> Result<ProgramConfig, ConfigError> {
                 Ok(match self {

@@ -22,6 +22,20 @@ pub trait TrainingProgram {
     const LAUNCH_WORDS: &'static [&'static str];
     /// Its own setting for the processes `torchrun` starts (`--nproc_per_node` × `--nnodes`).
     const PROCESSES_KEY: &'static str;
+    /// Its section of the language files (`i18n/*.txt`, read by the i18n crate): `{WORDS}.tagline`,
+    /// `.chart_title`, `.phase_eval`, `.phase_eval_later`, `.largest`, `.largest_none`, a hint per
+    /// setting (`{WORDS}.hints.{name}`) and each fix's words (`{WORDS}.fix_titles.{kind}`,
+    /// `{WORDS}.fix_why.{kind}`). The scripts of one repository may share a section.
+    const WORDS: &'static str;
+    /// The settings with a hint in its section, by [`Self::hint_name`]'s names.
+    const HINTED: &'static [&'static str];
+    /// Its fix kinds' ids (`engine::fix_kinds!`'s `IDS`), each with words in its section.
+    const FIX_KINDS: &'static [&'static str];
+
+    /// The name under which a setting's hint is found (`key`: as the page names the setting).
+    fn hint_name(key: &str) -> String {
+        key.to_string()
+    }
 
     /// Its settings, with its own names, defaults and checks.
     type Config: Clone + std::fmt::Debug + PartialEq;

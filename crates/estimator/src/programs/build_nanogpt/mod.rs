@@ -64,6 +64,9 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     const SCRIPT: &'static str = "train_gpt2.py";
     const LAUNCH_WORDS: &'static [&'static str] = &["train_gpt2.py"];
     const PROCESSES_KEY: &'static str = "nproc_per_node";
+    const WORDS: &'static str = "build-nanogpt";
+    const HINTED: &'static [&'static str] = config::KEYS;
+    const FIX_KINDS: &'static [&'static str] = &fixes::BngFixKind::IDS;
 
     type Config = BngConfig;
     type Analysis = BngAnalysis;

@@ -228,7 +228,7 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
 /// base_train.py and chat_sft.py behind the seam: one config type, each script with its own id,
 /// flags and defaults.
 macro_rules! nanochat_script {
-    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr) => {
+    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr, $hinted:expr) => {
         $(#[$doc])*
         pub struct $name;
 
@@ -237,6 +237,14 @@ macro_rules! nanochat_script {
             const SCRIPT: &'static str = $path;
             const LAUNCH_WORDS: &'static [&'static str] = $words;
             const PROCESSES_KEY: &'static str = "nproc-per-node";
+            // base_train.py and chat_sft.py share their flags' hints and their fixes' words
+            const WORDS: &'static str = "nanochat";
+            const HINTED: &'static [&'static str] = $hinted;
+            const FIX_KINDS: &'static [&'static str] = &fixes::NanochatFixKind::IDS;
+
+            fn hint_name(key: &str) -> String {
+                config::flag_name(key)
+            }
 
             type Config = NanochatConfig;
             type Analysis = NanochatAnalysis;
@@ -310,7 +318,8 @@ nanochat_script!(
     config::Script::Base,
     "nanochat",
     "scripts/base_train.py",
-    &["base_train.py", "scripts.base_train"]
+    &["base_train.py", "scripts.base_train"],
+    NanochatConfig::KEYS
 );
 nanochat_script!(
     /// nanochat's `scripts/chat_sft.py`.
@@ -318,7 +327,9 @@ nanochat_script!(
     config::Script::Sft,
     "nanochat-sft",
     "scripts/chat_sft.py",
-    &["chat_sft.py", "scripts.chat_sft"]
+    &["chat_sft.py", "scripts.chat_sft"],
+    // its own flag; the rest are base_train.py's, whose hints the section already has
+    &["load-optimizer"]
 );
 
 /// One setting from the page or the URL, by its flag's name (`device_batch_size` or

@@ -31,6 +31,9 @@ impl crate::programs::TrainingProgram for NanoGpt {
     const LAUNCH_WORDS: &'static [&'static str] = &["train.py"];
     /// train.py reads `WORLD_SIZE` from torchrun; vramfit's setting for it.
     const PROCESSES_KEY: &'static str = "world_size";
+    const WORDS: &'static str = "nanogpt";
+    const HINTED: &'static [&'static str] = crate::FIELDS_JSON_ORDER;
+    const FIX_KINDS: &'static [&'static str] = &fixes::FixKind::IDS;
 
     type Config = TrainConfig;
     type Analysis = analysis::Analysis;
