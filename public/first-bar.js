@@ -9,11 +9,12 @@
 let arrived;
 window.vramfitFirstBar = new Promise((resolve) => { arrived = resolve; });
 (async () => {
-  // a shared link that names one of the build's languages: its file is fetched while the module
-  // arrives (the module decides the language; a guess it does not take is a wasted small fetch)
+  // a shared link that names one of the build's languages: its bar words are fetched while the
+  // module arrives (the module decides the language; a guess it does not take is a wasted small fetch)
   const named = new URLSearchParams(location.search).get('lang');
   const files = document.querySelector('meta[name="vramfit-languages"]')?.content.split(' ') ?? [];
-  const early = files.includes(named) ? { tag: named, text: words(named) } : null;
+  // (English's words are in the module)
+  const early = named !== 'en' && files.includes(named) ? { tag: named, text: words(named) } : null;
   try {
     const bar = await import('./first-bar/vramfit_first_bar.js');
     await bar.default({ module_or_path: new URL('first-bar/vramfit_first_bar_bg.wasm', document.baseURI) });
@@ -35,7 +36,11 @@ window.vramfitFirstBar = new Promise((resolve) => { arrived = resolve; });
   arrived();
 })();
 
-/** A language file's text, or undefined (offline without a cached copy, an error status). */
+/**
+ * A language's words of the first bar (first-bar/{tag}.txt, written by scripts/post-build.py: the
+ * nine lines of its file the bar shows, not the page's whole file beside the module on a slow
+ * network), or undefined (offline without a cached copy, an error status).
+ */
 function words(tag) {
-  return fetch(`i18n/${tag}.txt`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
+  return fetch(`first-bar/${tag}.txt`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
 }

@@ -9,6 +9,7 @@
   page's module, and the page's module is not preloaded: on a slow network the first bar's small
   module would otherwise share the bandwidth with one three times its size;
 * index.html: the language files the build has, for the first bar's early fetch;
+* first-bar/{lang}.txt: each language's few words of the first bar, the file that fetch takes;
 * index.html: the sha256 of Trunk's inline loader script in the CSP, so script-src needs no
   'unsafe-inline'.
 Reads Trunk's $TRUNK_STAGING_DIR (the build before it replaces dist/).
@@ -42,6 +43,11 @@ def read_language(path):
 
 subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'build-first-bar.sh')], check=True)
 
+# each language's words of the first bar (the keys crates/first-bar/build.rs checks against
+# BarWords), as the lines of its file: what the first bar fetches instead of the whole file
+with open(os.path.join(os.path.dirname(__file__), '..', 'crates', 'first-bar', 'bar-words.keys'), encoding='utf-8') as f:
+    bar_keys = [l.strip() for l in f if l.strip() and not l.lstrip().startswith('#')]
+
 with open(os.path.join(staging, 'manifest.webmanifest'), encoding='utf-8') as f:
     manifest = json.load(f)
 i18n_dir = os.path.join(staging, 'i18n')
@@ -50,6 +56,14 @@ if not os.path.isdir(i18n_dir):
 for name in sorted(os.listdir(i18n_dir)):
     if not name.endswith('.txt'):
         continue
+    with open(os.path.join(i18n_dir, name), encoding='utf-8') as f:
+        bar_lines = [l for l in f if ' = ' in l and l.split(' = ', 1)[0].strip() in bar_keys]
+    if len(bar_lines) != len(bar_keys):
+        sys.exit('post-build: i18n/%s lacks some of the first bar\'s words' % name)
+    # English's are compiled into the module
+    if name != 'en.txt':
+        with open(os.path.join(staging, 'first-bar', name), 'w', encoding='utf-8') as f:
+            f.writelines(bar_lines)
     strings = read_language(os.path.join(i18n_dir, name))
     localized = dict(manifest, lang=strings['lang'], name=strings['page_title'],
                      description=strings['manifest_description'])

@@ -119,15 +119,15 @@ impl FirstBar {
     }
 }
 
-/// The language the page will open in ([`opening_lang`]), as the tag of its file
-/// `i18n/{tag}.txt`.
+/// The language the page will open in ([`opening_lang`]), as the tag of its files
+/// (`first-bar/{tag}.txt`, the bar's words; `i18n/{tag}.txt`, the page's).
 #[cfg_attr(feature = "exports", wasm_bindgen::prelude::wasm_bindgen)]
 pub fn lang() -> String {
     opening_lang(&browser::query()).tag().to_string()
 }
 
-/// Paints the first bar at the top of the page, in the language whose file's text is `text`
-/// (`None`: English). Paints nothing when the page has already mounted, where the URL asks for no
+/// Paints the first bar at the top of the page, in the language whose bar words are `text`
+/// (`first-bar/{lang}.txt`; `None`: English). Paints nothing when the page has already mounted, where the URL asks for no
 /// bar ([`FirstBar::for_query`]), or when the language's file could not be had (the page would
 /// then open in English, and the bar must not speak another language than the page). Returns
 /// whether it painted.
@@ -172,8 +172,8 @@ fn words(text: Option<String>, lang: Lang) -> Option<BarWords> {
     )
     .0;
     match text {
-        // the other keys of the file are the page's: the problems parse reports are expected
-        // (leaked once: this module lives as long as the tab)
+        // the language's bar words (first-bar/{lang}.txt, scripts/post-build.py); a word it
+        // lacks is English's (leaked once: this module lives as long as the tab)
         Some(text) => Some(parse(Box::leak(text.into_boxed_str()), Some(&english)).0),
         None if lang == Lang::En => Some(english),
         None => None,
