@@ -74,10 +74,13 @@ struct Block {
 }
 
 /// A free block in its pool, in best-fit order: by size, then address. Addresses are unique, so
-/// the slot (there to find the block without a lookup) never decides the order.
+/// the slot (there to find the block without a lookup) never decides the order. The size is a
+/// `u64` here, a block's own is a `u128`: a block is at most an expandable segment's range (2^48
+/// bytes of small pages, 2^27 pages of 20 MiB for large ones), and the key is compared at every
+/// step of the pool's search — in wasm a `u128` comparison is several 64-bit ones.
 #[derive(Clone, Copy, Debug)]
 struct Free {
-    size: u128,
+    size: u64,
     addr: u64,
     slot: usize,
 }
@@ -86,11 +89,16 @@ impl Free {
     /// Where best fit starts looking for `size` bytes.
     fn at_least(size: u128) -> Free {
         Free {
-            size,
+            size: key_size(size),
             addr: 0,
             slot: 0,
         }
     }
+}
+
+/// A size as the pools' key ([`Free`]); one past any block's for a request no block can hold.
+fn key_size(size: u128) -> u64 {
+    u64::try_from(size).unwrap_or(u64::MAX)
 }
 
 impl Ord for Free {
@@ -282,7 +290,7 @@ impl CachingAllocator {
     fn pool_insert(&mut self, slot: usize) {
         let b = *self.block(slot);
         self.pool(b.small).insert(Free {
-            size: b.size,
+            size: key_size(b.size),
             addr: b.addr,
             slot,
         });
@@ -292,7 +300,7 @@ impl CachingAllocator {
     fn pool_remove(&mut self, slot: usize) {
         let b = *self.block(slot);
         self.pool(b.small).remove(&Free {
-            size: b.size,
+            size: key_size(b.size),
             addr: b.addr,
             slot,
         });
@@ -720,7 +728,7 @@ impl CachingAllocator {
 
     /// The largest free cached block (what a request can get without a new segment).
     pub fn largest_free_block(&self) -> u128 {
-        let largest = |set: &BTreeSet<Free>| set.last().map_or(0, |b| b.size);
+        let largest = |set: &BTreeSet<Free>| set.last().map_or(0, |b| u128::from(b.size));
         largest(&self.free_small).max(largest(&self.free_large))
     }
 }
