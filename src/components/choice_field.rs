@@ -16,7 +16,7 @@ pub fn ChoiceField(
     let tr = use_strings();
     // the page re-renders its inputs when the program changes: read it once
     let program = app.page.with_untracked(|p| p.program);
-    let label = crate::components::program_picker::field_label(program, key);
+    let label = program.field_label(key);
     let current = Memo::new(move |_| app.page.with(|p| p.value(key).unwrap_or_default()));
     let id = format!("field-{key}");
     let hint_id = format!("hint-{key}");

@@ -1,7 +1,6 @@
 //! The calculator's settings back out as nanoGPT config lines, a command line and the
 //! environment, each with a copy button (for the settled inputs: nobody copies mid-drag).
 
-use estimator::programs::Program;
 use leptos::prelude::*;
 
 use crate::browser;
@@ -13,21 +12,8 @@ pub fn ConfigExport() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let html = move || {
-        app.settled.with(|p| match p.program {
-            Program::NanoGpt => crate::html::export::panel(tr, &p.configs.nanogpt),
-            Program::BuildNanoGpt => crate::html::export::snippet_block(
-                tr,
-                tr.snippet_config,
-                &crate::html::bng_fixes::constants(&p.configs.bng),
-                "export-config",
-            ),
-            Program::Nanochat | Program::NanochatSft => crate::html::export::snippet_block(
-                tr,
-                tr.snippet_cli,
-                &estimator::programs::nanochat::fixes::launch_line(p.nanochat_config()),
-                "export-cli",
-            ),
-        })
+        app.settled
+            .with(|p| crate::html::export::panel(tr, &p.configs.export(p.program)))
     };
     view! {
         <section class="export" aria-labelledby="export-heading">

@@ -42,7 +42,7 @@ pub fn NumberField(
     let tr = use_strings();
     // the page re-renders its inputs when the program changes: read it once
     let program = app.page.with_untracked(|p| p.program);
-    let label = crate::components::program_picker::field_label(program, key);
+    let label = program.field_label(key);
     let committed = Memo::new(move |_| app.page.with(|p| p.value(key).unwrap_or_default()));
     // Some(text) while the field holds text that was not applied (invalid).
     let (draft, set_draft) = signal(None::<String>);

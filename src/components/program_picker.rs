@@ -1,29 +1,11 @@
 //! Which training script the page models: nanoGPT's train.py or nanochat's base_train.py. Each
 //! keeps its own settings; switching shows the other's inputs, bar, verdict and fixes.
 
-use estimator::programs::nanochat::config::Script;
-use estimator::programs::nanochat::NanochatConfig;
 use estimator::programs::Program;
 use leptos::prelude::*;
 
 use crate::i18n::use_strings;
 use crate::state::use_app;
-
-/// How an input names its setting: train.py's config key, a nanochat script's flag as typed, or
-/// (for what chat_sft.py reads from its checkpoint) the setting's plain name.
-pub fn field_label(program: Program, key: &'static str) -> String {
-    let flag = estimator::programs::nanochat::config::flag_name(key);
-    let script = match program {
-        Program::NanoGpt | Program::BuildNanoGpt => return key.to_string(),
-        Program::Nanochat => NanochatConfig::default(),
-        Program::NanochatSft => NanochatConfig::for_script(Script::Sft),
-    };
-    if script.is_script_flag(&flag) {
-        format!("--{flag}")
-    } else {
-        key.to_string()
-    }
-}
 
 #[component]
 pub fn ProgramPicker() -> impl IntoView {

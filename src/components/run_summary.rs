@@ -1,7 +1,6 @@
 //! The run at a glance: parameters as train.py prints them, effective batch, tokens per
 //! iteration, and the peak of each phase.
 
-use estimator::programs::Program;
 use estimator::Phase;
 use leptos::prelude::*;
 
@@ -16,48 +15,18 @@ pub fn RunSummary() -> impl IntoView {
     let tr = use_strings();
     // (the batch as the program states it, the tokens per optimizer step)
     let batch = Memo::new(move |_| {
-        app.page.with(|p| match p.program {
-            Program::NanoGpt => {
-                let c = &p.configs.nanogpt;
-                (
-                    format!(
-                        "{} × {} = {}",
-                        c.batch_size,
-                        c.gradient_accumulation_steps,
-                        format::grouped(c.effective_batch()),
-                    ),
-                    c.effective_batch(),
-                    c.tokens_per_iter(),
-                )
-            }
-            Program::BuildNanoGpt => {
-                let c = &p.configs.bng;
-                let sequences = c.total_batch_size / u64::from(c.t);
-                (
-                    format!(
-                        "{} × {} = {}",
-                        c.b,
-                        c.grad_accum_steps() * u64::from(c.world_size),
-                        format::grouped(sequences),
-                    ),
-                    sequences,
-                    c.total_batch_size,
-                )
-            }
-            Program::Nanochat | Program::NanochatSft => {
-                let c = p.nanochat_config();
-                let sequences = c.total_batch_tokens() / u64::from(c.max_seq_len);
-                (
-                    format!(
-                        "{} × {} = {}",
-                        c.device_batch_size,
-                        c.grad_accum_steps() * u64::from(c.world_size),
-                        format::grouped(sequences),
-                    ),
-                    sequences,
-                    c.total_batch_tokens(),
-                )
-            }
+        app.page.with(|p| {
+            let b = p.configs.batch(p.program);
+            (
+                format!(
+                    "{} × {} = {}",
+                    b.micro,
+                    b.steps,
+                    format::grouped(b.sequences)
+                ),
+                b.sequences,
+                b.tokens,
+            )
         })
     });
     let program = Memo::new(move |_| app.page.with(|p| p.program));

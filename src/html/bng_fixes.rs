@@ -2,7 +2,6 @@
 //! costs training, and the lines of train_gpt2.py to edit; the best one first when the run does
 //! not fit.
 
-use estimator::programs::build_nanogpt::config::KEYS;
 use estimator::programs::build_nanogpt::fixes::{self, BngFix, BngFixReport};
 use estimator::programs::build_nanogpt::BngConfig;
 
@@ -11,30 +10,6 @@ use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_i18n::fix_text::bng_fix_text;
 use vramfit_i18n::fix_text::saving;
-
-/// train_gpt2.py's constants as the script writes them (what the export shows).
-pub fn constants(cfg: &BngConfig) -> String {
-    let d = BngConfig::default();
-    let mut lines: Vec<String> = ["total_batch_size", "B", "T", "use_compile"]
-        .iter()
-        .filter_map(|k| Some(format!("{k} = {}", cfg.get(k)?)))
-        .collect();
-    let sizes: Vec<String> = KEYS
-        .iter()
-        .filter(|k| ["n_layer", "n_head", "n_embd", "block_size"].contains(k))
-        .filter(|k| cfg.get(k) != d.get(k))
-        .filter_map(|k| Some(format!(", {k}={}", cfg.get(k)?)))
-        .collect();
-    lines.push(format!(
-        "model = GPT(GPTConfig(vocab_size={}{}))",
-        cfg.vocab_size,
-        sizes.concat()
-    ));
-    if cfg.allocator != d.allocator {
-        lines.push("# export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
-    }
-    lines.join("\n")
-}
 
 /// The fix to show first when the run does not fit: the best ranked, if it fits.
 pub fn best(report: &BngFixReport) -> Option<&BngFix> {
@@ -102,6 +77,5 @@ mod tests {
         let html = panel(en(), &r, &cfg, 0);
         assert!(html.contains("data-testid=\"top-fix\""));
         assert!(html.contains("B = 16  # was 64"), "{html}");
-        assert!(constants(&cfg).contains("total_batch_size = 524288\nB = 64\nT = 1024"));
     }
 }

@@ -16,25 +16,7 @@ pub fn details(tr: &Strings, a: &ProgramAnalysis, comp: Component) -> String {
         .iter()
         .filter(|(term, _)| term.component() == comp)
         .map(|&(term, bytes)| {
-            let f = match a {
-                ProgramAnalysis::NanoGpt(a) => estimator::explain::formula(
-                    term,
-                    &a.estimate.config,
-                    a.estimate.params.total,
-                    bytes,
-                ),
-                ProgramAnalysis::Nanochat(a) | ProgramAnalysis::NanochatSft(a) => {
-                    estimator::programs::nanochat::explain::formula(term, &a.config, bytes)
-                }
-                // GPT-2's tensors as nanoGPT's formulas name them, at the length T it is fed
-                ProgramAnalysis::BuildNanoGpt(a) => {
-                    let model = estimator::TrainConfig {
-                        block_size: a.config.t,
-                        ..a.config.model()
-                    };
-                    estimator::explain::formula(term, &model, a.params(), bytes)
-                }
-            };
+            let f = a.formula(term, bytes);
             // the rounding is simulated, not a product of sizes: words, in the page's language
             let (symbolic, numbers) = if term == Term::AllocatorRounding {
                 (tr.formula_rounding.to_string(), String::new())

@@ -1,7 +1,6 @@
-//! The page's settings back out: config-file lines, a train.py command line, the environment.
+//! The page's settings back out as what to paste (each program's `export`), with copy buttons.
 
-use estimator::snippet;
-use estimator::TrainConfig;
+use estimator::programs::seam::Paste;
 
 use super::{el, escape};
 use crate::i18n::Strings;
@@ -34,20 +33,32 @@ pub fn snippet_block(tr: &Strings, label: &str, code: &str, testid: &str) -> Str
     )
 }
 
-/// The export panel for `cfg`.
-pub fn panel(tr: &Strings, cfg: &TrainConfig) -> String {
-    let config = snippet::config_file(cfg, None);
-    if config.is_empty() && snippet::env_line(cfg).is_none() {
+/// A paste's label in the page's words.
+pub fn paste_label(tr: &Strings, kind: Paste) -> &'static str {
+    match kind {
+        Paste::Config => tr.snippet_config,
+        Paste::ConfigOverrides => tr.export_config,
+        Paste::Command => tr.snippet_cli,
+        Paste::Env => tr.snippet_env,
+        Paste::Patch => tr.snippet_patch,
+    }
+}
+
+/// The export panel: each paste with its copy button, or that the settings are the script's
+/// defaults.
+pub fn panel(tr: &Strings, pastes: &[(Paste, String)]) -> String {
+    if pastes.is_empty() {
         return el("p", &[], &escape(tr.export_defaults));
     }
-    let mut out = String::new();
-    if !config.is_empty() {
-        out += &snippet_block(tr, tr.export_config, &config, "export-config");
-    }
-    let cli = snippet::command_line(cfg, None);
-    out += &snippet_block(tr, tr.snippet_cli, &cli, "export-cli");
-    if let Some(env) = snippet::env_line(cfg) {
-        out += &snippet_block(tr, tr.snippet_env, &env, "export-env");
-    }
-    out
+    pastes
+        .iter()
+        .map(|(kind, text)| {
+            snippet_block(
+                tr,
+                paste_label(tr, *kind),
+                text,
+                &format!("export-{}", kind.id()),
+            )
+        })
+        .collect()
 }

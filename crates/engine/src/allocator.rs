@@ -752,7 +752,7 @@ mod tests {
             let mut allocated = 0;
             for &(slot, b) in &live {
                 let key = Free {
-                    size: b.size,
+                    size: key_size(b.size),
                     addr: b.addr,
                     slot,
                 };

@@ -74,6 +74,13 @@ macro_rules! registry {
                 }
             }
 
+            /// How the page labels a setting's input.
+            pub fn field_label(self, key: &str) -> String {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::field_label(key)),+
+                }
+            }
+
             /// Its config from its own flags, with every check the script makes.
             pub fn config_from_flags(self, flags: &[String]) -> Result<ProgramConfig, ConfigError> {
                 Ok(match self {
@@ -147,6 +154,17 @@ macro_rules! registry {
                     $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::params_reported(a)),+
                 }
             }
+
+            /// One tensor family's formula at the peak, with this config's numbers.
+            pub fn formula(
+                &self,
+                term: crate::engine::terms::Term,
+                bytes: u128,
+            ) -> crate::programs::seam::Formula {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::formula(a, term, bytes)),+
+                }
+            }
         }
 
         /// One program's ranked fixes.
@@ -202,6 +220,20 @@ macro_rules! registry {
                         <$ty as __Seam>::analyze(&self.$field, budget)?,
                     )),+
                 })
+            }
+
+            /// `program`'s settings back out as what to paste.
+            pub fn export(&self, program: Program) -> Vec<(crate::programs::seam::Paste, String)> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::export(&self.$field)),+
+                }
+            }
+
+            /// `program`'s batch as the run's summary states it.
+            pub fn batch(&self, program: Program) -> crate::programs::seam::Batch {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::batch(&self.$field)),+
+                }
             }
 
             /// [`Configs::analyze`]'s run alone (what the first bar paints).

@@ -8,9 +8,52 @@
 //! to reach its model.
 
 use crate::engine::run::Run;
+use crate::engine::terms::Term;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
 use crate::input::json_config::Setting;
+pub use crate::programs::nanogpt::explain::Formula;
+
+/// What a piece of text to paste is, which decides its label and its place on the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paste {
+    /// The lines of a config file (or of the script) to set.
+    Config,
+    /// A nanoGPT config file: only what differs from train.py's defaults.
+    ConfigOverrides,
+    /// A command line to launch the run.
+    Command,
+    /// An environment variable to export first.
+    Env,
+    /// A change to the script's code.
+    Patch,
+}
+
+impl Paste {
+    /// Its id, in the page's `data-testid`s (`export-config`, `snippet-cli`, …).
+    pub fn id(self) -> &'static str {
+        match self {
+            Paste::Config | Paste::ConfigOverrides => "config",
+            Paste::Command => "cli",
+            Paste::Env => "env",
+            Paste::Patch => "patch",
+        }
+    }
+}
+
+/// The batch of one optimizer step as the page's summary states it: `micro × steps = sequences`,
+/// and the tokens they hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Sequences per forward/backward on one GPU.
+    pub micro: u64,
+    /// Micro-steps per optimizer step, over all GPUs.
+    pub steps: u64,
+    /// Sequences per optimizer step.
+    pub sequences: u64,
+    /// Tokens per optimizer step.
+    pub tokens: u64,
+}
 
 /// One training script vramfit models.
 pub trait TrainingProgram {
@@ -36,6 +79,22 @@ pub trait TrainingProgram {
     fn hint_name(key: &str) -> String {
         key.to_string()
     }
+
+    /// How the page labels a setting's input (default: its key, as the script writes it).
+    fn field_label(key: &str) -> String {
+        key.to_string()
+    }
+
+    /// The batch as the run's summary states it.
+    fn batch(config: &Self::Config) -> Batch;
+
+    /// The settings back out as what to paste, in order; none where they are the script's own
+    /// defaults with nothing to set.
+    fn export(config: &Self::Config) -> Vec<(Paste, String)>;
+
+    /// One tensor family's formula at the analysis's peak, with this config's numbers (`bytes`:
+    /// what the family holds there).
+    fn formula(analysis: &Self::Analysis, term: Term, bytes: u128) -> Formula;
 
     /// Its settings, with its own names, defaults and checks.
     type Config: Clone + std::fmt::Debug + PartialEq;

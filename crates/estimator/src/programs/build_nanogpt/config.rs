@@ -313,9 +313,43 @@ impl BngConfig {
     }
 }
 
+/// train_gpt2.py's constants as the script writes them (what the page's export shows).
+pub fn constants(cfg: &BngConfig) -> String {
+    let d = BngConfig::default();
+    let mut lines: Vec<String> = ["total_batch_size", "B", "T", "use_compile"]
+        .iter()
+        .filter_map(|k| Some(format!("{k} = {}", cfg.get(k)?)))
+        .collect();
+    let sizes: Vec<String> = KEYS
+        .iter()
+        .filter(|k| ["n_layer", "n_head", "n_embd", "block_size"].contains(k))
+        .filter(|k| cfg.get(k) != d.get(k))
+        .filter_map(|k| Some(format!(", {k}={}", cfg.get(k)?)))
+        .collect();
+    lines.push(format!(
+        "model = GPT(GPTConfig(vocab_size={}{}))",
+        cfg.vocab_size,
+        sizes.concat()
+    ));
+    if cfg.allocator != d.allocator {
+        lines.push("# export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
+    }
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_constants_as_the_script_writes_them() {
+        let d = BngConfig::default();
+        assert!(constants(&d).contains("total_batch_size = 524288\nB = 64\nT = 1024"));
+        let deeper = BngConfig::from_args(&["--n_layer=24"]).unwrap();
+        assert!(
+            constants(&deeper).ends_with("model = GPT(GPTConfig(vocab_size=50304, n_layer=24))")
+        );
+    }
 
     #[test]
     fn the_scripts_defaults_and_asserts() {

@@ -72,6 +72,29 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     type Analysis = BngAnalysis;
     type Fixes = fixes::BngFixReport;
 
+    /// train_gpt2.py's constants as the script writes them.
+    fn export(c: &BngConfig) -> Vec<(crate::programs::seam::Paste, String)> {
+        vec![(crate::programs::seam::Paste::Config, config::constants(c))]
+    }
+
+    fn batch(c: &BngConfig) -> crate::programs::seam::Batch {
+        crate::programs::seam::Batch {
+            micro: u64::from(c.b),
+            steps: c.grad_accum_steps() * u64::from(c.world_size),
+            sequences: c.total_batch_size / u64::from(c.t),
+            tokens: c.total_batch_size,
+        }
+    }
+
+    /// GPT-2's tensors as nanoGPT's formulas name them, at the length T it is fed.
+    fn formula(a: &BngAnalysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
+        let model = crate::TrainConfig {
+            block_size: a.config.t,
+            ..a.config.model()
+        };
+        crate::explain::formula(term, &model, a.params(), bytes)
+    }
+
     fn default_config() -> BngConfig {
         BngConfig::default()
     }

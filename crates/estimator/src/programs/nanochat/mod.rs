@@ -246,6 +246,39 @@ macro_rules! nanochat_script {
                 config::flag_name(key)
             }
 
+            /// A flag of the script as typed (`--device-batch-size`); a setting chat_sft.py
+            /// reads from its checkpoint by its plain name.
+            fn field_label(key: &str) -> String {
+                let flag = config::flag_name(key);
+                if NanochatConfig::for_script($script).is_script_flag(&flag) {
+                    format!("--{flag}")
+                } else {
+                    key.to_string()
+                }
+            }
+
+            /// The script's launch line.
+            fn export(c: &NanochatConfig) -> Vec<(crate::programs::seam::Paste, String)> {
+                vec![(crate::programs::seam::Paste::Command, fixes::launch_line(c))]
+            }
+
+            fn batch(c: &NanochatConfig) -> crate::programs::seam::Batch {
+                crate::programs::seam::Batch {
+                    micro: u64::from(c.device_batch_size),
+                    steps: c.grad_accum_steps() * u64::from(c.world_size),
+                    sequences: c.total_batch_tokens() / u64::from(c.max_seq_len),
+                    tokens: c.total_batch_tokens(),
+                }
+            }
+
+            fn formula(
+                a: &NanochatAnalysis,
+                term: crate::Term,
+                bytes: u128,
+            ) -> crate::programs::seam::Formula {
+                explain::formula(term, &a.config, bytes)
+            }
+
             type Config = NanochatConfig;
             type Analysis = NanochatAnalysis;
             type Fixes = fixes::NanochatFixReport;

@@ -39,6 +39,41 @@ impl crate::programs::TrainingProgram for NanoGpt {
     type Analysis = analysis::Analysis;
     type Fixes = fixes::FixReport;
 
+    /// The config lines that differ from train.py's defaults, the command line, the allocator's
+    /// environment; nothing at train.py's defaults.
+    fn export(c: &TrainConfig) -> Vec<(crate::programs::seam::Paste, String)> {
+        use crate::programs::seam::Paste;
+        let config = crate::snippet::config_file(c, None);
+        let env = crate::snippet::env_line(c);
+        if config.is_empty() && env.is_none() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if !config.is_empty() {
+            out.push((Paste::ConfigOverrides, config));
+        }
+        out.push((Paste::Command, crate::snippet::command_line(c, None)));
+        out.extend(env.map(|e| (Paste::Env, e)));
+        out
+    }
+
+    fn batch(c: &TrainConfig) -> crate::programs::seam::Batch {
+        crate::programs::seam::Batch {
+            micro: u64::from(c.batch_size),
+            steps: u64::from(c.gradient_accumulation_steps),
+            sequences: c.effective_batch(),
+            tokens: c.tokens_per_iter(),
+        }
+    }
+
+    fn formula(
+        a: &analysis::Analysis,
+        term: crate::Term,
+        bytes: u128,
+    ) -> crate::programs::seam::Formula {
+        explain::formula(term, &a.estimate.config, a.estimate.params.total, bytes)
+    }
+
     fn default_config() -> TrainConfig {
         TrainConfig::default()
     }
