@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use estimator::programs::{Program, ProgramFixes};
+use estimator::programs::Program;
 use estimator::query::PageState;
 
 use crate::browser;
@@ -16,18 +16,8 @@ pub fn FixList() -> impl IntoView {
     let html = move || {
         let report = app.fixes.get()?;
         app.settled.with(|p| {
-            let freed = p.budget().other_bytes;
-            Some(match &report {
-                ProgramFixes::NanoGpt(r) => {
-                    crate::html::fixes::panel(tr, r, &p.configs.nanogpt, freed)
-                }
-                ProgramFixes::Nanochat(r) | ProgramFixes::NanochatSft(r) => {
-                    crate::html::nanochat_fixes::panel(tr, r, p.nanochat_config(), freed)
-                }
-                ProgramFixes::BuildNanoGpt(r) => {
-                    crate::html::bng_fixes::panel(tr, r, &p.configs.bng, freed)
-                }
-            })
+            let view = report.view(&p.configs, p.budget().other_bytes);
+            Some(crate::html::fixes::panel(tr, report.program(), &view))
         })
     };
     let on_click = move |ev: leptos::ev::MouseEvent| browser::copy_snippet(&ev, tr.copied_short);

@@ -5,12 +5,9 @@
 //! the wasm within the page budget, and makes them testable natively (`cargo test`), without a
 //! browser. Inputs stay Leptos components. Everything user-visible goes through [`escape`].
 
-pub mod bng_fixes;
 pub mod breakdown;
 pub mod export;
-pub mod fix_parts;
 pub mod fixes;
-pub mod nanochat_fixes;
 pub mod paste;
 pub mod timeline;
 

@@ -12,7 +12,7 @@ use estimator::{Budget, Phase};
 use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::respond;
-use vramfit_i18n::fix_text::bng_fix_text;
+use vramfit_i18n::fix_text::largest_line;
 use vramfit_i18n::format::params;
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::build_nanogpt::{to_json, warnings};
@@ -98,20 +98,12 @@ fn to_text(tr: &CliLang, a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFix
     );
     if let Some(r) = fixes {
         out.blank();
-        if let Some(b) = r.largest_b_that_fits {
-            out.line(fill(
-                tr.program(Program::BuildNanoGpt).largest(),
-                &[("n", &b.to_string())],
-            ));
+        let view = fixes::view(r, cfg, budget.other_bytes);
+        if view.largest.is_some() {
+            out.line(largest_line(tr, Program::BuildNanoGpt, &view));
         }
         out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
-        ranked_fix_table(&mut out, tr, &r.fixes, |f| {
-            let (title, why) = bng_fix_text(tr, f, cfg, budget.other_bytes);
-            (
-                title,
-                std::iter::once(why).chain(fixes::edits(f, cfg)).collect(),
-            )
-        });
+        ranked_fix_table(&mut out, tr, Program::BuildNanoGpt, &view.fixes);
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()

@@ -13,7 +13,7 @@ use estimator::Phase;
 use crate::args::Args;
 use crate::report::{head, notes, ranked_fix_table, run_text, Peaks, Text};
 use crate::respond;
-use vramfit_i18n::fix_text::nanochat_fix_text;
+use vramfit_i18n::fix_text::largest_line;
 use vramfit_i18n::format::{gib, params, step_time};
 use vramfit_i18n::{fill, CliLang};
 use vramfit_report::nanochat::{to_json, warnings};
@@ -138,20 +138,15 @@ fn to_text(tr: &CliLang, a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>
     }
     if let Some(r) = fixes {
         out.blank();
-        if let Some(b) = r.largest_device_batch_that_fits {
-            out.line(fill(
-                tr.program(Program::Nanochat).largest(),
-                &[("n", &b.to_string())],
-            ));
+        let view = fixes::view(r, cfg, budget.other_bytes);
+        if view.largest.is_some() {
+            out.line(largest_line(tr, Program::Nanochat, &view));
         }
         if let Some(n) = r.largest_core_example_that_fits {
             out.line(fill(tr.cli.core_fits, &[("n", &n.to_string())]));
         }
         out.line(fill(tr.cli.heading, &[("text", tr.fixes_heading)]));
-        ranked_fix_table(&mut out, tr, &r.fixes, |f| {
-            let (title, why) = nanochat_fix_text(tr, f, cfg, budget.other_bytes);
-            (title, vec![why, fixes::launch_line(&f.config)])
-        });
+        ranked_fix_table(&mut out, tr, Program::Nanochat, &view.fixes);
     }
     notes(&mut out, tr, &warnings(tr.cli, cfg));
     out.into_string()

@@ -6,12 +6,12 @@
 
 use unicode_width::UnicodeWidthStr;
 
-use estimator::engine::ranking::Ranked;
 use estimator::engine::run::Run;
+use estimator::programs::fix_view::FixView;
 use estimator::programs::Program;
 use estimator::{Budget, Component, Phase, Risk, Verdict};
 
-use vramfit_i18n::fix_text::fix_text;
+use vramfit_i18n::fix_text::fix_words;
 use vramfit_i18n::format::{bytes, decimal, gib, gib_abs, params};
 use vramfit_i18n::{diagnosis_sentence, fill, place, CliLang};
 use vramfit_report::nanogpt::Answer;
@@ -262,24 +262,27 @@ pub fn fix_table(out: &mut Text, header: &[&str], right: &[bool], rows: &[FixRow
 /// nanochat's and build-nanogpt's ranked fixes: number, change, new peak, saving, whether it
 /// fits, what it changes in training; under each, `text`'s lines after its title (why, and the
 /// command or the edits).
-pub fn ranked_fix_table<C, K>(
-    out: &mut Text,
-    tr: &CliLang,
-    fixes: &[Ranked<C, K>],
-    text: impl Fn(&Ranked<C, K>) -> (String, Vec<String>),
-) {
+pub fn ranked_fix_table(out: &mut Text, tr: &CliLang, program: Program, fixes: &[FixView]) {
     let rows: Vec<FixRow> = fixes
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let (title, below) = text(f);
+            let (title, why) = fix_words(tr, program, &f.words);
+            // the why, then what to paste, line by line
+            let below = std::iter::once(why)
+                .chain(
+                    f.pastes
+                        .iter()
+                        .flat_map(|(_, t)| t.lines().map(String::from)),
+                )
+                .collect();
             FixRow {
                 cells: vec![
                     (i + 1).to_string(),
                     title,
                     bytes(f.peak_bytes),
                     vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
-                    if f.verdict.fits { tr.yes } else { tr.no }.to_string(),
+                    if f.fits { tr.yes } else { tr.no }.to_string(),
                     tr.impact(f.impact).to_string(),
                 ],
                 below,
@@ -426,10 +429,11 @@ pub fn to_text(tr: &CliLang, a: &Answer) -> String {
     }
     if let Some(r) = &a.fixes {
         out.blank();
-        out.line(vramfit_i18n::fix_text::largest_batch(
+        let view = estimator::fixes::view(r, cfg, a.budget.other_bytes);
+        out.line(vramfit_i18n::fix_text::largest_line(
             tr,
-            r.largest_batch_that_fits,
-            &a.est.config,
+            Program::NanoGpt,
+            &view,
         ));
         out.line(fill(
             tr.cli.heading_time,
@@ -444,9 +448,10 @@ pub fn to_text(tr: &CliLang, a: &Answer) -> String {
         let rows: Vec<FixRow> = r
             .fixes
             .iter()
+            .zip(&view.fixes)
             .enumerate()
-            .map(|(i, f)| {
-                let (title, why) = fix_text(tr, f, cfg, a.budget.other_bytes);
+            .map(|(i, (f, words))| {
+                let (title, why) = fix_words(tr, Program::NanoGpt, &words.words);
                 FixRow {
                     cells: vec![
                         (i + 1).to_string(),

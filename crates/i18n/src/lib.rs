@@ -32,8 +32,8 @@ strings! {
     nc_section_attention,
     /// Each program's section (`nanochat.tagline = …`): its tagline, chart title, evaluation's
     /// names, largest-batch line, a hint per setting and each fix's title and sentence of why —
-    /// keys from the registry ([`program_word_keys`]), read through [`Strings::program`].
-    program_words[keys program_word_keys],
+    /// keys from the registry ([`PROGRAM_WORD_KEYS`]), read through [`Strings::program`].
+    program_words[keys PROGRAM_WORD_KEYS],
     section_model,
     section_batch,
     section_precision,
@@ -423,48 +423,99 @@ const SECTION_WORDS: [&str; 6] = [
     "largest_none",
 ];
 
-/// The keys of every program's section, in the registry's order, made once: `{section}.{word}`
-/// for [`SECTION_WORDS`], `{section}.hints.{name}` for each hinted setting of the programs the
-/// section serves, `{section}.fix_titles.{kind}` and `{section}.fix_why.{kind}` for each fix kind.
-/// A new program's words are its section of each file: nothing here changes.
-pub fn program_word_keys() -> &'static [&'static str] {
-    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    KEYS.get_or_init(|| {
-        let mut keys: Vec<String> = Vec::new();
-        let mut sections: Vec<&str> = Vec::new();
-        for p in Program::ALL {
-            let s = p.words();
-            if !sections.contains(&s) {
-                sections.push(s);
-                keys.extend(SECTION_WORDS.iter().map(|w| format!("{s}.{w}")));
+/// The keys of every program's section, in the registry's order: `{section}.{word}` for
+/// [`SECTION_WORDS`], `{section}.hints.{name}` for each hinted setting of the programs the section
+/// serves, `{section}.fix_titles.{kind}` and `{section}.fix_why.{kind}` for each fix kind. A new
+/// program's words are its section of each file: nothing here changes.
+pub const PROGRAM_WORD_KEYS: table::Keys = table::Keys {
+    count: || sections().map(section_len).sum(),
+    key: program_word_key,
+    find: |key| {
+        let (section, name) = key.split_once('.')?;
+        word_index(section, name)
+    },
+};
+
+/// The sections, each once, in the registry's order.
+fn sections() -> impl Iterator<Item = &'static str> {
+    Program::ALL
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, p)| Program::ALL[..i].iter().all(|q| q.words() != p.words()))
+        .map(|(_, p)| p.words())
+}
+
+/// A section's names of one part (`hints`, `fix_titles`, `fix_why`): those of every program it
+/// serves, each once.
+#[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
+fn part_names(section: &str, part: &str) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in Program::ALL.into_iter().filter(|p| p.words() == section) {
+        let listed = if part == "hints" {
+            p.hinted()
+        } else {
+            p.fix_kinds()
+        };
+        for n in listed {
+            if !names.contains(n) {
+                names.push(n);
             }
         }
-        for s in sections {
-            let serving = || Program::ALL.into_iter().filter(move |p| p.words() == s);
-            for (part, names) in [
-                (
-                    "hints",
-                    serving().flat_map(|p| p.hinted()).collect::<Vec<_>>(),
-                ),
-                (
-                    "fix_titles",
-                    serving().flat_map(|p| p.fix_kinds()).collect(),
-                ),
-                ("fix_why", serving().flat_map(|p| p.fix_kinds()).collect()),
-            ] {
-                for name in names {
-                    let key = format!("{s}.{part}.{name}");
-                    if !keys.contains(&key) {
-                        keys.push(key);
-                    }
-                }
-            }
+    }
+    names
+}
+
+const PARTS: [&str; 3] = ["hints", "fix_titles", "fix_why"];
+
+#[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
+fn section_len(section: &str) -> usize {
+    SECTION_WORDS.len()
+        + PARTS
+            .iter()
+            .map(|p| part_names(section, p).len())
+            .sum::<usize>()
+}
+
+/// The item of `{section}.{name}` among every section's words.
+#[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
+fn word_index(section: &str, name: &str) -> Option<usize> {
+    let base: usize = sections()
+        .take_while(|s| *s != section)
+        .map(section_len)
+        .sum();
+    sections().find(|s| *s == section)?;
+    if let Some(i) = SECTION_WORDS.iter().position(|w| *w == name) {
+        return Some(base + i);
+    }
+    let (part, item) = name.split_once('.')?;
+    let mut at = base + SECTION_WORDS.len();
+    for p in PARTS {
+        let names = part_names(section, p);
+        if p == part {
+            return names.iter().position(|n| *n == item).map(|i| at + i);
         }
-        // made once per process and kept for its life, as the strings are
-        keys.into_iter()
-            .map(|k| &*Box::leak(k.into_boxed_str()))
-            .collect()
-    })
+        at += names.len();
+    }
+    None
+}
+
+/// The `i`th key of [`PROGRAM_WORD_KEYS`].
+#[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
+fn program_word_key(mut i: usize) -> String {
+    for s in sections() {
+        if i < SECTION_WORDS.len() {
+            return format!("{s}.{}", SECTION_WORDS[i]);
+        }
+        i -= SECTION_WORDS.len();
+        for p in PARTS {
+            let names = part_names(s, p);
+            if i < names.len() {
+                return format!("{s}.{p}.{}", names[i]);
+            }
+            i -= names.len();
+        }
+    }
+    String::new()
 }
 
 /// One program's words ([`Strings::program`]), looked up by name in its section.
@@ -478,14 +529,7 @@ impl ProgramWords<'_> {
     /// The word `{section}.{name}`; empty where the section has none (a language file missing
     /// it fails the files' test, so only a name no program lists gets here).
     fn word(&self, name: &str) -> &'static str {
-        let section = self.program.words();
-        program_word_keys()
-            .iter()
-            .position(|k| {
-                k.strip_prefix(section)
-                    .and_then(|rest| rest.strip_prefix('.'))
-                    == Some(name)
-            })
+        word_index(self.program.words(), name)
             .and_then(|i| self.words.get(i).copied())
             .unwrap_or("")
     }
@@ -906,7 +950,12 @@ mod tests {
             assert_eq!(words.fix_title("no_such_fix"), "");
         }
         // no section's keys can be taken for a field's
-        for k in program_word_keys() {
+        assert!((PROGRAM_WORD_KEYS.count)() <= table::MAX_KEYS);
+        for k in (0..(PROGRAM_WORD_KEYS.count)()).map(PROGRAM_WORD_KEYS.key) {
+            assert_eq!(
+                (PROGRAM_WORD_KEYS.find)(&k).map(PROGRAM_WORD_KEYS.key),
+                Some(k.clone())
+            );
             let first = k.split('.').next().unwrap_or_default();
             assert!(!<Strings as Table>::NAMES.contains(&first), "{k}");
         }

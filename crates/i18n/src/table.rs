@@ -9,7 +9,7 @@
 
 /// Declares a table with one field per listed key — `name`, `name[N]` (items keyed `name.0` …),
 /// `name[by LIST]` (items keyed `name.<LIST[i]>`, LIST a `&[&str]` constant) or
-/// `name[keys FN]` (items keyed by the whole keys `FN()` lists, made once at run time: each
+/// `name[keys K]` (items keyed by whole keys that `K`, a [`Keys`], makes and finds: each
 /// program's section of the file, from the registry) — plus the one
 /// per-field accessor everything else is built on (kept small: this is wasm).
 macro_rules! strings {
@@ -44,16 +44,17 @@ macro_rules! strings {
     (@ty) => { &'static str };
     (@ty by $list:path) => { [&'static str; $list.len()] };
     (@ty $n:literal) => { [&'static str; $n] };
-    (@ty keys $keys:path) => { Vec<&'static str> };
+    (@ty keys $keys:path) => { [&'static str; $crate::table::MAX_KEYS] };
     (@empty) => { "" };
     (@empty by $list:path) => { [""; $list.len()] };
     (@empty $n:literal) => { [""; $n] };
-    (@empty keys $keys:path) => { vec![""; $keys().len()] };
+    (@empty keys $keys:path) => { [""; $crate::table::MAX_KEYS] };
     (@items) => { $crate::table::Items::One };
     (@items by $list:path) => { $crate::table::Items::Named(&$list) };
     (@items $n:literal) => { $crate::table::Items::Indexed };
-    (@items keys $keys:path) => { $crate::table::Items::Keys($keys) };
+    (@items keys $keys:path) => { $crate::table::Items::Keys(&$keys) };
     (@slice $place:expr) => { std::slice::from_mut(&mut $place) };
+    (@slice $place:expr, keys $keys:path) => { &mut $place[..($keys.count)().min($crate::table::MAX_KEYS)] };
     (@slice $place:expr, $($n:tt)+) => { &mut $place[..] };
 }
 
@@ -66,9 +67,23 @@ pub enum Items {
     Indexed,
     /// An array by these names, in its order: `name.<names[i]>`.
     Named(&'static [&'static str]),
-    /// An array by the whole keys the function lists, in its order (the field's name is not
-    /// part of them).
-    Keys(fn() -> &'static [&'static str]),
+    /// An array by whole keys, which the field's name is not part of.
+    Keys(&'static Keys),
+}
+
+/// Room for an [`Items::Keys`] field's items: a fixed array, so that a table stays plain
+/// `&'static str`s, copied as one block (a `Vec` field made its derived `Clone`, inlined where
+/// [`Table::entries`] copies the table, 5 KB of wasm). Every program's words today: 140; a test
+/// fails before a new program's would not fit.
+pub const MAX_KEYS: usize = 512;
+
+/// Whole keys made at run time: how many, the `i`th, and which one a key is. Finding a key does
+/// not make them all (a language file's parse asks for each of its lines).
+#[derive(Debug)]
+pub struct Keys {
+    pub count: fn() -> usize,
+    pub key: fn(usize) -> String,
+    pub find: fn(&str) -> Option<usize>,
 }
 
 /// A table of strings that `strings!` declared.
@@ -104,7 +119,7 @@ pub trait Table: Clone {
                     Items::One => (*name).to_string(),
                     Items::Indexed => format!("{name}.{j}"),
                     Items::Named(names) => format!("{name}.{}", names[j]),
-                    Items::Keys(keys) => keys()[j].to_string(),
+                    Items::Keys(keys) => (keys.key)(j),
                 };
                 out.push((key, *v));
             }
@@ -144,7 +159,7 @@ pub trait Table: Clone {
     fn set_by_whole_key(&mut self, key: &str, value: &'static str) -> bool {
         for (i, items) in Self::ITEMS.iter().enumerate() {
             if let Items::Keys(keys) = items {
-                if let Some(j) = keys().iter().position(|k| *k == key) {
+                if let Some(j) = (keys.find)(key) {
                     self.field_mut(i)[j] = value;
                     return true;
                 }

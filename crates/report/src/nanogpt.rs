@@ -2,10 +2,11 @@
 
 use estimator::fixes::FixReport;
 use estimator::oom::{Diagnosis, OomMessage};
+use estimator::programs::Program;
 use estimator::{Analysis, Budget, Estimate, Phase, Verdict, FIELDS_JSON_ORDER};
 use serde_json::{json, Value};
 use vramfit_i18n::en;
-use vramfit_i18n::fix_text::fix_text;
+use vramfit_i18n::fix_text::fix_words;
 
 use crate::common::{self, object, value};
 
@@ -177,7 +178,8 @@ pub fn fixes(a: &Answer) -> Value {
                 if f.other_bytes < a.budget.other_bytes {
                     changes.push(("other_gib".into(), value(0.0)));
                 }
-                let (title, why) = fix_text(en(), f, from, a.budget.other_bytes);
+                let words = estimator::fixes::words(f, from, a.budget.other_bytes);
+                let (title, why) = fix_words(en(), Program::NanoGpt, &words);
                 // the whole train.py line to paste, as nanochat's fixes have; none where the fix
                 // is a code change or freeing the card, which no flag says
                 let command = (f.patches == estimator::Patches::default()

@@ -37,8 +37,12 @@ fn answer(text: &str) -> String {
                 true,
             ) {
                 for f in &r.fixes {
-                    let (title, why) =
-                        vramfit_i18n::fix_text::fix_text(tr, f, &state.configs.nanogpt, 0);
+                    let words = estimator::fixes::words(f, &state.configs.nanogpt, 0);
+                    let (title, why) = vramfit_i18n::fix_text::fix_words(
+                        tr,
+                        estimator::programs::Program::NanoGpt,
+                        &words,
+                    );
                     out.push(
                         title
                             + &why

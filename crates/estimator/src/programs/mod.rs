@@ -6,6 +6,7 @@
 //! dispatch over it; what the programs share (replay, verdict, GPUs, units) is the engine.
 
 pub mod build_nanogpt;
+pub mod fix_view;
 pub mod nanochat;
 pub mod nanogpt;
 mod registry;

@@ -60,6 +60,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The settings an embed shows, with their slider steps.
+            pub fn embed_settings(self) -> &'static [(&'static str, &'static [f64])] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::EMBED_SETTINGS),+
+                }
+            }
+
             /// Its fix kinds' ids.
             pub fn fix_kinds(self) -> &'static [&'static str] {
                 match self {
@@ -171,6 +178,22 @@ macro_rules! registry {
         #[derive(Clone, Debug, PartialEq)]
         pub enum ProgramFixes {
             $($(#[$doc])* $variant(<$ty as __Seam>::Fixes)),+
+        }
+
+        impl ProgramFixes {
+            pub fn program(&self) -> Program {
+                match self {
+                    $(ProgramFixes::$variant(_) => Program::$variant),+
+                }
+            }
+
+            /// The fixes as every front-end shows them, from the settings they were ranked for
+            /// (`freed`: what other processes hold on the card).
+            pub fn view(&self, configs: &Configs, freed: u128) -> crate::programs::fix_view::FixesView {
+                match self {
+                    $(ProgramFixes::$variant(f) => <$ty as __Seam>::fixes_view(f, &configs.$field, freed)),+
+                }
+            }
         }
 
         /// Every program's settings, one config each: the page keeps them all, so switching to

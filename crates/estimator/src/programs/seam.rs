@@ -74,6 +74,8 @@ pub trait TrainingProgram {
     const HINTED: &'static [&'static str];
     /// Its fix kinds' ids (`engine::fix_kinds!`'s `IDS`), each with words in its section.
     const FIX_KINDS: &'static [&'static str];
+    /// The few settings an embedded calculator shows (`?embed=1`), each with its slider's steps.
+    const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])];
 
     /// The name under which a setting's hint is found (`key`: as the page names the setting).
     fn hint_name(key: &str) -> String {
@@ -87,6 +89,13 @@ pub trait TrainingProgram {
 
     /// The batch as the run's summary states it.
     fn batch(config: &Self::Config) -> Batch;
+
+    /// Its fixes as every front-end shows them (`freed`: what other processes hold on the card).
+    fn fixes_view(
+        fixes: &Self::Fixes,
+        from: &Self::Config,
+        freed: u128,
+    ) -> crate::programs::fix_view::FixesView;
 
     /// The settings back out as what to paste, in order; none where they are the script's own
     /// defaults with nothing to set.

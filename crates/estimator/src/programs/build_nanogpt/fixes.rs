@@ -10,6 +10,7 @@ use crate::config::Allocator;
 use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
+use crate::programs::fix_view::FixesView;
 
 crate::engine::fix_kinds! {
     /// The kinds of train_gpt2.py fix.
@@ -186,4 +187,52 @@ pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
         fixes,
         largest_b_that_fits,
     })
+}
+
+/// train_gpt2.py's fixes as every front-end shows them: each with the lines of the script to edit
+/// (`freed`: what other processes hold on the card).
+pub fn view(report: &BngFixReport, from: &BngConfig, freed: u128) -> FixesView {
+    use crate::programs::fix_view::{FixView, FixWords, Value};
+    use crate::programs::seam::Paste;
+    let fixes = report
+        .fixes
+        .iter()
+        .map(|f| {
+            let c = &f.config;
+            let values = vec![
+                ("b", Value::int(c.b)),
+                ("old_b", Value::int(from.b)),
+                ("accum", Value::int(c.grad_accum_steps())),
+                ("total", Value::Grouped(c.total_batch_size)),
+                ("t", Value::int(c.t)),
+                ("old_t", Value::int(from.t)),
+                ("layers", Value::int(c.n_layer)),
+                ("old_layers", Value::int(from.n_layer)),
+                (
+                    "params",
+                    Value::Params(crate::params::ParamCounts::of(&c.model()).total),
+                ),
+                ("freed", Value::Gib(freed)),
+            ];
+            let edits = vec![(Paste::Config, edits(f, from).join("\n"))];
+            FixView::ranked(
+                f,
+                FixWords {
+                    kind: f.kind.id(),
+                    values,
+                    notes: Vec::new(),
+                },
+                Vec::new(),
+                edits,
+            )
+        })
+        .collect();
+    FixesView {
+        fits_now: report.current.fits,
+        largest: report
+            .largest_b_that_fits
+            .map(|n| vec![("n", Value::int(n))]),
+        fixes,
+        seconds_now: None,
+    }
 }

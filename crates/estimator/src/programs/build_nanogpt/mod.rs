@@ -67,6 +67,10 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     const WORDS: &'static str = "build-nanogpt";
     const HINTED: &'static [&'static str] = config::KEYS;
     const FIX_KINDS: &'static [&'static str] = &fixes::BngFixKind::IDS;
+    const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
+        ("B", &[1., 2., 4., 8., 16., 32., 64.]),
+        ("T", &[256., 512., 1024., 2048., 4096.]),
+    ];
 
     type Config = BngConfig;
     type Analysis = BngAnalysis;
@@ -75,6 +79,14 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     /// train_gpt2.py's constants as the script writes them.
     fn export(c: &BngConfig) -> Vec<(crate::programs::seam::Paste, String)> {
         vec![(crate::programs::seam::Paste::Config, config::constants(c))]
+    }
+
+    fn fixes_view(
+        fixes: &fixes::BngFixReport,
+        from: &BngConfig,
+        freed: u128,
+    ) -> crate::programs::fix_view::FixesView {
+        fixes::view(fixes, from, freed)
     }
 
     fn batch(c: &BngConfig) -> crate::programs::seam::Batch {

@@ -13,6 +13,7 @@ use crate::config::Allocator;
 use crate::engine::ranking::{largest, sort, Impact, Ranked};
 use crate::engine::verdict::Verdict;
 use crate::gpu::Budget;
+use crate::programs::fix_view::FixesView;
 
 crate::engine::fix_kinds! {
     /// The kinds of nanochat fix.
@@ -335,4 +336,54 @@ pub fn rank_fixes(cfg: &NanochatConfig, budget: &Budget) -> Option<NanochatFixRe
         largest_device_batch_that_fits,
         largest_core_example_that_fits,
     })
+}
+
+/// base_train.py's and chat_sft.py's fixes as every front-end shows them: each with its launch
+/// line (`freed`: what other processes hold on the card).
+pub fn view(report: &NanochatFixReport, from: &NanochatConfig, freed: u128) -> FixesView {
+    use crate::programs::fix_view::{Fact, FixView, FixWords, Value};
+    use crate::programs::seam::Paste;
+    let fixes = report
+        .fixes
+        .iter()
+        .map(|f| {
+            let c = &f.config;
+            let values = vec![
+                ("world", Value::int(c.world_size)),
+                ("old_world", Value::int(from.world_size)),
+                ("batch", Value::int(c.device_batch_size)),
+                ("old_batch", Value::int(from.device_batch_size)),
+                ("accum", Value::int(c.grad_accum_steps())),
+                ("old_accum", Value::int(from.grad_accum_steps())),
+                ("total", Value::int(c.total_batch_tokens())),
+                ("old_total", Value::int(from.total_batch_tokens())),
+                ("seq", Value::int(c.max_seq_len)),
+                ("old_seq", Value::int(from.max_seq_len)),
+                ("depth", Value::int(c.depth)),
+                ("old_depth", Value::int(from.depth)),
+                ("params", Value::Params(super::Shape::of(c).total_params())),
+                ("freed", Value::Gib(freed)),
+            ];
+            let tokens = Fact::Tokens(from.total_batch_tokens(), c.total_batch_tokens());
+            let line = vec![(Paste::Command, launch_line(c))];
+            FixView::ranked(
+                f,
+                FixWords {
+                    kind: f.kind.id(),
+                    values,
+                    notes: Vec::new(),
+                },
+                vec![tokens],
+                line,
+            )
+        })
+        .collect();
+    FixesView {
+        fits_now: report.current.fits,
+        largest: report
+            .largest_device_batch_that_fits
+            .map(|n| vec![("n", Value::int(n))]),
+        fixes,
+        seconds_now: None,
+    }
 }

@@ -241,6 +241,11 @@ macro_rules! nanochat_script {
             const WORDS: &'static str = "nanochat";
             const HINTED: &'static [&'static str] = $hinted;
             const FIX_KINDS: &'static [&'static str] = &fixes::NanochatFixKind::IDS;
+            const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
+                ("depth", &[2., 4., 6., 8., 10., 12., 16., 20., 24., 26., 32.]),
+                ("device_batch_size", &[1., 2., 4., 8., 16., 32., 64.]),
+                ("max_seq_len", &[256., 512., 1024., 2048., 4096.]),
+            ];
 
             fn hint_name(key: &str) -> String {
                 config::flag_name(key)
@@ -260,6 +265,14 @@ macro_rules! nanochat_script {
             /// The script's launch line.
             fn export(c: &NanochatConfig) -> Vec<(crate::programs::seam::Paste, String)> {
                 vec![(crate::programs::seam::Paste::Command, fixes::launch_line(c))]
+            }
+
+            fn fixes_view(
+                fixes: &fixes::NanochatFixReport,
+                from: &NanochatConfig,
+                freed: u128,
+            ) -> crate::programs::fix_view::FixesView {
+                fixes::view(fixes, from, freed)
             }
 
             fn batch(c: &NanochatConfig) -> crate::programs::seam::Batch {

@@ -13,6 +13,7 @@ use crate::config::{Allocator, Dtype, TrainConfig};
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
 use crate::physics::{Patches, Phase};
+use crate::programs::fix_view::{FixWords, FixesView};
 use crate::speed::iter_seconds;
 use crate::verdict::{Risk, Verdict};
 
@@ -713,6 +714,113 @@ fn rank_key(f: &Fix, base: &TrainConfig) -> (u8, u8, u8, f64, usize, i128) {
         edits,
         -f.verdict.headroom_bytes,
     )
+}
+
+/// What a train.py fix's words take (`freed`: what other processes hold on the card, which
+/// freeing it gives back).
+pub fn words(f: &Fix, from: &TrainConfig, freed: u128) -> FixWords {
+    use crate::programs::fix_view::{Note, Value};
+    let c = &f.config;
+    let int = |x: u32| Value::int(x);
+    let not_kept = !f.effective_batch_kept
+        && matches!(f.impact, Impact::Nothing | Impact::Slower)
+        && f.effective_batch != from.effective_batch();
+    FixWords {
+        kind: f.kind.id(),
+        values: vec![
+            ("batch", int(c.batch_size)),
+            ("accum", int(c.gradient_accumulation_steps)),
+            ("old_batch", int(from.batch_size)),
+            ("old_accum", int(from.gradient_accumulation_steps)),
+            ("block", int(c.block_size)),
+            ("old_block", int(from.block_size)),
+            ("layers", int(c.n_layer)),
+            ("old_layers", int(from.n_layer)),
+            ("embd", int(c.n_embd)),
+            ("old_embd", int(from.n_embd)),
+            ("dtype", Value::Text(c.dtype.as_str().to_string())),
+            (
+                "eval_batch",
+                Value::Text(
+                    f.patches
+                        .eval_batch_size
+                        .map(|b| b.to_string())
+                        .unwrap_or_default(),
+                ),
+            ),
+            ("eval_iters", int(c.eval_iters)),
+            ("eff", Value::Grouped(f.effective_batch)),
+            ("old_eff", Value::Grouped(from.effective_batch())),
+            ("params", Value::Params(f.params_reported)),
+            ("freed", Value::Gib(freed)),
+            ("world", int(c.world_size)),
+            ("old_world", int(from.world_size)),
+        ],
+        notes: not_kept
+            .then_some(Note::EffectiveBatchNotKept)
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// train.py's fixes as every front-end shows them, each with what to paste.
+pub fn view(report: &FixReport, from: &TrainConfig, freed: u128) -> FixesView {
+    use crate::programs::fix_view::{Fact, FixView, Value};
+    use crate::programs::seam::Paste;
+    let fixes = report
+        .fixes
+        .iter()
+        .map(|f| {
+            let c = &f.config;
+            let mut pastes = Vec::new();
+            let config = crate::snippet::changes(c, from);
+            if !config.is_empty() {
+                pastes.push((Paste::Config, config));
+            }
+            let cli = crate::snippet::command_line(c, Some(from));
+            if cli != "python train.py" {
+                pastes.push((Paste::Command, cli));
+            }
+            if let Some((k, v)) = f.env(from) {
+                pastes.push((Paste::Env, format!("export {k}={v}")));
+            }
+            if let Some(code) = crate::snippet::patch_code(&f.patches) {
+                pastes.push((Paste::Patch, code.to_string()));
+            }
+            FixView {
+                words: words(f, from, freed),
+                peak_bytes: f.peak_bytes,
+                saving_bytes: f.saving_bytes,
+                fits: f.fits(),
+                impact: f.impact,
+                facts: vec![
+                    Fact::Batch(from.effective_batch(), f.effective_batch),
+                    Fact::TokensPerIter(f.tokens_per_iter),
+                    Fact::TimeRatio(f.iter_time_ratio),
+                ],
+                pastes,
+            }
+        })
+        .collect();
+    FixesView {
+        fits_now: report.current.fits,
+        // train.py keeps gradient_accumulation_steps: a smaller micro-batch is fewer sequences
+        // per iteration (the line says how many)
+        largest: report.largest_batch_that_fits.map(|n| {
+            let with_n = TrainConfig {
+                batch_size: n,
+                ..from.clone()
+            };
+            vec![
+                ("n", Value::int(n)),
+                ("accum", Value::int(from.gradient_accumulation_steps)),
+                ("eff", Value::Grouped(with_n.effective_batch())),
+                ("old_eff", Value::Grouped(from.effective_batch())),
+            ]
+        }),
+        fixes,
+        seconds_now: Some(report.current_seconds),
+    }
 }
 
 #[cfg(test)]

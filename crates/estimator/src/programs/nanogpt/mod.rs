@@ -34,6 +34,17 @@ impl crate::programs::TrainingProgram for NanoGpt {
     const WORDS: &'static str = "nanogpt";
     const HINTED: &'static [&'static str] = crate::FIELDS_JSON_ORDER;
     const FIX_KINDS: &'static [&'static str] = &fixes::FixKind::IDS;
+    const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
+        (
+            "batch_size",
+            &[1., 2., 4., 6., 8., 12., 16., 24., 32., 48., 64., 128., 256.],
+        ),
+        (
+            "gradient_accumulation_steps",
+            &[1., 2., 4., 5., 8., 16., 32., 40., 64., 128.],
+        ),
+        ("block_size", &[128., 256., 512., 1024., 2048., 4096.]),
+    ];
 
     type Config = TrainConfig;
     type Analysis = analysis::Analysis;
@@ -55,6 +66,14 @@ impl crate::programs::TrainingProgram for NanoGpt {
         out.push((Paste::Command, crate::snippet::command_line(c, None)));
         out.extend(env.map(|e| (Paste::Env, e)));
         out
+    }
+
+    fn fixes_view(
+        fixes: &fixes::FixReport,
+        from: &TrainConfig,
+        freed: u128,
+    ) -> crate::programs::fix_view::FixesView {
+        fixes::view(fixes, from, freed)
     }
 
     fn batch(c: &TrainConfig) -> crate::programs::seam::Batch {
