@@ -27,6 +27,9 @@ usage: python3 run_train.py NAME B T TOTAL_BATCH USE_COMPILE(0|1) [N_LAYER N_HEA
 env:   BNG=<dir with train_gpt2.py> (default <repo>/.bng)
        ALLOC=default (default: no PYTORCH_ALLOC_CONF, as train_gpt2.py sets none) | expandable (expandable_segments:True),
        set before torch starts.
+       SNAPSHOT=<file.pickle>  PyTorch's own memory snapshot of the run (torch.cuda.memory._dump_snapshot, what
+       pytorch.org/memory_viz opens), written at the end whether it fit or ran out; its history keeps the last
+       SNAPSHOT_ENTRIES allocator events (default 100000), with python stacks; the record gets `snapshot`.
        CAP_GIB=<GiB> (optional): cap the process as a card of that many GiB usable would
        (torch.cuda.set_per_process_memory_fraction, what the allocator may reserve); the record gets
        `allocator_cap_gib` and `cap_on_purpose` (status `ok` or `oom`, as score-accuracy reads capped runs).
@@ -183,6 +186,10 @@ rec = {'name': name, 'config': {'B': B, 'T': T, 'total_batch_size': TB, 'grad_ac
 if CAP_GIB:
     rec['allocator_cap_gib'], rec['cap_on_purpose'] = CAP_GIB, True
 t0 = time.time()
+SNAPSHOT = os.environ.get('SNAPSHOT')
+if SNAPSHOT:
+    torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python',
+                                             max_entries=int(os.environ.get('SNAPSHOT_ENTRIES', 100_000)))
 try:
     g = {'__name__': '__main__'}
     code = compile(src, 'train_gpt2.py', 'exec')
@@ -194,6 +201,10 @@ except Exception as e:  # noqa
     import traceback; traceback.print_exc()
     rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:500]}'
 enter('end')
+if SNAPSHOT:
+    torch.cuda.memory._dump_snapshot(SNAPSHOT)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    rec['snapshot'] = os.path.basename(SNAPSHOT)
 rec['wall_s'] = round(time.time() - t0, 1)
 for p in phases:  # fwd window after the last backward: no forward in it
     if p[0] == 'fwd' and p[2] == GA:

@@ -15,6 +15,9 @@ env:
   TRACE=<file.pkl>  record the allocator history (_record_memory_history, python stacks) and pickle the snapshot
         there at the end; also pickles a snapshot at the `before_eval` mark to <file>.before_eval.pkl
   VOCAB (32768), NANOCHAT_BASE_DIR (/tmp/nanochat_base)
+  SNAPSHOT=<file.pickle>  PyTorch's own memory snapshot of the run (torch.cuda.memory._dump_snapshot, what
+        pytorch.org/memory_viz opens), written at the end whether it fit or ran out; its history keeps the last
+        SNAPSHOT_ENTRIES allocator events (default 100000), with python stacks; the record gets `snapshot`.
   CAP_GIB=<GiB>  cap the process as a card of that many GiB usable would: torch.cuda.set_per_process_memory_fraction
         (what the allocator may reserve), before the script allocates; the record gets `allocator_cap_gib` and
         `cap_on_purpose` (status `ok` or `oom`, as score-accuracy reads capped runs)
@@ -150,6 +153,23 @@ def parse_config(argv):
             'head_dim': 128}
 
 
+def start_snapshot():
+    """Starts recording the allocator's history for SNAPSHOT (see the module's doc); its path, or None."""
+    path = os.environ.get('SNAPSHOT')
+    if path:
+        entries = int(os.environ.get('SNAPSHOT_ENTRIES', 100_000))
+        torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=entries)
+    return path
+
+
+def end_snapshot(path, rec):
+    """Writes the snapshot started by start_snapshot() and stops recording."""
+    if path:
+        torch.cuda.memory._dump_snapshot(path)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        rec['snapshot'] = os.path.basename(path)
+
+
 def cap_process(rec, gib):
     """Caps what this process's allocator may reserve at `gib` GiB of the current card."""
     total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
@@ -165,6 +185,7 @@ def run_script(name, argv, script='base_train.py', extra=None):
     t0 = time.time()
     if TRACE:
         torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=2_000_000)
+    snapshot = start_snapshot()
     try:
         sys.argv = [script] + argv
         if 'LOCAL_RANK' in os.environ:  # under torchrun: measure this rank's GPU, not cuda:0
@@ -186,6 +207,7 @@ def run_script(name, argv, script='base_train.py', extra=None):
         mark('end')
     except Exception:
         pass
+    end_snapshot(snapshot, rec)
     if TRACE:
         import pickle
         with open(TRACE, 'wb') as f:

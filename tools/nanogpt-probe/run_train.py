@@ -21,6 +21,9 @@ env:
   TRACE=<summary.json>  record the allocator history (_record_memory_history, python stacks) and write a compact
         summary: per phase window the replayed peak of live requested bytes and the live allocations at that peak,
         grouped by (size, allocation site), with the source line of Inductor output-code frames.
+  SNAPSHOT=<file.pickle>  PyTorch's own memory snapshot of the run (torch.cuda.memory._dump_snapshot, what
+        pytorch.org/memory_viz opens), written at the end whether it fit or ran out; its history keeps the last
+        SNAPSHOT_ENTRIES allocator events (default 100000), with python stacks; the record gets `snapshot`.
   CAP_GIB  cap the caching allocator (set_per_process_memory_fraction) to keep parallel runs apart.
   NANOGPT_COMMIT  recorded in the record.
 """
@@ -190,6 +193,10 @@ def main():
     t0 = time.time()
     if TRACE:
         torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=3_000_000)
+    SNAPSHOT = os.environ.get('SNAPSHOT')
+    if SNAPSHOT:
+        torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python',
+                                                 max_entries=int(os.environ.get('SNAPSHOT_ENTRIES', 100_000)))
     torch.cuda.reset_peak_memory_stats()
     try:
         sys.argv = ['train.py'] + argv
@@ -205,6 +212,10 @@ def main():
         mark('end')
     except Exception:
         pass
+    if SNAPSHOT:
+        torch.cuda.memory._dump_snapshot(SNAPSHOT)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        rec['snapshot'] = os.path.basename(SNAPSHOT)
     G = lambda k, d: type(d)(kv.get(k, d)) if not isinstance(d, bool) else kv.get(k, str(d)) == 'True'
     cfg = {'eval_iters': int(kv['eval_iters']), 'compile': G('compile', True),
            'gradient_accumulation_steps': G('gradient_accumulation_steps', 40), 'dtype': kv.get('dtype', 'bfloat16'),
