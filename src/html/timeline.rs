@@ -60,8 +60,8 @@ fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
         .chunks(per)
         .map(|c| {
             (
-                c.iter().map(|s| s.allocated).max().unwrap_or(0),
-                c.iter().map(|s| s.reserved).max().unwrap_or(0),
+                c.iter().map(|s| s.allocated).max().unwrap_or(0).into(),
+                c.iter().map(|s| s.reserved).max().unwrap_or(0).into(),
             )
         })
         .collect()
@@ -319,8 +319,8 @@ fn table(tr: &Strings, a: &Run, program: Program, spans: &[Span]) -> String {
             "tr",
             &[],
             &(el("th", &[("scope", "row")], &escape(&label))
-                + &el("td", &[], &format::gib(al))
-                + &el("td", &[], &format::gib(re))),
+                + &el("td", &[], &format::gib(al.into()))
+                + &el("td", &[], &format::gib(re.into()))),
         );
     }
     let head = el(

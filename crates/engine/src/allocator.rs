@@ -15,17 +15,24 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
+use crate::events::CEILING_BYTES;
 use crate::settings::Allocator;
 
-pub const MIN_BLOCK: u128 = 512;
-pub const SMALL_SIZE: u128 = 1 << 20;
-pub const SMALL_BUFFER: u128 = 2 << 20;
-pub const LARGE_BUFFER: u128 = 20 << 20;
-pub const MIN_LARGE_ALLOC: u128 = 10 << 20;
-pub const ROUND_LARGE: u128 = 2 << 20;
+// Bytes are `u64` in here, where the rest of vramfit counts in `u128`: no request passes
+// [`CEILING_BYTES`] (2^48; a sequence stops before one would, and `malloc` refuses one), a
+// block is at most an expandable segment's range (2^27 pages of 20 MiB), and wasm has no
+// 128-bit arithmetic — each `u128` add or compare is several 64-bit ones, on every event of a
+// replay, which the page runs before its first answer on code V8 has not optimised yet.
+
+pub const MIN_BLOCK: u64 = 512;
+pub const SMALL_SIZE: u64 = 1 << 20;
+pub const SMALL_BUFFER: u64 = 2 << 20;
+pub const LARGE_BUFFER: u64 = 20 << 20;
+pub const MIN_LARGE_ALLOC: u64 = 10 << 20;
+pub const ROUND_LARGE: u64 = 2 << 20;
 
 /// The size a request is rounded to (`round_size`).
-pub fn round_size(bytes: u128) -> u128 {
+pub fn round_size(bytes: u64) -> u64 {
     if bytes < MIN_BLOCK {
         MIN_BLOCK
     } else {
@@ -34,7 +41,7 @@ pub fn round_size(bytes: u128) -> u128 {
 }
 
 /// The size of the segment cudaMalloc'd for a request that no cached block can serve.
-pub fn segment_size(rounded: u128) -> u128 {
+pub fn segment_size(rounded: u64) -> u64 {
     if rounded <= SMALL_SIZE {
         SMALL_BUFFER
     } else if rounded < MIN_LARGE_ALLOC {
@@ -53,16 +60,16 @@ pub struct BlockId(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory {
     /// The request as made (before rounding).
-    pub requested: u128,
-    pub allocated: u128,
-    pub reserved: u128,
+    pub requested: u64,
+    pub allocated: u64,
+    pub reserved: u64,
 }
 
 /// A block of a segment. Neighbours are slots in the block store; `addr` orders best fit.
 #[derive(Clone, Copy, Debug)]
 struct Block {
     addr: u64,
-    size: u128,
+    size: u64,
     segment: usize,
     allocated: bool,
     prev: Option<usize>,
@@ -74,10 +81,7 @@ struct Block {
 }
 
 /// A free block in its pool, in best-fit order: by size, then address. Addresses are unique, so
-/// the slot (there to find the block without a lookup) never decides the order. The size is a
-/// `u64` here, a block's own is a `u128`: a block is at most an expandable segment's range (2^48
-/// bytes of small pages, 2^27 pages of 20 MiB for large ones), and the key is compared at every
-/// step of the pool's search — in wasm a `u128` comparison is several 64-bit ones.
+/// the slot (there to find the block without a lookup) never decides the order.
 #[derive(Clone, Copy, Debug)]
 struct Free {
     size: u64,
@@ -85,24 +89,153 @@ struct Free {
     slot: usize,
 }
 
-impl Free {
-    /// Where best fit starts looking for `size` bytes.
-    fn at_least(size: u128) -> Free {
-        Free {
-            size: key_size(size),
-            addr: 0,
-            slot: 0,
+/// A pool's free blocks in best-fit order. A pool of a few blocks is a sorted vector: a pool
+/// holds tens of blocks in most runs (10-50 on average over the replays of the page's default
+/// runs, measured), where a binary search and one move of the tail cost less than a B-tree's walk
+/// through its nodes — above all in wasm, whose first replay on a page runs on V8's baseline code
+/// (the B-tree was half of it) while the move is one `memory.copy`. A pool of many blocks is a
+/// B-tree, where moving the tail would cost more (~1,000 blocks at 96 layers: a quarter slower as
+/// a vector; 1,024 layers: four times).
+#[derive(Clone, Debug)]
+enum Pool {
+    Few(Vec<Free>),
+    Many(BTreeSet<Free>),
+}
+
+/// A pool of more blocks than this becomes a B-tree; one of fewer than [`FEW_AGAIN`], a vector
+/// again (apart, so that a pool near one size does not change form at every event).
+const MANY: usize = 256;
+const FEW_AGAIN: usize = 64;
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::Few(Vec::new())
+    }
+}
+
+impl Pool {
+    fn insert(&mut self, free: Free) {
+        match self {
+            Pool::Few(v) if v.len() >= MANY => {
+                // one insert at a time: `collect` would sort, more code in the module for nothing
+                let mut tree = BTreeSet::new();
+                for f in v.drain(..).chain([free]) {
+                    tree.insert(f);
+                }
+                *self = Pool::Many(tree);
+            }
+            Pool::Few(v) => v.insert(lower_bound(v, free.size, free.addr), free),
+            Pool::Many(t) => {
+                t.insert(free);
+            }
+        }
+    }
+
+    fn remove(&mut self, free: &Free) {
+        match self {
+            Pool::Few(v) => {
+                let at = lower_bound(v, free.size, free.addr);
+                if v.get(at)
+                    .is_some_and(|f| f.size == free.size && f.addr == free.addr)
+                {
+                    v.remove(at);
+                }
+            }
+            Pool::Many(t) => {
+                t.remove(free);
+                if t.len() < FEW_AGAIN {
+                    *self = Pool::Few(std::mem::take(t).into_iter().collect());
+                }
+            }
+        }
+    }
+
+    /// The block best fit hands out for `size` bytes ([`Pool::iter_from`]'s first).
+    fn best(&self, size: u64) -> Option<Free> {
+        self.iter_from(size).next()
+    }
+
+    /// The blocks of at least `size` bytes, smallest (then lowest address) first.
+    fn iter_from(&self, size: u64) -> PoolIter<'_> {
+        match self {
+            Pool::Few(v) => PoolIter::Few(v[lower_bound(v, size, 0)..].iter()),
+            Pool::Many(t) => PoolIter::Many(t.range(
+                Free {
+                    size,
+                    addr: 0,
+                    slot: 0,
+                }..,
+            )),
+        }
+    }
+
+    fn largest(&self) -> u64 {
+        match self {
+            Pool::Few(v) => v.last(),
+            Pool::Many(t) => t.last(),
+        }
+        .map_or(0, |f| f.size)
+    }
+
+    fn iter(&self) -> PoolIter<'_> {
+        self.iter_from(0)
+    }
+
+    #[cfg(test)]
+    fn contains(&self, free: &Free) -> bool {
+        match self {
+            Pool::Few(v) => v.binary_search(free).is_ok(),
+            Pool::Many(t) => t.contains(free),
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        match self {
+            Pool::Few(v) => v.len(),
+            Pool::Many(t) => t.len(),
         }
     }
 }
 
-/// A size as the pools' key ([`Free`]); one past any block's for a request no block can hold.
-fn key_size(size: u128) -> u64 {
-    u64::try_from(size).unwrap_or(u64::MAX)
+/// Where a block of `size` bytes at `addr` is or would be in a sorted pool: the first block not
+/// before it. Written out rather than `partition_point` with a closure, which opt-level "z"
+/// leaves a call per step of the search (in wasm's baseline code, a tenth of a replay).
+#[inline(always)]
+fn lower_bound(v: &[Free], size: u64, addr: u64) -> usize {
+    let (mut lo, mut hi) = (0, v.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let f = v[mid];
+        if f.size < size || (f.size == size && f.addr < addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// A pool's blocks in order, whichever form it has.
+enum PoolIter<'a> {
+    Few(std::slice::Iter<'a, Free>),
+    Many(std::collections::btree_set::Range<'a, Free>),
+}
+
+impl Iterator for PoolIter<'_> {
+    type Item = Free;
+
+    fn next(&mut self) -> Option<Free> {
+        match self {
+            PoolIter::Few(i) => i.next(),
+            PoolIter::Many(i) => i.next(),
+        }
+        .copied()
+    }
 }
 
 impl Ord for Free {
-    // inlined into the B-tree's search, the replay's hottest loop (opt-level "z" would call it)
+    // inlined into the pools' binary searches, the replay's hottest loop (opt-level "z" would call it)
     #[inline(always)]
     fn cmp(&self, other: &Free) -> Ordering {
         self.size.cmp(&other.size).then(self.addr.cmp(&other.addr))
@@ -127,7 +260,7 @@ impl Eq for Free {}
 
 #[derive(Clone, Debug)]
 struct Segment {
-    size: u128,
+    size: u64,
     live: bool,
     /// Expandable segments grow; their pages are mapped on demand.
     expandable: bool,
@@ -144,14 +277,14 @@ pub struct CachingAllocator {
     /// is reused.
     blocks: Vec<Option<Block>>,
     vacant: Vec<usize>,
-    free_small: BTreeSet<Free>,
-    free_large: BTreeSet<Free>,
+    free_small: Pool,
+    free_large: Pool,
     segments: Vec<Segment>,
     next_addr: u64,
-    allocated: u128,
-    reserved: u128,
-    peak_allocated: u128,
-    peak_reserved: u128,
+    allocated: u64,
+    reserved: u64,
+    peak_allocated: u64,
+    peak_reserved: u64,
     /// Expandable mode: each pool's unmapped blocks (small, large) by address, then slot.
     unmapped: [BTreeSet<(u64, usize)>; 2],
     /// Number of times a failed cudaMalloc freed the cache and retried.
@@ -194,10 +327,10 @@ const SEGMENT_GAP: u64 = 1 << 30;
 /// Pages of the virtual range an expandable segment may grow into. PyTorch reserves 9/8 of the
 /// card's memory and opens another segment when a request finds no room; a range larger than any
 /// run (2^48 bytes of small pages) leaves that second segment out.
-const EXPANDABLE_PAGES: u128 = 1 << 27;
+const EXPANDABLE_PAGES: u64 = 1 << 27;
 
 /// The page size of a pool's expandable segment.
-fn page_size(small: bool) -> u128 {
+fn page_size(small: bool) -> u64 {
     if small {
         SMALL_BUFFER
     } else {
@@ -214,8 +347,8 @@ impl CachingAllocator {
             cap,
             blocks: Vec::new(),
             vacant: Vec::new(),
-            free_small: BTreeSet::new(),
-            free_large: BTreeSet::new(),
+            free_small: Pool::default(),
+            free_large: Pool::default(),
             segments: Vec::new(),
             next_addr: 1 << 50,
             allocated: 0,
@@ -228,21 +361,21 @@ impl CachingAllocator {
     }
 
     /// Whether `bytes` more reserved would pass a cap of `kind`.
-    fn over_cap(&self, kind: CapKind, bytes: u128) -> bool {
+    fn over_cap(&self, kind: CapKind, bytes: u64) -> bool {
         self.cap
-            .is_some_and(|cap| cap.kind == kind && self.reserved + bytes > cap.bytes)
+            .is_some_and(|cap| cap.kind == kind && u128::from(self.reserved + bytes) > cap.bytes)
     }
 
-    pub fn allocated(&self) -> u128 {
+    pub fn allocated(&self) -> u64 {
         self.allocated
     }
-    pub fn reserved(&self) -> u128 {
+    pub fn reserved(&self) -> u64 {
         self.reserved
     }
-    pub fn peak_allocated(&self) -> u128 {
+    pub fn peak_allocated(&self) -> u64 {
         self.peak_allocated
     }
-    pub fn peak_reserved(&self) -> u128 {
+    pub fn peak_reserved(&self) -> u64 {
         self.peak_reserved
     }
     /// Forgets the peaks (`torch.cuda.reset_peak_memory_stats`).
@@ -252,7 +385,7 @@ impl CachingAllocator {
     }
 
     /// The bytes a block handed out for this request counts (without allocating it).
-    pub fn block_size(&self, id: BlockId) -> u128 {
+    pub fn block_size(&self, id: BlockId) -> u64 {
         self.blocks
             .get(id.0)
             .and_then(|b| b.as_ref())
@@ -290,7 +423,7 @@ impl CachingAllocator {
     fn pool_insert(&mut self, slot: usize) {
         let b = *self.block(slot);
         self.pool(b.small).insert(Free {
-            size: key_size(b.size),
+            size: b.size,
             addr: b.addr,
             slot,
         });
@@ -300,13 +433,13 @@ impl CachingAllocator {
     fn pool_remove(&mut self, slot: usize) {
         let b = *self.block(slot);
         self.pool(b.small).remove(&Free {
-            size: key_size(b.size),
+            size: b.size,
             addr: b.addr,
             slot,
         });
     }
 
-    fn pool(&mut self, small: bool) -> &mut BTreeSet<Free> {
+    fn pool(&mut self, small: bool) -> &mut Pool {
         if small {
             &mut self.free_small
         } else {
@@ -316,7 +449,11 @@ impl CachingAllocator {
 
     /// `malloc`: serve from the cache by best fit, else map a new segment (or grow the
     /// expandable one); on failure free the cached segments and retry once.
-    pub fn malloc(&mut self, requested: u128) -> Result<BlockId, OutOfMemory> {
+    pub fn malloc(&mut self, requested: u64) -> Result<BlockId, OutOfMemory> {
+        // (beyond any card, and where the sizes below could overflow)
+        if u128::from(requested) > CEILING_BYTES {
+            return Err(self.oom(requested));
+        }
         let size = round_size(requested);
         let small = size <= SMALL_SIZE;
         if self.mode == Allocator::ExpandableSegments {
@@ -340,7 +477,7 @@ impl CachingAllocator {
         Ok(BlockId(slot))
     }
 
-    fn oom(&self, requested: u128) -> OutOfMemory {
+    fn oom(&self, requested: u64) -> OutOfMemory {
         OutOfMemory {
             requested,
             allocated: self.allocated,
@@ -354,8 +491,8 @@ impl CachingAllocator {
     /// free page and try once more.
     fn malloc_expandable(
         &mut self,
-        requested: u128,
-        size: u128,
+        requested: u64,
+        size: u64,
         small: bool,
     ) -> Result<BlockId, OutOfMemory> {
         if self.segments.is_empty() {
@@ -398,7 +535,7 @@ impl CachingAllocator {
     /// Best fit among the mapped free blocks (`get_free_block`), where a block followed by
     /// unmapped space counts as large as it could grow: the search moves on past it to the next
     /// larger block that would not grow.
-    fn best_fit_expandable(&mut self, size: u128, small: bool) -> Option<usize> {
+    fn best_fit_expandable(&mut self, size: u64, small: bool) -> Option<usize> {
         let growable = |a: &Self, f: &Free| {
             let b = a.block(f.slot);
             b.size
@@ -412,13 +549,13 @@ impl CachingAllocator {
         } else {
             &self.free_large
         };
-        let mut fits = pool.range(Free::at_least(size)..);
-        let mut best = *fits.next()?;
+        let mut fits = pool.iter_from(size);
+        let mut best = fits.next()?;
         for next in fits {
-            if growable(self, next) >= growable(self, &best) {
+            if growable(self, &next) >= growable(self, &best) {
                 break;
             }
-            best = *next;
+            best = next;
         }
         self.pool(small).remove(&best);
         Some(best.slot)
@@ -427,7 +564,7 @@ impl CachingAllocator {
     /// `alloc_block` for an expandable segment: the cap's check, then pages mapped from the
     /// lowest address with room for `size` (merged with the free block before it); the slot of
     /// a mapped free block of at least `size`, out of its pool. `None` where the cap refuses.
-    fn grow_expandable(&mut self, size: u128, small: bool) -> Option<usize> {
+    fn grow_expandable(&mut self, size: u64, small: bool) -> Option<usize> {
         if self.over_cap(CapKind::Fraction, segment_size(size)) {
             return None;
         }
@@ -446,7 +583,7 @@ impl CachingAllocator {
 
     /// `find_expandable_block`: the unmapped block of lowest address which, with the free block
     /// before it, starts `size` bytes of free address space; that start.
-    fn find_room(&self, size: u128, small: bool) -> Option<usize> {
+    fn find_room(&self, size: u64, small: bool) -> Option<usize> {
         self.unmapped[usize::from(!small)]
             .iter()
             .map(|&(_, slot)| match self.block(slot).prev {
@@ -470,7 +607,7 @@ impl CachingAllocator {
     /// `map_block`: maps the first `bytes` of an unmapped block, rounded up to whole pages (the
     /// rest stays unmapped), merges them with free mapped neighbours and pools the result; its
     /// slot. `None` where the card has no memory left for the pages (the block stays unmapped).
-    fn map_block(&mut self, slot: usize, bytes: u128) -> Option<usize> {
+    fn map_block(&mut self, slot: usize, bytes: u64) -> Option<usize> {
         let b = *self.block(slot);
         let len = bytes.div_ceil(page_size(b.small)) * page_size(b.small);
         let len = len.min(b.size);
@@ -495,7 +632,7 @@ impl CachingAllocator {
     fn unmap_block(&mut self, slot: usize) {
         let b = *self.block(slot);
         let page = page_size(b.small);
-        let offset = u128::from(b.addr - Self::expandable_base(b.small));
+        let offset = b.addr - Self::expandable_base(b.small);
         // the whole pages inside, as offsets into the block
         let (begin, end) = (
             offset.div_ceil(page) * page,
@@ -523,10 +660,10 @@ impl CachingAllocator {
 
     /// Splits the block in `slot` after its first `size` bytes; the slot of the second part (of
     /// the same state, in no pool).
-    fn split_off(&mut self, slot: usize, size: u128) -> usize {
+    fn split_off(&mut self, slot: usize, size: u64) -> usize {
         let b = *self.block(slot);
         let rest = self.add_block(Block {
-            addr: b.addr.wrapping_add(size as u64),
+            addr: b.addr.wrapping_add(size),
             size: b.size - size,
             prev: Some(slot),
             ..b
@@ -593,16 +730,16 @@ impl CachingAllocator {
 
     /// The smallest free block of at least `size` (the lowest address among equals), out of its
     /// pool; its slot.
-    fn best_fit(&mut self, size: u128, small: bool) -> Option<usize> {
+    fn best_fit(&mut self, size: u64, small: bool) -> Option<usize> {
         let pool = self.pool(small);
-        let &fit = pool.range(Free::at_least(size)..).next()?;
+        let fit = pool.best(size)?;
         pool.remove(&fit);
         Some(fit.slot)
     }
 
     /// Hands out the free block in `slot` for a rounded request, splitting off the remainder
     /// when the allocator would (`shouldSplit`).
-    fn take(&mut self, slot: usize, size: u128) {
+    fn take(&mut self, slot: usize, size: u64) {
         let expandable = self.mode == Allocator::ExpandableSegments;
         let block = *self.block(slot);
         let remaining = block.size - size;
@@ -626,12 +763,12 @@ impl CachingAllocator {
 
     /// cudaMalloc of a new segment, or growth of the pool's expandable segment; `None` when the
     /// cap would be exceeded. Returns the slot of a free block of at least `size` bytes.
-    fn new_memory(&mut self, size: u128, small: bool) -> Option<usize> {
+    fn new_memory(&mut self, size: u64, small: bool) -> Option<usize> {
         let seg_size = segment_size(size);
         // a whole segment: the card's check and the fraction's are the same
         if self
             .cap
-            .is_some_and(|cap| self.reserved + seg_size > cap.bytes)
+            .is_some_and(|cap| u128::from(self.reserved + seg_size) > cap.bytes)
         {
             return None;
         }
@@ -642,7 +779,7 @@ impl CachingAllocator {
         // (addresses only order blocks: for sizes no card has, 2^50 bytes and more, they wrap)
         self.next_addr = self
             .next_addr
-            .wrapping_sub((seg_size as u64).wrapping_add(SEGMENT_GAP));
+            .wrapping_sub(seg_size.wrapping_add(SEGMENT_GAP));
         let addr = self.next_addr;
         self.segments.push(Segment {
             size: seg_size,
@@ -667,7 +804,7 @@ impl CachingAllocator {
     /// Where a pool's expandable segment starts: a whole number of its pages (its pages are
     /// counted from there), far above the regular segments and far from the other pool's.
     fn expandable_base(small: bool) -> u64 {
-        (page_size(small) << 32) as u64
+        page_size(small) << 32
     }
 
     /// `free`: the block goes back to its pool, merged with free neighbours.
@@ -710,7 +847,7 @@ impl CachingAllocator {
             let free: Vec<usize> = self
                 .free_small
                 .iter()
-                .chain(&self.free_large)
+                .chain(self.free_large.iter())
                 .map(|f| f.slot)
                 .collect();
             for slot in free {
@@ -722,14 +859,13 @@ impl CachingAllocator {
 
     /// Bytes reserved but not allocated: what an OOM message calls "reserved by PyTorch but
     /// unallocated".
-    pub fn cached_free(&self) -> u128 {
+    pub fn cached_free(&self) -> u64 {
         self.reserved - self.allocated
     }
 
     /// The largest free cached block (what a request can get without a new segment).
-    pub fn largest_free_block(&self) -> u128 {
-        let largest = |set: &BTreeSet<Free>| set.last().map_or(0, |b| u128::from(b.size));
-        largest(&self.free_small).max(largest(&self.free_large))
+    pub fn largest_free_block(&self) -> u64 {
+        self.free_small.largest().max(self.free_large.largest())
     }
 }
 
@@ -752,7 +888,7 @@ mod tests {
             let mut allocated = 0;
             for &(slot, b) in &live {
                 let key = Free {
-                    size: key_size(b.size),
+                    size: b.size,
                     addr: b.addr,
                     slot,
                 };
@@ -774,7 +910,7 @@ mod tests {
                 if let Some(n) = b.next {
                     let nb = self.block(n);
                     assert_eq!(nb.prev, Some(slot));
-                    assert_eq!(nb.addr, b.addr.wrapping_add(b.size as u64));
+                    assert_eq!(nb.addr, b.addr.wrapping_add(b.size));
                     assert!(
                         b.allocated || nb.allocated || b.mapped != nb.mapped,
                         "two free neighbours unmerged"
@@ -820,9 +956,9 @@ mod tests {
                 if live.is_empty() || next() % 3 != 0 {
                     // small, medium and large requests
                     let bytes = match next() % 3 {
-                        0 => 1 + u128::from(next() % 4096),
-                        1 => u128::from(next() % (8 << 20)),
-                        _ => u128::from(next() % (96 << 20)),
+                        0 => 1 + next() % 4096,
+                        1 => next() % (8 << 20),
+                        _ => next() % (96 << 20),
                     };
                     if let Ok(id) = a.malloc(bytes) {
                         live.push(id);
@@ -845,7 +981,34 @@ mod tests {
         }
     }
 
-    const MIB: u128 = 1 << 20;
+    #[test]
+    fn a_pool_of_many_blocks_is_a_tree_and_still_best_fit() {
+        for mode in [Allocator::Default, Allocator::ExpandableSegments] {
+            let mut a = CachingAllocator::new(mode, None);
+            // 1,200 small blocks of 1-7 × 512 B; every other one freed leaves 600 apart
+            let ids: Vec<BlockId> = (0..1200)
+                .map(|i| a.malloc(512 * (1 + i % 7)).unwrap())
+                .collect();
+            for &id in ids.iter().step_by(2) {
+                a.free(id);
+            }
+            a.check();
+            assert!(matches!(a.free_small, Pool::Many(_)), "{mode:?}");
+            // the smallest free block that holds 1,536 B is one of exactly that size
+            let x = a.malloc(1536).unwrap();
+            assert_eq!(a.block_size(x), 1536, "{mode:?}");
+            a.check();
+            for &id in ids.iter().skip(1).step_by(2) {
+                a.free(id);
+            }
+            a.free(x);
+            a.check();
+            assert!(matches!(a.free_small, Pool::Few(_)), "{mode:?}");
+            assert_eq!(a.allocated(), 0);
+        }
+    }
+
+    const MIB: u64 = 1 << 20;
 
     #[test]
     fn sizes_follow_the_allocator() {
@@ -898,7 +1061,7 @@ mod tests {
 
     #[test]
     fn cap_frees_cache_then_fails() {
-        let mut a = CachingAllocator::new(Allocator::Default, Some(Cap::card(100 * MIB)));
+        let mut a = CachingAllocator::new(Allocator::Default, Some(Cap::card((100 * MIB).into())));
         let x = a.malloc(60 * MIB).unwrap();
         a.free(x);
         // 60 MiB cached; 70 MiB does not fit beside it, so the cache is released and it fits
@@ -912,8 +1075,10 @@ mod tests {
 
     #[test]
     fn expandable_segments_grow_in_place() {
-        let mut a =
-            CachingAllocator::new(Allocator::ExpandableSegments, Some(Cap::card(100 * MIB)));
+        let mut a = CachingAllocator::new(
+            Allocator::ExpandableSegments,
+            Some(Cap::card((100 * MIB).into())),
+        );
         let x = a.malloc(30 * MIB).unwrap();
         assert_eq!(a.reserved(), 40 * MIB);
         let y = a.malloc(5 * MIB).unwrap();

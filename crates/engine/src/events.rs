@@ -95,7 +95,8 @@ pub struct Event {
     pub action: Action,
     /// Index of the tensor (allocs number them in order).
     pub tensor: u32,
-    pub bytes: u128,
+    /// The request (at most [`CEILING_BYTES`]: the allocator's unit, see `allocator.rs`).
+    pub bytes: u64,
     pub term: Term,
 }
 
@@ -211,7 +212,8 @@ impl Builder {
         self.seq.events.push(Event {
             action: Action::Alloc,
             tensor: id,
-            bytes,
+            // within the ceiling, checked above
+            bytes: bytes as u64,
             term,
         });
         Some(id)

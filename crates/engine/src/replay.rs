@@ -27,8 +27,8 @@ pub struct OomEvent {
 /// Allocated and reserved bytes after one event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sample {
-    pub allocated: u128,
-    pub reserved: u128,
+    pub allocated: u64,
+    pub reserved: u64,
 }
 
 /// What a replay found.
@@ -83,6 +83,23 @@ fn bump(list: &mut Vec<(Phase, u128)>, phase: Phase, value: u128) {
     }
 }
 
+/// The events since the last mark, of one phase: its peaks are taken when the next mark (or the
+/// end) closes it — the allocator's peak only grows between marks — and not at every event, which
+/// the replay's loop would pay for on every one of tens of thousands.
+struct OpenPhase {
+    phase: Phase,
+    /// The most live requested bytes after any of its events.
+    requested: u64,
+}
+
+/// Adds a closed phase's peaks to the replay's.
+fn close_phase(out: &mut Replay, open: Option<OpenPhase>, alloc: &CachingAllocator) {
+    if let Some(o) = open {
+        bump(&mut out.phase_peaks, o.phase, alloc.peak_allocated().into());
+        bump(&mut out.phase_requested, o.phase, o.requested.into());
+    }
+}
+
 /// Replays `seq` through an allocator in `mode` that may reserve at most `cap` bytes.
 pub fn replay(seq: &Sequence, mode: Allocator, cap: Option<Cap>) -> Replay {
     replay_recording(seq, mode, cap, true)
@@ -97,8 +114,9 @@ pub fn fits(seq: &Sequence, mode: Allocator, cap: Cap) -> bool {
 /// [`replay`], recording samples and what is alive at the peak only when `record`.
 fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: bool) -> Replay {
     let mut alloc = CachingAllocator::new(mode, cap);
-    let mut blocks: Vec<Option<(BlockId, u128)>> = Vec::new();
-    let mut requested: u128 = 0;
+    let mut blocks: Vec<Option<(BlockId, u64)>> = Vec::new();
+    // the loop counts in the allocator's unit (u64, see allocator.rs); the replay's answer in u128
+    let mut requested: u64 = 0;
     let mut out = Replay {
         peak_allocated: 0,
         peak_reserved: 0,
@@ -111,14 +129,17 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: b
         retries: 0,
     };
     // live requested bytes per term, to know what the peak is made of
-    let mut by_term = [0u128; TERM_COUNT];
+    let mut by_term = [0u64; TERM_COUNT];
     let mut terms_of: Vec<Term> = Vec::new();
     let mut peak_by_term = by_term;
     let mut peak_rounding = 0;
+    let (mut peak_allocated, mut peak_reserved) = (0, 0);
     let mut mark_ix = 0;
     let mut phase: Option<Phase> = None;
+    let mut open: Option<OpenPhase> = None;
     for (i, e) in seq.events.iter().enumerate() {
         while mark_ix < seq.marks.len() && seq.marks[mark_ix].at <= i {
+            close_phase(&mut out, open.take(), &alloc);
             phase = seq.marks[mark_ix].phase;
             // peaks are per phase: reset the counter at each boundary, as the harness does
             alloc.reset_peaks();
@@ -147,14 +168,14 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: b
                         let m = seq.mark_at(i);
                         out.oom = Some(OomEvent {
                             event: i,
-                            requested: e.bytes,
+                            requested: e.bytes.into(),
                             term: e.term,
                             phase: m.and_then(|m| m.phase),
                             stage: m.map_or(Stage::ModelLoad, |m| m.stage),
                             micro_step: m.map_or(0, |m| m.micro_step),
-                            allocated: oom.allocated,
-                            reserved: oom.reserved,
-                            largest_free: alloc.largest_free_block(),
+                            allocated: oom.allocated.into(),
+                            reserved: oom.reserved.into(),
+                            largest_free: alloc.largest_free_block().into(),
                         });
                         break;
                     }
@@ -170,16 +191,19 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: b
                 }
             }
         }
-        if alloc.allocated() > out.peak_allocated {
-            out.peak_allocated = alloc.allocated();
+        if alloc.allocated() > peak_allocated {
+            peak_allocated = alloc.allocated();
             out.peak_event = i;
             peak_by_term = by_term;
             peak_rounding = alloc.allocated() - requested;
         }
-        out.peak_reserved = out.peak_reserved.max(alloc.reserved());
+        peak_reserved = peak_reserved.max(alloc.reserved());
         if let Some(p) = phase {
-            bump(&mut out.phase_peaks, p, alloc.peak_allocated());
-            bump(&mut out.phase_requested, p, requested);
+            let o = open.get_or_insert(OpenPhase {
+                phase: p,
+                requested: 0,
+            });
+            o.requested = o.requested.max(requested);
         }
         if record {
             out.samples.push(Sample {
@@ -188,6 +212,7 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: b
             });
         }
     }
+    close_phase(&mut out, open, &alloc);
     // a run past the ceiling ends with the request that passes it, which no card serves
     if let (None, Some(b)) = (out.oom, seq.beyond) {
         out.oom = Some(OomEvent {
@@ -197,15 +222,18 @@ fn replay_recording(seq: &Sequence, mode: Allocator, cap: Option<Cap>, record: b
             phase: b.phase,
             stage: b.stage,
             micro_step: b.micro_step,
-            allocated: alloc.allocated(),
-            reserved: alloc.reserved(),
-            largest_free: alloc.largest_free_block(),
+            allocated: alloc.allocated().into(),
+            reserved: alloc.reserved().into(),
+            largest_free: alloc.largest_free_block().into(),
         });
     }
+    out.peak_allocated = peak_allocated.into();
+    out.peak_reserved = peak_reserved.into();
     for term in ALL_TERMS {
-        out.peak_terms.add(term, peak_by_term[term as usize]);
+        out.peak_terms.add(term, peak_by_term[term as usize].into());
     }
-    out.peak_terms.add(Term::AllocatorRounding, peak_rounding);
+    out.peak_terms
+        .add(Term::AllocatorRounding, peak_rounding.into());
     out.retries = alloc.retries;
     out
 }

@@ -38,8 +38,8 @@ fn main() {
                 w[0].phase,
                 w[0].stage.id(),
                 w[0].micro_step,
-                gib(s.allocated),
-                gib(s.reserved)
+                gib(s.allocated.into()),
+                gib(s.reserved.into())
             );
         }
     }

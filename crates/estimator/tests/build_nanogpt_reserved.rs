@@ -58,7 +58,7 @@ fn replayed_segments(cfg: &BngConfig, evals: bool) -> Vec<u128> {
                 let before = a.reserved();
                 live.insert(e.tensor, a.malloc(e.bytes).unwrap());
                 if a.reserved() > before {
-                    segments.push(a.reserved() - before);
+                    segments.push(u128::from(a.reserved() - before));
                 }
             }
             Action::Free => {

@@ -118,7 +118,7 @@ fn core_evaluation_per_example_shape() {
                 .find(|m| m.phase == Some(Phase::Core))
                 .unwrap()
                 .at;
-            let before = a.free_run.samples[start - 1].allocated;
+            let before = u128::from(a.free_run.samples[start - 1].allocated);
             let extra = a.phase_bytes(Phase::Core).unwrap() - before;
             let measured = e["extra_peak"].as_f64().unwrap();
             assert!(

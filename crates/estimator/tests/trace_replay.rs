@@ -63,11 +63,11 @@ fn fraction(gib: f64) -> Option<Cap> {
 }
 
 struct Outcome {
-    segments: Vec<u128>,
+    segments: Vec<u64>,
     /// Reserved bytes after each request.
-    reserved: Vec<u128>,
-    peak_allocated: u128,
-    peak_reserved: u128,
+    reserved: Vec<u64>,
+    peak_allocated: u64,
+    peak_reserved: u64,
     /// Index (among allocation requests) of the request that failed.
     oom_at: Option<usize>,
 }
@@ -84,7 +84,7 @@ fn replay(t: &Value, mode: Allocator, cap: Option<Cap>) -> Outcome {
         let (action, addr, size) = (
             e[0].as_str().unwrap(),
             e[1].as_u64().unwrap(),
-            u128::from(e[2].as_u64().unwrap()),
+            e[2].as_u64().unwrap(),
         );
         match action {
             // `o` is the request that failed for real: replay it as a request too
@@ -122,22 +122,22 @@ fn replay(t: &Value, mode: Allocator, cap: Option<Cap>) -> Outcome {
     }
 }
 
-fn real_segments(t: &Value) -> Vec<u128> {
+fn real_segments(t: &Value) -> Vec<u64> {
     t["events"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e[0] == "s")
-        .map(|e| u128::from(e[2].as_u64().unwrap()))
+        .map(|e| e[2].as_u64().unwrap())
         .collect()
 }
 
 /// Reserved bytes after each request: the maps and unmaps a request made come before it.
-fn real_reserved(t: &Value) -> Vec<u128> {
-    let mut now: u128 = 0;
+fn real_reserved(t: &Value) -> Vec<u64> {
+    let mut now: u64 = 0;
     let mut out = Vec::new();
     for e in t["events"].as_array().unwrap() {
-        let size = u128::from(e[2].as_u64().unwrap());
+        let size = e[2].as_u64().unwrap();
         match e[0].as_str().unwrap() {
             "m" | "s" => now += size,
             "u" | "S" => now -= size,
@@ -150,7 +150,7 @@ fn real_reserved(t: &Value) -> Vec<u128> {
 
 /// Panics at the first request after which the replay's reserved bytes differ from the run's by
 /// more than `tolerance`.
-fn assert_reserved_follows(name: &str, out: &Outcome, real: &[u128], tolerance: u128) {
+fn assert_reserved_follows(name: &str, out: &Outcome, real: &[u64], tolerance: u64) {
     assert_eq!(out.reserved.len(), real.len(), "{name}: requests");
     if let Some(i) = (0..real.len()).find(|&i| out.reserved[i].abs_diff(real[i]) > tolerance) {
         panic!(
@@ -160,19 +160,19 @@ fn assert_reserved_follows(name: &str, out: &Outcome, real: &[u128], tolerance: 
     }
 }
 
-fn real_peak_allocated(t: &Value) -> u128 {
+fn real_peak_allocated(t: &Value) -> u64 {
     t["marks"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| u128::from(m["peak_alloc"].as_u64().unwrap()))
+        .map(|m| m["peak_alloc"].as_u64().unwrap())
         .max()
         .unwrap()
 }
 
-const SMALL_SEGMENT: u128 = 2 << 20;
+const SMALL_SEGMENT: u64 = 2 << 20;
 
-fn sorted(mut v: Vec<u128>) -> Vec<u128> {
+fn sorted(mut v: Vec<u64>) -> Vec<u64> {
     v.sort_unstable();
     v
 }
@@ -192,14 +192,14 @@ fn default_allocator_reproduces_segments_and_peaks() {
         let real = real_segments(&t);
         // every large-pool segment exactly; the small pool's 2 MiB segments within one (the
         // real allocator packs a few sub-MiB blocks a little tighter in one run)
-        let large = |v: &[u128]| sorted(v.iter().copied().filter(|s| *s > SMALL_SEGMENT).collect());
-        let small = |v: &[u128]| v.iter().filter(|s| **s <= SMALL_SEGMENT).count();
+        let large = |v: &[u64]| sorted(v.iter().copied().filter(|s| *s > SMALL_SEGMENT).collect());
+        let small = |v: &[u64]| v.iter().filter(|s| **s <= SMALL_SEGMENT).count();
         assert_eq!(large(&out.segments), large(&real), "{name}: large segments");
         assert!(
             small(&out.segments).abs_diff(small(&real)) <= 1,
             "{name}: small segments"
         );
-        let reserved = real.iter().sum::<u128>();
+        let reserved = real.iter().sum::<u64>();
         assert!(
             out.peak_reserved.abs_diff(reserved) <= SMALL_SEGMENT,
             "{name}: reserved"
@@ -287,8 +287,12 @@ fn on_a_card_expandable_segments_map_only_what_they_need() {
         ("exp_s_b16_free16.6", 17_316_184_064, true),
     ] {
         let t = events_trace(name);
-        let free = u128::from(t["free_at_start"].as_u64().unwrap());
-        let out = replay(&t, Allocator::ExpandableSegments, Some(Cap::card(free)));
+        let free = t["free_at_start"].as_u64().unwrap();
+        let out = replay(
+            &t,
+            Allocator::ExpandableSegments,
+            Some(Cap::card(free.into())),
+        );
         let real = real_reserved(&t);
         assert_reserved_follows(name, &out, &real, 0);
         assert_eq!(out.peak_reserved, peak, "{name}");

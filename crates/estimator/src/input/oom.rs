@@ -317,19 +317,18 @@ pub fn diagnose(m: &OomMessage, cfg: &TrainConfig) -> Option<Diagnosis> {
     }
     // otherwise: the first tensor of the run with the requested size
     seq.events.iter().enumerate().find_map(|(i, e)| {
-        (e.action == Action::Alloc && e.bytes > 1 << 20 && same_size(requested, e.bytes)).then(
-            || {
+        (e.action == Action::Alloc && e.bytes > 1 << 20 && same_size(requested, e.bytes.into()))
+            .then(|| {
                 let mark = seq.mark_at(i);
                 Diagnosis {
                     term: e.term,
                     phase: mark.and_then(|m| m.phase),
                     stage: mark.map_or(Stage::ModelLoad, |m| m.stage),
                     micro_step: mark.map_or(0, |m| m.micro_step),
-                    tensor_bytes: e.bytes,
+                    tensor_bytes: e.bytes.into(),
                     reproduced: false,
                 }
-            },
-        )
+            })
     })
 }
 

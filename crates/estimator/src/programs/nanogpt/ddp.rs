@@ -33,7 +33,8 @@ pub const BUCKET_CAP_BYTES: u128 = 25 << 20;
 pub fn bucket_total(cfg: &TrainConfig) -> u128 {
     bucket_bytes(cfg)
         .iter()
-        .map(|&b| crate::allocator::round_size(b))
+        // (the allocator counts in u64; a bucket past that is past any card, rounded or not)
+        .map(|&b| u64::try_from(b).map_or(b, |b| crate::allocator::round_size(b).into()))
         .sum()
 }
 
