@@ -1,11 +1,9 @@
 //! The page: inputs on one side, the answer on the other.
 
-use estimator::programs::Program;
 use estimator::query::page_param;
 use leptos::prelude::*;
 use std::time::Duration;
 
-use super::bng_inputs::BngInputs;
 use super::config_export::ConfigExport;
 use super::ddp_summary::DdpSummary;
 use super::embed_page::EmbedPage;
@@ -14,12 +12,11 @@ use super::gpu_picker::GpuPicker;
 use super::header::Header;
 use super::link_field::LinkField;
 use super::memory_bar::MemoryBar;
-use super::nanochat_inputs::NanochatInputs;
 use super::nanochat_ranks::NanochatRanks;
-use super::nanogpt_inputs::NanoGptInputs;
 use super::notices::Notices;
 use super::number_field::NumberField;
 use super::paste_panel::PastePanel;
+use super::program_inputs::ProgramInputs;
 use super::program_picker::ProgramPicker;
 use super::run_summary::RunSummary;
 use super::sticky_summary::StickySummary;
@@ -99,26 +96,19 @@ fn Page() -> impl IntoView {
                             <GpuPicker />
                             // more than one GPU: train.py's DDP, build-nanogpt's (the same wrapper)
                             // and nanochat's torchrun (its own sharded optimizer), each by its key
-                            {move || match program.get() {
-                                Program::NanoGpt => {
-                                    view! { <NumberField key="world_size" steps=WORLD /> }.into_any()
-                                }
-                                Program::BuildNanoGpt | Program::Nanochat | Program::NanochatSft => {
-                                    view! { <NumberField key="nproc_per_node" steps=WORLD /> }.into_any()
-                                }
+                            {move || {
+                                let key = program.get().processes_key();
+                                view! { <NumberField key=key steps=WORLD /> }
                             }}
-                            <Show when=move || app.page.with(|p| p.program == Program::NanoGpt && p.configs.nanogpt.is_ddp())>
+                            <Show when=move || app.page.with(|p| p.configs.asks_link(p.program))>
                                 <LinkField />
                             </Show>
                         </fieldset>
                         <PastePanel />
-                        {move || match program.get() {
-                            Program::NanoGpt => view! { <NanoGptInputs /> }.into_any(),
-                            Program::BuildNanoGpt => view! { <BngInputs /> }.into_any(),
-                            // rebuilt when the program changes: each script shows its own settings
-                            Program::Nanochat | Program::NanochatSft => {
-                                view! { <NanochatInputs /> }.into_any()
-                            }
+                        // rebuilt when the program changes: each script shows its own settings
+                        {move || {
+                            program.track();
+                            view! { <ProgramInputs /> }
                         }}
                     </Show>
                 </section>

@@ -1,7 +1,7 @@
 //! `?embed=1`: the compact calculator for an iframe in a blog post — the key settings, the card,
 //! the bar, the verdict, the best fix, and a link to the full page with the same state.
 
-use estimator::programs::Program;
+use estimator::programs::inputs::Input;
 use estimator::query::PageState;
 use leptos::prelude::*;
 
@@ -31,7 +31,11 @@ pub fn EmbedPage() -> impl IntoView {
     view! {
         <div class="page page--embed">
             <div class="embed__inputs">
-                {(program == Program::NanoGpt).then(|| view! { <ModelPresets /> })}
+                {program
+                    .inputs()
+                    .iter()
+                    .any(|g| g.inputs.iter().any(|i| matches!(i, Input::ModelPresets)))
+                    .then(|| view! { <ModelPresets /> })}
                 <GpuPicker compact=true />
                 {program
                     .embed_settings()

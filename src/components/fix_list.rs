@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use estimator::programs::Program;
 use estimator::query::PageState;
 
 use crate::browser;
@@ -31,8 +30,8 @@ pub fn FixList() -> impl IntoView {
                 on:click=on_click
                 inner_html=html
             ></div>
-            // the speed model (the time column) is train.py's
-            <Show when=move || app.page.with(|p| p.program == Program::NanoGpt)>
+            // where the speed model (the time column) takes one
+            <Show when=move || app.page.with(|p| p.program.speed_from_mfu())>
             <label class="fixes__mfu">
                     <span>{tr.mfu_label}</span>
                     <input

@@ -1,7 +1,6 @@
 //! One component per file.
 
 pub mod app;
-pub mod bng_inputs;
 pub mod choice_field;
 pub mod config_export;
 pub mod ddp_summary;
@@ -14,13 +13,12 @@ pub mod lang_picker;
 pub mod link_field;
 pub mod memory_bar;
 pub mod model_presets;
-pub mod nanochat_inputs;
 pub mod nanochat_ranks;
-pub mod nanogpt_inputs;
 pub mod notices;
 pub mod number_field;
 pub mod page_field;
 pub mod paste_panel;
+pub mod program_inputs;
 pub mod program_picker;
 pub mod run_summary;
 pub mod sticky_summary;

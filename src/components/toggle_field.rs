@@ -1,4 +1,4 @@
-//! A nanoGPT boolean key (`compile`, `bias`) as a checkbox.
+//! A boolean setting (nanoGPT's `compile`, `bias`) as a checkbox, written as Python writes it.
 
 use leptos::prelude::*;
 
@@ -7,19 +7,14 @@ use crate::state::use_app;
 
 #[component]
 pub fn ToggleField(
-    /// The nanoGPT key.
+    /// The setting's key.
     key: &'static str,
 ) -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
-    let checked = Memo::new(move |_| {
-        app.page.with(|p| {
-            matches!(
-                p.configs.nanogpt.get(key),
-                Some(estimator::PyValue::Bool(true))
-            )
-        })
-    });
+    // the page re-renders its inputs when the program changes: read it once
+    let program = app.page.with_untracked(|p| p.program);
+    let checked = Memo::new(move |_| app.page.with(|p| p.value(key).as_deref() == Some("True")));
     let id = format!("field-{key}");
     view! {
         <div class="field field--toggle">
@@ -40,7 +35,7 @@ pub fn ToggleField(
                 " = "
                 <code>{move || if checked.get() { "True" } else { "False" }}</code>
             </label>
-            <span class="field__hint">{tr.program(estimator::programs::Program::NanoGpt).hint(key)}</span>
+            <span class="field__hint">{tr.program(program).hint(key)}</span>
         </div>
     }
 }

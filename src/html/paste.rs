@@ -80,13 +80,7 @@ pub fn report(tr: &Strings, out: &PasteOutcome) -> String {
                             ("tensor", tr.term(d.term)),
                             (
                                 "where",
-                                &place(
-                                    tr,
-                                    estimator::programs::Program::NanoGpt,
-                                    d.phase,
-                                    d.stage,
-                                    d.micro_step,
-                                ),
+                                &place(tr, out.state.program, d.phase, d.stage, d.micro_step),
                             ),
                         ],
                     ));

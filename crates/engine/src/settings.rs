@@ -14,7 +14,7 @@ impl Dtype {
     pub const NAMES: &'static [&'static str] = &["bfloat16", "float16", "float32"];
 
     /// The name PyTorch (and train.py) uses.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Dtype::Float32 => "float32",
             Dtype::Bfloat16 => "bfloat16",
@@ -49,7 +49,7 @@ pub enum Allocator {
 impl Allocator {
     pub const NAMES: &'static [&'static str] = &["default", "expandable_segments"];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Allocator::Default => "default",
             Allocator::ExpandableSegments => "expandable_segments",

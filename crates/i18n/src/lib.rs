@@ -29,7 +29,7 @@ strings! {
     /// not shown).
     program_names[by Program::NAMES],
     nc_phase_core,
-    nc_section_attention,
+    section_attention,
     /// Each program's section (`nanochat.tagline = …`): its tagline, chart title, evaluation's
     /// names, largest-batch line, a hint per setting and each fix's title and sentence of why —
     /// keys from the registry ([`PROGRAM_WORD_KEYS`]), read through [`Strings::program`].

@@ -6,7 +6,7 @@
 use crate::configurator::{Configurator, Skipped};
 use crate::error::ConfigError;
 use crate::input::json_config::{self, Setting};
-use crate::oom::{diagnose, parse, CardSaid, Diagnosis, OomMessage};
+use crate::oom::{parse, CardSaid, Diagnosis, OomMessage};
 use crate::programs::config_from_flags;
 use crate::query::PageState;
 
@@ -121,11 +121,8 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         if !matches!(card, MessageCard::Other { .. }) {
             apply_budget(&mut out.state, &message);
         }
-        // which tensor failed: read off nanoGPT's allocation sequence (nanochat's: not yet)
-        let diagnosis = match out.state.program {
-            crate::programs::Program::NanoGpt => diagnose(&message, &out.state.configs.nanogpt),
-            _ => None,
-        };
+        // which tensor failed: read off the run's allocation sequence, where the program does
+        let diagnosis = out.state.configs.diagnose(out.state.program, &message);
         out.pasted = Pasted::OomMessage {
             message: Box::new(message),
             diagnosis,

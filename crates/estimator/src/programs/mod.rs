@@ -7,6 +7,7 @@
 
 pub mod build_nanogpt;
 pub mod fix_view;
+pub mod inputs;
 pub mod nanochat;
 pub mod nanogpt;
 mod registry;

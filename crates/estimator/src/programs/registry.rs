@@ -61,6 +61,20 @@ macro_rules! registry {
             }
 
             /// The settings an embed shows, with their slider steps.
+            /// Whether its speed estimate takes a model FLOPs utilisation.
+            pub fn speed_from_mfu(self) -> bool {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::SPEED_FROM_MFU),+
+                }
+            }
+
+            /// Its settings as the page lays them out.
+            pub fn inputs(self) -> &'static [crate::programs::inputs::Group] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::INPUTS),+
+                }
+            }
+
             pub fn embed_settings(self) -> &'static [(&'static str, &'static [f64])] {
                 match self {
                     $(Program::$variant => <$ty as __Seam>::EMBED_SETTINGS),+
@@ -256,6 +270,24 @@ macro_rules! registry {
             pub fn batch(&self, program: Program) -> crate::programs::seam::Batch {
                 match program {
                     $(Program::$variant => <$ty as __Seam>::batch(&self.$field)),+
+                }
+            }
+
+            /// Which tensor a pasted out-of-memory message's request was in `program`'s run.
+            pub fn diagnose(
+                &self,
+                program: Program,
+                message: &crate::oom::OomMessage,
+            ) -> Option<crate::oom::Diagnosis> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::diagnose(&self.$field, message)),+
+                }
+            }
+
+            /// Whether the page asks `program`'s run for the link between its GPUs.
+            pub fn asks_link(&self, program: Program) -> bool {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::asks_link(&self.$field)),+
                 }
             }
 

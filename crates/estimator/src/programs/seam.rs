@@ -76,6 +76,11 @@ pub trait TrainingProgram {
     const FIX_KINDS: &'static [&'static str];
     /// The few settings an embedded calculator shows (`?embed=1`), each with its slider's steps.
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])];
+    /// Whether its speed estimate takes a model FLOPs utilisation (the fix list then asks for one).
+    const SPEED_FROM_MFU: bool = false;
+    /// Its settings as the page lays them out, group by group (the card and the number of GPUs
+    /// come first for every program: [`Self::PROCESSES_KEY`]).
+    const INPUTS: &'static [crate::programs::inputs::Group];
 
     /// The name under which a setting's hint is found (`key`: as the page names the setting).
     fn hint_name(key: &str) -> String {
@@ -89,6 +94,21 @@ pub trait TrainingProgram {
 
     /// The batch as the run's summary states it.
     fn batch(config: &Self::Config) -> Batch;
+
+    /// Which tensor a pasted out-of-memory message's request was, read off the run's allocation
+    /// sequence (`None`: not read for this program yet).
+    fn diagnose(
+        _config: &Self::Config,
+        _message: &crate::oom::OomMessage,
+    ) -> Option<crate::oom::Diagnosis> {
+        None
+    }
+
+    /// Whether the page asks for the link between the GPUs (its bandwidth sets how long a step's
+    /// gradient exchange takes in the speed estimate).
+    fn asks_link(_config: &Self::Config) -> bool {
+        false
+    }
 
     /// Its fixes as every front-end shows them (`freed`: what other processes hold on the card).
     fn fixes_view(

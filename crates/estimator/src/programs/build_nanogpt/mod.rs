@@ -59,6 +59,8 @@ pub fn fits_on_card(cfg: &BngConfig, budget: &Budget) -> bool {
 /// build-nanogpt's `train_gpt2.py` behind the seam.
 pub struct BuildNanoGpt;
 
+use crate::programs::inputs::{self, Group, Input, Section};
+
 impl crate::programs::TrainingProgram for BuildNanoGpt {
     const ID: &'static str = "build-nanogpt";
     const SCRIPT: &'static str = "train_gpt2.py";
@@ -70,6 +72,41 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
         ("B", &[1., 2., 4., 8., 16., 32., 64.]),
         ("T", &[256., 512., 1024., 2048., 4096.]),
+    ];
+    const INPUTS: &'static [Group] = &[
+        Group {
+            section: Section::Model,
+            inputs: &[
+                Input::number("n_layer", &[2., 4., 6., 8., 12., 16., 24., 36., 48.]),
+                Input::number("n_head", &[4., 6., 8., 12., 16., 20., 25.]),
+                Input::number("n_embd", &[256., 384., 512., 768., 1024., 1280., 1600.]),
+            ],
+        },
+        Group {
+            section: Section::Batch,
+            inputs: &[
+                Input::number("B", &[1., 2., 4., 8., 16., 32., 64., 128.]),
+                Input::number("T", &[64., 128., 256., 512., 1024.]),
+                Input::number(
+                    "total_batch_size",
+                    &[16384., 32768., 65536., 131072., 262144., 524288., 1048576.],
+                ),
+                Input::BatchLine,
+            ],
+        },
+        Group {
+            section: Section::Precision,
+            inputs: &[
+                Input::Choice {
+                    key: "use_compile",
+                    options: inputs::PY_BOOL,
+                },
+                Input::Choice {
+                    key: "allocator",
+                    options: inputs::ALLOCATORS,
+                },
+            ],
+        },
     ];
 
     type Config = BngConfig;

@@ -21,7 +21,7 @@ pub enum NanochatAttention {
 impl NanochatAttention {
     pub const NAMES: &'static [&'static str] = &["sdpa", "fa3"];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             NanochatAttention::Sdpa => "sdpa",
             NanochatAttention::Fa3 => "fa3",
@@ -43,7 +43,7 @@ impl NanochatDtype {
     /// (`NANOCHAT_DTYPE=float16`, the GradScaler path, is not modelled.)
     pub const NAMES: &'static [&'static str] = &["auto", "bfloat16", "float32"];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             NanochatDtype::Auto => "auto",
             NanochatDtype::Bfloat16 => "bfloat16",

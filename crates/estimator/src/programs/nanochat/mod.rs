@@ -13,6 +13,7 @@
 pub mod config;
 pub mod explain;
 pub mod fixes;
+pub mod inputs;
 pub mod sequence;
 pub mod shape;
 pub mod speed;
@@ -228,7 +229,7 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
 /// base_train.py and chat_sft.py behind the seam: one config type, each script with its own id,
 /// flags and defaults.
 macro_rules! nanochat_script {
-    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr, $hinted:expr) => {
+    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr, $hinted:expr, $inputs:expr) => {
         $(#[$doc])*
         pub struct $name;
 
@@ -236,7 +237,7 @@ macro_rules! nanochat_script {
             const ID: &'static str = $id;
             const SCRIPT: &'static str = $path;
             const LAUNCH_WORDS: &'static [&'static str] = $words;
-            const PROCESSES_KEY: &'static str = "nproc-per-node";
+            const PROCESSES_KEY: &'static str = "nproc_per_node";
             // base_train.py and chat_sft.py share their flags' hints and their fixes' words
             const WORDS: &'static str = "nanochat";
             const HINTED: &'static [&'static str] = $hinted;
@@ -246,6 +247,7 @@ macro_rules! nanochat_script {
                 ("device_batch_size", &[1., 2., 4., 8., 16., 32., 64.]),
                 ("max_seq_len", &[256., 512., 1024., 2048., 4096.]),
             ];
+            const INPUTS: &'static [crate::programs::inputs::Group] = $inputs;
 
             fn hint_name(key: &str) -> String {
                 config::flag_name(key)
@@ -365,7 +367,8 @@ nanochat_script!(
     "nanochat",
     "scripts/base_train.py",
     &["base_train.py", "scripts.base_train"],
-    NanochatConfig::KEYS
+    NanochatConfig::KEYS,
+    inputs::BASE
 );
 nanochat_script!(
     /// nanochat's `scripts/chat_sft.py`.
@@ -375,7 +378,8 @@ nanochat_script!(
     "scripts/chat_sft.py",
     &["chat_sft.py", "scripts.chat_sft"],
     // its own flag; the rest are base_train.py's, whose hints the section already has
-    &["load-optimizer"]
+    &["load-optimizer"],
+    inputs::SFT
 );
 
 /// One setting from the page or the URL, by its flag's name (`device_batch_size` or

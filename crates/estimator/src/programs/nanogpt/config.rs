@@ -17,7 +17,7 @@ pub enum Attention {
 impl Attention {
     pub const NAMES: &'static [&'static str] = &["flash", "manual"];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Attention::Flash => "flash",
             Attention::Manual => "manual",

@@ -19,8 +19,9 @@ pub mod speed;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
+use crate::programs::inputs::{self, Group, Input, Label, Section};
 use crate::pyliteral::PyValue;
-use config::TrainConfig;
+use config::{Attention, Dtype, TrainConfig};
 
 /// nanoGPT's `train.py` behind the seam.
 pub struct NanoGpt;
@@ -44,6 +45,111 @@ impl crate::programs::TrainingProgram for NanoGpt {
             &[1., 2., 4., 5., 8., 16., 32., 40., 64., 128.],
         ),
         ("block_size", &[128., 256., 512., 1024., 2048., 4096.]),
+    ];
+    const SPEED_FROM_MFU: bool = true;
+    const INPUTS: &'static [Group] = &[
+        Group {
+            section: Section::Model,
+            inputs: &[
+                Input::ModelPresets,
+                Input::number(
+                    "n_layer",
+                    &[
+                        1., 2., 3., 4., 6., 8., 12., 16., 20., 24., 32., 36., 40., 48., 64., 96.,
+                    ],
+                ),
+                Input::number(
+                    "n_head",
+                    &[
+                        1., 2., 3., 4., 6., 8., 12., 16., 20., 25., 32., 40., 48., 64.,
+                    ],
+                ),
+                Input::number(
+                    "n_embd",
+                    &[
+                        64., 128., 192., 256., 384., 512., 576., 640., 768., 1024., 1280., 1536.,
+                        1600., 2048., 2560., 3072., 4096., 5120., 6144., 8192.,
+                    ],
+                ),
+                Input::Vocab,
+                Input::Number {
+                    key: "dropout",
+                    steps: &[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5],
+                    float: true,
+                },
+                Input::Toggle { key: "bias" },
+            ],
+        },
+        Group {
+            section: Section::Batch,
+            inputs: &[
+                Input::number(
+                    "batch_size",
+                    &[
+                        1., 2., 3., 4., 6., 8., 12., 16., 24., 32., 48., 64., 96., 128., 192.,
+                        256., 384., 512., 1024.,
+                    ],
+                ),
+                Input::number(
+                    "gradient_accumulation_steps",
+                    &[
+                        1., 2., 4., 5., 8., 10., 16., 20., 32., 40., 64., 80., 128., 256., 512.,
+                        1024.,
+                    ],
+                ),
+                Input::number(
+                    "block_size",
+                    &[
+                        64., 128., 256., 512., 768., 1024., 2048., 4096., 8192., 16384., 32768.,
+                    ],
+                ),
+                Input::BatchLine,
+            ],
+        },
+        Group {
+            section: Section::Precision,
+            inputs: &[
+                Input::Choice {
+                    key: "dtype",
+                    options: &[
+                        (
+                            Dtype::Bfloat16.as_str(),
+                            Label::Text(Dtype::Bfloat16.as_str()),
+                        ),
+                        (
+                            Dtype::Float16.as_str(),
+                            Label::Text(Dtype::Float16.as_str()),
+                        ),
+                        (
+                            Dtype::Float32.as_str(),
+                            Label::Text(Dtype::Float32.as_str()),
+                        ),
+                    ],
+                },
+                Input::Toggle { key: "compile" },
+                Input::Choice {
+                    key: "attention",
+                    options: &[
+                        (Attention::Flash.as_str(), Label::AttentionFlash),
+                        (Attention::Manual.as_str(), Label::AttentionManual),
+                    ],
+                },
+                Input::Choice {
+                    key: "allocator",
+                    options: inputs::ALLOCATORS,
+                },
+            ],
+        },
+        Group {
+            section: Section::Eval,
+            inputs: &[
+                Input::number(
+                    "eval_iters",
+                    &[1., 10., 20., 40., 50., 100., 200., 500., 1000.],
+                ),
+                Input::EvalItersNote,
+            ],
+        },
     ];
 
     type Config = TrainConfig;
@@ -74,6 +180,18 @@ impl crate::programs::TrainingProgram for NanoGpt {
         freed: u128,
     ) -> crate::programs::fix_view::FixesView {
         fixes::view(fixes, from, freed)
+    }
+
+    fn diagnose(
+        c: &TrainConfig,
+        message: &crate::oom::OomMessage,
+    ) -> Option<crate::oom::Diagnosis> {
+        crate::oom::diagnose(message, c)
+    }
+
+    /// Under DDP its speed estimate needs the link between the GPUs.
+    fn asks_link(c: &TrainConfig) -> bool {
+        c.is_ddp()
     }
 
     fn batch(c: &TrainConfig) -> crate::programs::seam::Batch {
