@@ -292,6 +292,20 @@ impl Strings {
     }
 }
 
+/// nanochat's notes (`nc_notes.<name>`): a cold Inductor cache, chat_sft.py's inherited settings,
+/// FA3's derived tensors, the CORE evaluation and sampling left out of the peaks.
+pub const NANOCHAT_NOTES: [&str; 5] = ["cold-inductor", "sft-inherits", "fa3", "core", "sampling"];
+/// build-nanogpt's (`bng_notes.<name>`): HellaSwag and sampling as replayed, more than one GPU.
+pub const BNG_NOTES: [&str; 2] = ["evals", "ddp"];
+
+/// The item of a named array (`name[by LIST]`) called `id`; a name not in `names` is a bug that
+/// the tests of each note's use catch.
+fn named(names: &[&str], items: &[&'static str], id: &str) -> &'static str {
+    let at = names.iter().position(|n| *n == id);
+    debug_assert!(at.is_some(), "no note {id}");
+    at.map_or("", |i| items[i])
+}
+
 strings! {
     /// The command line's own strings in one language (`crates/i18n/cli/LANG.txt`): its text
     /// report's head, verdict, diagnosis and notes. Apart from the page's, which never needs them.
@@ -352,14 +366,26 @@ strings! {
     heading,
     /// `{text} {time}`.
     heading_time,
-    /// What nanochat's numbers assume (the report's notes; the JSON's `warnings` in English):
-    /// a cold Inductor cache, chat_sft.py's inherited settings, FA3, CORE, sampling.
-    nc_notes[5],
-    /// build-nanogpt's: HellaSwag and sampling, more than one GPU.
-    bng_notes[2],
+    /// What nanochat's numbers assume (the report's notes; the JSON's `warnings` in English), by
+    /// name: read through [`CliStrings::nanochat_note`].
+    nc_notes[by NANOCHAT_NOTES],
+    /// build-nanogpt's, read through [`CliStrings::bng_note`].
+    bng_notes[by BNG_NOTES],
     /// `vramfit --help`: usage, each program's settings and every option, as printed.
     help,
 }
+}
+
+impl CliStrings {
+    /// nanochat's note `id` (one of [`NANOCHAT_NOTES`]).
+    pub fn nanochat_note(&self, id: &str) -> &'static str {
+        named(&NANOCHAT_NOTES, &self.nc_notes, id)
+    }
+
+    /// build-nanogpt's note `id` (one of [`BNG_NOTES`]).
+    pub fn bng_note(&self, id: &str) -> &'static str {
+        named(&BNG_NOTES, &self.bng_notes, id)
+    }
 }
 
 impl Strings {

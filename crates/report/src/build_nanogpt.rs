@@ -15,10 +15,10 @@ use vramfit_i18n::{cli_en, CliStrings};
 pub fn warnings(tr: &CliStrings, cfg: &BngConfig) -> Vec<&'static str> {
     let mut w = Vec::new();
     if !cfg.use_compile {
-        w.push(tr.bng_notes[0]);
+        w.push(tr.bng_note("evals"));
     }
     if cfg.world_size > 1 {
-        w.push(tr.bng_notes[1]);
+        w.push(tr.bng_note("ddp"));
     }
     w
 }

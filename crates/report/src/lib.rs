@@ -260,4 +260,40 @@ mod tests {
             assert_eq!(again["config"], expected, "{}", program.id());
         }
     }
+
+    #[test]
+    fn every_note_is_found_by_its_name() {
+        let budget = Card::default().budget().unwrap();
+        let cases: [(Program, &[&str], usize); 3] = [
+            // a cold cache, FA3, CORE without its examples' size, sampling
+            (
+                Program::Nanochat,
+                &[
+                    "--attention=fa3",
+                    "--core-metric-every=100",
+                    "--sample-every=100",
+                ],
+                4,
+            ),
+            // a cold cache, the inherited settings
+            (Program::NanochatSft, &[], 2),
+            // eager runs' evaluations, more than one GPU
+            (
+                Program::BuildNanoGpt,
+                &["--use_compile=False", "--nproc_per_node=2"],
+                2,
+            ),
+        ];
+        for (program, flags, n) in cases {
+            let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+            let a = answer(program, &flags, &budget, false).unwrap();
+            let warnings = a["warnings"].as_array().unwrap();
+            assert_eq!(warnings.len(), n, "{}: {warnings:?}", program.id());
+            assert!(
+                warnings.iter().all(|w| !w.as_str().unwrap().is_empty()),
+                "{}: {warnings:?}",
+                program.id()
+            );
+        }
+    }
 }

@@ -13,19 +13,19 @@ use vramfit_i18n::{cli_en, CliStrings};
 
 /// What vramfit says beside the numbers: what they assume.
 pub fn warnings(tr: &CliStrings, cfg: &NanochatConfig) -> Vec<&'static str> {
-    let n = &tr.nc_notes;
-    let mut w = vec![n[0]];
+    let note = |id| tr.nanochat_note(id);
+    let mut w = vec![note("cold-inductor")];
     if cfg.script == Script::Sft {
-        w.push(n[1]);
+        w.push(note("sft-inherits"));
     }
     if cfg.attention == NanochatAttention::Fa3 {
-        w.push(n[2]);
+        w.push(note("fa3"));
     }
     if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
-        w.push(n[3]);
+        w.push(note("core"));
     }
     if cfg.sample_every > 0 {
-        w.push(n[4]);
+        w.push(note("sampling"));
     }
     w
 }
