@@ -32,6 +32,8 @@ pub struct Args {
     pub nnodes: Option<u32>,
     pub link_gbps: Option<f64>,
     pub oom_message: Option<String>,
+    /// `--snapshot FILE`: a PyTorch memory snapshot to read back.
+    pub snapshot: Option<String>,
     /// `--lang`: the text report's language (else the locale's).
     pub lang: Option<Lang>,
     pub json: bool,
@@ -62,6 +64,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "other-gib",
     "mfu",
     "oom-message",
+    "snapshot",
     "nproc_per_node",
     "nproc-per-node",
     "nnodes",
@@ -291,6 +294,7 @@ fn option(args: &mut Args, name: &str, value: String) -> Result<(), ArgError> {
         }
         "gpu" => args.gpu = Some(value),
         "oom-message" => args.oom_message = Some(value),
+        "snapshot" => args.snapshot = Some(value),
         _ => return Err(ArgError(format!("unknown option '--{name}' (see --help)"))),
     }
     Ok(())

@@ -5,6 +5,7 @@ mod build_nanogpt;
 mod nanochat;
 mod nvidia_smi;
 mod report;
+mod snapshot;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -129,6 +130,9 @@ fn main() -> ExitCode {
         language(&args).cli()
     };
     use_separators(&tr.bar_words());
+    if let Some(path) = &args.snapshot {
+        return snapshot::main(path, args.json, tr);
+    }
     if args.list_gpus {
         let mut list = String::new();
         for g in gpu::PRESETS {

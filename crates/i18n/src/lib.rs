@@ -315,6 +315,18 @@ strings! {
     row_batch,
     row_settings,
     row_ddp,
+    row_snapshot,
+    row_peak_allocated,
+    row_peak_reserved,
+    row_oom,
+    /// `{file} {events}`: a snapshot that recorded the whole run.
+    snapshot_whole,
+    /// `{file} {events}`: one that kept only the last events.
+    snapshot_cut,
+    /// `{requested} {allocated} {reserved} {free} {largest}`: the cache at the failed request.
+    snapshot_oom,
+    snapshot_estimated,
+    snapshot_empty,
     /// `{layers} {heads} {embd} {vocab} {params} {total}`.
     model_nanogpt,
     /// `{batch} {accum} {seqs} {tokens}`.

@@ -1,0 +1,67 @@
+//! `vramfit --snapshot FILE`: a real run's memory snapshot (data/snapshots) read back as its own
+//! numbers, and files that are not snapshots refused in one line.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{json, run};
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../../data/snapshots/{name}.pickle.gz",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn a_capped_runs_snapshot_says_what_its_oom_message_said() {
+    // build-nanogpt B=16, capped at 8 GiB: "Tried to allocate 3.07 GiB … 5.44 GiB is allocated
+    // by PyTorch, and 1.65 GiB is reserved by PyTorch but unallocated"
+    let v = json(&["--snapshot", &fixture("snap_bng_b16_cap8"), "--json"]);
+    let s = &v["snapshot"];
+    assert_eq!(s["whole_run"], true);
+    assert_eq!(s["exact"], true);
+    assert_eq!(s["oom"]["requested_bytes"], 3_296_722_944u64);
+    assert_eq!(s["oom"]["allocated_bytes"], 5_841_425_408u64);
+    assert_eq!(s["oom"]["cached_free_bytes"], 1_769_139_200u64);
+    let text =
+        String::from_utf8(run(&["--snapshot", &fixture("snap_bng_b16_cap8")]).stdout).unwrap();
+    assert!(
+        text.contains("tried to allocate 3.07 GiB with 5.44 GiB allocated"),
+        "{text}"
+    );
+}
+
+#[test]
+fn what_is_not_a_snapshot_is_named() {
+    let dir = std::env::temp_dir().join(format!("vramfit-snapshot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "not a pickle").unwrap();
+    // a pickle of a dict that is not a snapshot: {'a': 1}, protocol 4
+    let other = dir.join("other.pickle");
+    std::fs::write(
+        &other,
+        b"\x80\x04\x95\x0a\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01a\x94K\x01s.",
+    )
+    .unwrap();
+    // a snapshot cut short
+    let whole = std::fs::read(fixture("snap_nanogpt_char")).unwrap();
+    let cut = dir.join("cut.pickle.gz");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    for (file, says) in [
+        (text.clone(), "not a pickle"),
+        (other.clone(), "not a memory snapshot"),
+        (cut.clone(), "could not be"),
+        (dir.join("missing.pickle"), "--snapshot"),
+    ] {
+        let out = run(&["--snapshot", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{file:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

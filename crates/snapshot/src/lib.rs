@@ -1,0 +1,10 @@
+//! PyTorch's own answer to "where did my memory go" is the memory snapshot
+//! (`torch.cuda.memory._record_memory_history()`, then `_dump_snapshot("snapshot.pickle")`).
+//! This crate reads one ([`read`]) and follows its recorded history ([`history`]): the memory
+//! allocated and reserved over the run, the peak, and the cache at an out-of-memory request.
+
+pub mod history;
+pub mod read;
+
+pub use history::{follow, History, Oom};
+pub use read::{read, ReadError, Snapshot};

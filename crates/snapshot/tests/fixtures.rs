@@ -1,0 +1,73 @@
+//! The snapshots of real runs in `data/snapshots` (taken on an H200, PyTorch 2.11: see
+//! data/README.md), read as a user's would be: the peaks each run measured for itself, and the
+//! request each capped run failed at.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+fn run(name: &str) -> serde_json::Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+    let runs = std::fs::read_to_string(root.join("runs.jsonl")).unwrap();
+    runs.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["name"] == name)
+        .unwrap()
+}
+
+fn history(name: &str) -> vramfit_snapshot::History {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+    let bytes = std::fs::read(root.join(format!("{name}.pickle.gz"))).unwrap();
+    vramfit_snapshot::follow(&vramfit_snapshot::read(&bytes).unwrap())
+}
+
+/// `max_memory_allocated` and `max_memory_reserved` as the run measured them.
+fn measured(name: &str) -> (u64, u64) {
+    let m = &run(name)["measured_bytes"];
+    let allocated = m
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("peak_allocated"))
+        .filter_map(|(_, v)| v.as_u64())
+        .max()
+        .unwrap();
+    (allocated, m["peak_reserved"].as_u64().unwrap())
+}
+
+#[test]
+fn the_peaks_are_the_runs_own() {
+    for name in ["snap_nanogpt_char", "snap_bng_l4"] {
+        let h = history(name);
+        assert!(h.exact, "{name}: the whole run is recorded");
+        assert_eq!(
+            (h.peak_allocated, h.peak_reserved),
+            measured(name),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_history_cut_short_is_estimated_near_the_peak() {
+    // 30,000 events kept of a longer run: the peak is in them, its blocks' sizes estimated
+    let h = history("snap_nanochat_d4");
+    assert!(!h.exact);
+    let (allocated, reserved) = measured("snap_nanochat_d4");
+    assert_eq!(h.peak_reserved, reserved);
+    let off = h.peak_allocated.abs_diff(allocated) as f64 / allocated as f64;
+    assert!(off < 0.001, "{} against {allocated}", h.peak_allocated);
+}
+
+#[test]
+fn an_out_of_memory_run_names_the_request() {
+    for (name, requested) in [
+        ("snap_nanogpt_b12_cap6", 2_472_542_208),
+        ("snap_bng_b16_cap8", 3_296_722_944),
+        ("snap_nanochat_d12_cap6", 100_663_296),
+    ] {
+        let h = history(name);
+        let oom = h.oom.unwrap_or_else(|| panic!("{name}: no OOM"));
+        assert_eq!(oom.requested, requested, "{name}");
+    }
+}
