@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use engine::allocator::{round_size, MIN_BLOCK, SMALL_SIZE};
+use engine::events::CEILING_BYTES;
 
 use crate::read::{Action, Snapshot};
 
@@ -70,7 +71,7 @@ pub struct History {
 
 /// Follows `snap`'s events.
 pub fn follow(snap: &Snapshot) -> History {
-    let reserved_at_dump: u64 = snap.segments.iter().map(|s| s.total_size).sum();
+    let reserved_at_dump: i128 = snap.segments.iter().map(|s| i128::from(s.total_size)).sum();
     let mapped: i128 = snap
         .events
         .iter()
@@ -81,7 +82,7 @@ pub fn follow(snap: &Snapshot) -> History {
         })
         .sum();
     // everything reserved at the dump was mapped within the recorded events: the whole run
-    let whole_run = i128::from(reserved_at_dump) == mapped;
+    let whole_run = reserved_at_dump == mapped;
     if whole_run {
         if let Some(h) = Layout::default().replay(snap) {
             return h;
@@ -170,8 +171,8 @@ impl Layout {
         let mut oom = None;
         for (i, e) in snap.events.iter().enumerate() {
             match e.action {
-                Action::SegmentAlloc => self.map(e.addr, e.size, false),
-                Action::SegmentMap => self.map(e.addr, e.size, true),
+                Action::SegmentAlloc => self.map(e.addr, e.size, false)?,
+                Action::SegmentMap => self.map(e.addr, e.size, true)?,
                 Action::SegmentFree | Action::SegmentUnmap => self.unmap(e.addr, e.size)?,
                 Action::Alloc => self.alloc(e.addr, e.size)?,
                 Action::FreeRequested => self.free_requested(e.addr)?,
@@ -200,9 +201,9 @@ impl Layout {
             .iter()
             .flat_map(|s| &s.blocks)
             .filter(|b| b.state == "active_allocated")
-            .map(|b| b.size)
-            .sum::<u64>();
-        if dumped != self.allocated {
+            .map(|b| u128::from(b.size))
+            .sum::<u128>();
+        if dumped != u128::from(self.allocated) {
             return None;
         }
         let (peak_event, peak_allocated) = peak(&samples, |s| s.0);
@@ -218,7 +219,11 @@ impl Layout {
     }
 
     /// A new segment, or pages mapped into an expandable one (joined to its mapped neighbours).
-    fn map(&mut self, addr: u64, size: u64, expandable: bool) {
+    fn map(&mut self, addr: u64, size: u64, expandable: bool) -> Option<()> {
+        // (a size past any card is a broken file: no sums past 64 bits below)
+        if u128::from(size) > CEILING_BYTES || addr.checked_add(size).is_none() {
+            return None;
+        }
         let neighbour = self
             .spans
             .range(..addr)
@@ -247,14 +252,15 @@ impl Layout {
                 expandable,
             },
         );
-        self.reserved += size;
+        self.reserved = self.reserved.checked_add(size)?;
         self.merge(addr);
+        Some(())
     }
 
     /// A segment freed, or pages unmapped: the free memory they covered goes.
     fn unmap(&mut self, addr: u64, size: u64) -> Option<()> {
         let (&start, &span) = self.spans.range(..=addr).next_back()?;
-        if span.state != State::Free || start + span.size < addr + size {
+        if span.state != State::Free || start + span.size < addr.checked_add(size)? {
             return None;
         }
         self.spans.remove(&start);
@@ -283,9 +289,12 @@ impl Layout {
 
     /// A request served at `addr`: the block the allocator hands out there.
     fn alloc(&mut self, addr: u64, requested: u64) -> Option<()> {
+        if u128::from(requested) > CEILING_BYTES {
+            return None;
+        }
         let (&start, &span) = self.spans.range(..=addr).next_back()?;
         let size = round_size(requested);
-        if span.state != State::Free || start + span.size < addr + size {
+        if span.state != State::Free || start + span.size < addr.checked_add(size)? {
             return None;
         }
         self.spans.remove(&start);
@@ -324,7 +333,7 @@ impl Layout {
                 },
             );
         }
-        self.allocated += handed;
+        self.allocated = self.allocated.checked_add(handed)?;
         Some(())
     }
 

@@ -4,6 +4,7 @@
 //! allocated and reserved over the run, the peak, and the cache at an out-of-memory request.
 
 pub mod history;
+pub mod pickle;
 pub mod read;
 
 pub use history::{follow, History, Oom};

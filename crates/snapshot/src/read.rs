@@ -1,13 +1,12 @@
 //! A snapshot pickle (`torch.cuda.memory._dump_snapshot`) as plain data: its segments at the
-//! moment of the dump, the recorded events of the first device, the allocator's settings. Read
-//! with `serde_pickle`'s `Value`, which never imports or calls anything: a snapshot is dicts,
-//! lists, strings and numbers, and anything else is refused with a message that names it.
+//! moment of the dump, the recorded events of the first device, the allocator's settings. A
+//! snapshot is dicts, lists, strings and numbers ([`crate::pickle`] reads those and refuses
+//! anything that would import or call), and anything else is refused with a message that names it.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
 
-use serde_pickle::{DeOptions, HashableValue, Value};
+use crate::pickle::{self, Py};
 
 /// One frame of the Python stack an event or a block was recorded with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +97,7 @@ fn refuse(why: impl Into<String>) -> ReadError {
 /// Reads a snapshot from the bytes of its file: the pickle itself or the pickle gzipped.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
     let mut unzipped = Vec::new();
-    let pickle = if bytes.starts_with(&[0x1f, 0x8b]) {
+    let data = if bytes.starts_with(&[0x1f, 0x8b]) {
         flate2::read::GzDecoder::new(bytes)
             .read_to_end(&mut unzipped)
             .map_err(|e| refuse(format!("a gzip file that could not be unpacked: {e}")))?;
@@ -107,49 +106,52 @@ pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
         bytes
     };
     // a pickle of protocol 2 or later starts with PROTO; `_dump_snapshot` writes 4
-    if pickle.first() != Some(&0x80) {
+    if data.first() != Some(&0x80) {
         return Err(refuse(
             "not a PyTorch memory snapshot: not a pickle (write one with \
              torch.cuda.memory._dump_snapshot(\"snapshot.pickle\"))",
         ));
     }
-    // (a snapshot shares its frames between events; serde-pickle takes a shared value it meets
-    // again while building it for a cycle, which this option lets through as None)
     let value =
-        serde_pickle::value_from_slice(pickle, DeOptions::new().replace_recursive_structures())
-            .map_err(|e| refuse(format!("a pickle that could not be read to its end: {e}")))?;
+        pickle::parse(data).map_err(|e| refuse(format!("a pickle that could not be read: {e}")))?;
     snapshot(&value)
 }
 
-fn snapshot(v: &Value) -> Result<Snapshot, ReadError> {
-    let root = dict(v).ok_or_else(|| {
-        refuse("a pickle, but not a memory snapshot: not a dict of segments and traces")
-    })?;
-    let (Some(segments), Some(traces)) = (get(root, "segments"), get(root, "device_traces")) else {
+fn snapshot(root: &Py) -> Result<Snapshot, ReadError> {
+    if !root.is_dict() {
+        return Err(refuse(
+            "a pickle, but not a memory snapshot: not a dict of segments and traces",
+        ));
+    }
+    let (Some(segments), Some(traces)) = (root.get("segments"), root.get("device_traces")) else {
         return Err(refuse(
             "a pickle, but not a memory snapshot: it has no 'segments' and 'device_traces'",
         ));
     };
-    let segments = list(segments)
+    let segments = segments
+        .items()
         .ok_or_else(|| refuse("the snapshot's 'segments' is not a list"))?
         .iter()
         .map(segment)
         .collect::<Result<Vec<_>, _>>()?;
-    let traces =
-        list(traces).ok_or_else(|| refuse("the snapshot's 'device_traces' is not a list"))?;
-    // the devices that recorded anything; a run on one GPU has one
-    let first = traces.iter().filter_map(list).find(|t| !t.is_empty());
+    let traces = traces
+        .items()
+        .ok_or_else(|| refuse("the snapshot's 'device_traces' is not a list"))?;
+    // the first device that recorded anything; a run on one GPU has one
+    let first = traces.iter().filter_map(Py::items).find(|t| !t.is_empty());
     let events = first
         .map(|t| t.iter().map(event).collect::<Result<Vec<_>, _>>())
         .transpose()?
         .unwrap_or_default();
-    let settings = get(root, "allocator_settings").and_then(dict);
+    let settings = root.get("allocator_settings").filter(Py::is_dict);
     let alloc_conf = settings
-        .and_then(|s| get(s, "PYTORCH_CUDA_ALLOC_CONF"))
-        .and_then(text);
+        .as_ref()
+        .and_then(|s| s.get("PYTORCH_CUDA_ALLOC_CONF"))
+        .and_then(|v| v.str().map(str::to_string));
     let expandable_segments = settings
-        .and_then(|s| get(s, "expandable_segments"))
-        .and_then(boolean)
+        .as_ref()
+        .and_then(|s| s.get("expandable_segments"))
+        .and_then(|v| v.bool())
         .unwrap_or_else(|| segments.iter().any(|s| s.expandable));
     Ok(Snapshot {
         segments,
@@ -159,33 +161,46 @@ fn snapshot(v: &Value) -> Result<Snapshot, ReadError> {
     })
 }
 
-fn segment(v: &Value) -> Result<Segment, ReadError> {
-    let d = dict(v).ok_or_else(|| refuse("a segment of the snapshot is not a dict"))?;
-    let blocks = get(d, "blocks")
-        .and_then(list)
+fn segment(d: &Py) -> Result<Segment, ReadError> {
+    if !d.is_dict() {
+        return Err(refuse("a segment of the snapshot is not a dict"));
+    }
+    let blocks = d
+        .get("blocks")
+        .and_then(|b| b.items())
         .ok_or_else(|| refuse("a segment of the snapshot has no list of blocks"))?
         .iter()
         .map(|b| {
-            let b = dict(b).ok_or_else(|| refuse("a block of the snapshot is not a dict"))?;
+            if !b.is_dict() {
+                return Err(refuse("a block of the snapshot is not a dict"));
+            }
             Ok(Block {
                 address: number(b, "address", "a block")?,
                 size: number(b, "size", "a block")?,
-                requested_size: get(b, "requested_size").and_then(int).unwrap_or(0),
-                state: get(b, "state").and_then(text).unwrap_or_default(),
+                requested_size: b.get("requested_size").and_then(|v| int(&v)).unwrap_or(0),
+                state: b
+                    .get("state")
+                    .and_then(|v| v.str().map(str::to_string))
+                    .unwrap_or_default(),
             })
         })
         .collect::<Result<Vec<_>, ReadError>>()?;
     Ok(Segment {
         address: number(d, "address", "a segment")?,
         total_size: number(d, "total_size", "a segment")?,
-        expandable: get(d, "is_expandable").and_then(boolean).unwrap_or(false),
+        expandable: d
+            .get("is_expandable")
+            .and_then(|v| v.bool())
+            .unwrap_or(false),
         blocks,
     })
 }
 
-fn event(v: &Value) -> Result<Event, ReadError> {
-    let d = dict(v).ok_or_else(|| refuse("an event of the snapshot's trace is not a dict"))?;
-    let action = match get(d, "action").and_then(text).as_deref() {
+fn event(d: &Py) -> Result<Event, ReadError> {
+    if !d.is_dict() {
+        return Err(refuse("an event of the snapshot's trace is not a dict"));
+    }
+    let action = match d.get("action").as_ref().and_then(Py::str) {
         Some("alloc") => Action::Alloc,
         Some("free_requested") => Action::FreeRequested,
         Some("free_completed") => Action::FreeCompleted,
@@ -197,15 +212,22 @@ fn event(v: &Value) -> Result<Event, ReadError> {
         Some(_) => Action::Other,
         None => return Err(refuse("an event of the snapshot's trace has no action")),
     };
-    let frames = get(d, "frames")
-        .and_then(list)
+    let frames = d
+        .get("frames")
+        .and_then(|f| f.items())
         .map(|fs| {
             fs.iter()
-                .filter_map(dict)
+                .filter(|f| f.is_dict())
                 .map(|f| Frame {
-                    filename: get(f, "filename").and_then(text).unwrap_or_default(),
-                    line: get(f, "line").and_then(int).unwrap_or(0),
-                    name: get(f, "name").and_then(text).unwrap_or_default(),
+                    filename: f
+                        .get("filename")
+                        .and_then(|v| v.str().map(str::to_string))
+                        .unwrap_or_default(),
+                    line: f.get("line").and_then(|v| int(&v)).unwrap_or(0),
+                    name: f
+                        .get("name")
+                        .and_then(|v| v.str().map(str::to_string))
+                        .unwrap_or_default(),
                 })
                 .collect()
         })
@@ -213,53 +235,18 @@ fn event(v: &Value) -> Result<Event, ReadError> {
     Ok(Event {
         action,
         // an OOM entry has no address
-        addr: get(d, "addr").and_then(int).unwrap_or(0),
-        size: get(d, "size").and_then(int).unwrap_or(0),
+        addr: d.get("addr").and_then(|v| int(&v)).unwrap_or(0),
+        size: d.get("size").and_then(|v| int(&v)).unwrap_or(0),
         frames,
     })
 }
 
-fn dict(v: &Value) -> Option<&BTreeMap<HashableValue, Value>> {
-    match v {
-        Value::Dict(d) => Some(d),
-        _ => None,
-    }
+fn int(v: &Py) -> Option<u64> {
+    v.int().and_then(|n| u64::try_from(n).ok())
 }
 
-fn list(v: &Value) -> Option<&Vec<Value>> {
-    match v {
-        Value::List(l) | Value::Tuple(l) => Some(l),
-        _ => None,
-    }
-}
-
-fn get<'a>(d: &'a BTreeMap<HashableValue, Value>, key: &str) -> Option<&'a Value> {
-    d.get(&HashableValue::String(key.to_string()))
-}
-
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-fn int(v: &Value) -> Option<u64> {
-    match v {
-        Value::I64(n) => u64::try_from(*n).ok(),
-        _ => None,
-    }
-}
-
-fn boolean(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        _ => None,
-    }
-}
-
-fn number(d: &BTreeMap<HashableValue, Value>, key: &str, what: &str) -> Result<u64, ReadError> {
-    get(d, key)
-        .and_then(int)
+fn number(d: &Py, key: &str, what: &str) -> Result<u64, ReadError> {
+    d.get(key)
+        .and_then(|v| int(&v))
         .ok_or_else(|| refuse(format!("{what} of the snapshot has no '{key}'")))
 }

@@ -71,3 +71,43 @@ fn an_out_of_memory_run_names_the_request() {
         assert_eq!(oom.requested, requested, "{name}");
     }
 }
+
+#[test]
+fn every_events_frames_are_read_however_often_shared() {
+    // the nanoGPT run's trace: 3,409 of its 7,398 events have Python frames (as Python's own
+    // pickle.load reads them); 93 frame dicts are referred to 46,699 times through the memo
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+    let bytes = std::fs::read(root.join("snap_nanogpt_char.pickle.gz")).unwrap();
+    let snap = vramfit_snapshot::read(&bytes).unwrap();
+    assert_eq!(snap.events.len(), 7398);
+    let framed = snap.events.iter().filter(|e| !e.frames.is_empty()).count();
+    assert_eq!(framed, 3409);
+    let refs: usize = snap.events.iter().map(|e| e.frames.len()).sum();
+    assert_eq!(refs, 46_699);
+}
+
+#[test]
+fn broken_snapshots_are_refused_never_a_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+    let gz = std::fs::read(root.join("snap_nanogpt_b12_cap6.pickle.gz")).unwrap();
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut raw).unwrap();
+    let mut seed: u64 = 0x5eed;
+    let mut next = || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 33) as usize
+    };
+    for _ in 0..200 {
+        // cut anywhere, or one byte changed anywhere: an answer or a message
+        let mut bytes = raw.clone();
+        if next() % 2 == 0 {
+            bytes.truncate(next() % raw.len());
+        } else {
+            let at = next() % raw.len();
+            bytes[at] = next() as u8;
+        }
+        if let Ok(snap) = vramfit_snapshot::read(&bytes) {
+            let _ = vramfit_snapshot::follow(&snap);
+        }
+    }
+}
