@@ -327,6 +327,11 @@ strings! {
     snapshot_oom,
     snapshot_estimated,
     snapshot_empty,
+    row_live_peak,
+    row_live_oom,
+    row_allocated_by,
+    /// `{bytes}`: what a snapshot cut short counts that none of its events allocated.
+    snapshot_before,
     /// `{layers} {heads} {embd} {vocab} {params} {total}`.
     model_nanogpt,
     /// `{batch} {accum} {seqs} {tokens}`.

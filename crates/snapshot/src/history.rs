@@ -23,6 +23,8 @@ use crate::read::{Action, Snapshot};
 struct Span {
     size: u64,
     state: State,
+    /// The `alloc` event that handed an allocated block out.
+    event: usize,
     /// Which segment (merging stops at its edges).
     segment: u32,
     expandable: bool,
@@ -154,6 +156,52 @@ fn peak(samples: &[(u64, u64)], of: impl Fn(&(u64, u64)) -> u64) -> (usize, u64)
     )
 }
 
+/// A block live at a moment: its bytes and the `alloc` event that handed it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Live {
+    pub bytes: u64,
+    pub event: usize,
+}
+
+/// The blocks live after event `at`: each block's own size where the history is followed
+/// exactly (`exact`: [`History::exact`]), else each request as recorded (a block from before the
+/// recording is not among them).
+pub fn live_at(snap: &Snapshot, at: usize, exact: bool) -> Vec<Live> {
+    let events = &snap.events[..=at.min(snap.events.len().saturating_sub(1))];
+    if exact {
+        let mut layout = Layout::default();
+        for (i, e) in events.iter().enumerate() {
+            if layout.step(i, e).is_none() {
+                break;
+            }
+        }
+        return layout
+            .spans
+            .values()
+            .filter(|s| s.state == State::Allocated)
+            .map(|s| Live {
+                bytes: s.size,
+                event: s.event,
+            })
+            .collect();
+    }
+    let mut live: BTreeMap<u64, Live> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        match e.action {
+            Action::Alloc => drop(live.insert(
+                e.addr,
+                Live {
+                    bytes: e.size,
+                    event: i,
+                },
+            )),
+            Action::FreeRequested => drop(live.remove(&e.addr)),
+            _ => {}
+        }
+    }
+    live.into_values().collect()
+}
+
 /// The mapped memory, span by span, by address.
 #[derive(Default)]
 struct Layout {
@@ -170,14 +218,9 @@ impl Layout {
         let mut samples = Vec::with_capacity(snap.events.len());
         let mut oom = None;
         for (i, e) in snap.events.iter().enumerate() {
-            match e.action {
-                Action::SegmentAlloc => self.map(e.addr, e.size, false)?,
-                Action::SegmentMap => self.map(e.addr, e.size, true)?,
-                Action::SegmentFree | Action::SegmentUnmap => self.unmap(e.addr, e.size)?,
-                Action::Alloc => self.alloc(e.addr, e.size)?,
-                Action::FreeRequested => self.free_requested(e.addr)?,
-                Action::FreeCompleted => self.free_completed(e.addr)?,
-                Action::Oom => {
+            self.step(i, e)?;
+            if e.action == Action::Oom {
+                {
                     let free = self.spans.values().filter(|s| s.state == State::Free);
                     let (cached_free, largest_free) = free.fold((0, 0), |(sum, max), s| {
                         (sum + s.size, u64::max(max, s.size))
@@ -191,7 +234,6 @@ impl Layout {
                         largest_free,
                     });
                 }
-                Action::Other => {}
             }
             samples.push((self.allocated, self.reserved));
         }
@@ -216,6 +258,19 @@ impl Layout {
             whole_run: true,
             exact: true,
         })
+    }
+
+    /// Applies event `i`; `None` where it does not fit the layout.
+    fn step(&mut self, i: usize, e: &crate::read::Event) -> Option<()> {
+        match e.action {
+            Action::SegmentAlloc => self.map(e.addr, e.size, false),
+            Action::SegmentMap => self.map(e.addr, e.size, true),
+            Action::SegmentFree | Action::SegmentUnmap => self.unmap(e.addr, e.size),
+            Action::Alloc => self.alloc(e.addr, e.size, i),
+            Action::FreeRequested => self.free_requested(e.addr),
+            Action::FreeCompleted => self.free_completed(e.addr),
+            Action::Oom | Action::Other => Some(()),
+        }
     }
 
     /// A new segment, or pages mapped into an expandable one (joined to its mapped neighbours).
@@ -248,6 +303,7 @@ impl Layout {
             Span {
                 size,
                 state: State::Free,
+                event: 0,
                 segment,
                 expandable,
             },
@@ -288,7 +344,7 @@ impl Layout {
     }
 
     /// A request served at `addr`: the block the allocator hands out there.
-    fn alloc(&mut self, addr: u64, requested: u64) -> Option<()> {
+    fn alloc(&mut self, addr: u64, requested: u64, event: usize) -> Option<()> {
         if u128::from(requested) > CEILING_BYTES {
             return None;
         }
@@ -321,6 +377,7 @@ impl Layout {
             Span {
                 size: handed,
                 state: State::Allocated,
+                event,
                 ..span
             },
         );

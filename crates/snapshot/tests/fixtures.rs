@@ -111,3 +111,47 @@ fn broken_snapshots_are_refused_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn what_was_live_adds_up_and_the_parameters_are_the_models() {
+    for name in [
+        "snap_nanogpt_char",
+        "snap_nanogpt_b12_cap6",
+        "snap_bng_l4",
+        "snap_bng_b16_cap8",
+        "snap_nanochat_d12_cap6",
+    ] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+        let bytes = std::fs::read(root.join(format!("{name}.pickle.gz"))).unwrap();
+        let snap = vramfit_snapshot::read(&bytes).unwrap();
+        let h = vramfit_snapshot::follow(&snap);
+        let at_peak = vramfit_snapshot::moment(&snap, &h, h.peak_event, h.peak_allocated);
+        assert_eq!(
+            at_peak.components.iter().sum::<u64>(),
+            h.peak_allocated,
+            "{name}"
+        );
+        assert_eq!(
+            at_peak.sites.iter().map(|s| s.1).sum::<u64>(),
+            h.peak_allocated,
+            "{name}"
+        );
+        if let Some(o) = h.oom {
+            let at_oom = vramfit_snapshot::moment(&snap, &h, o.event, o.allocated);
+            assert_eq!(at_oom.components.iter().sum::<u64>(), o.allocated, "{name}");
+        }
+    }
+    // train.py's char model: its parameters are what the probe measured after model.to(device)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/snapshots");
+    let bytes = std::fs::read(root.join("snap_nanogpt_char.pickle.gz")).unwrap();
+    let snap = vramfit_snapshot::read(&bytes).unwrap();
+    let h = vramfit_snapshot::follow(&snap);
+    let m = vramfit_snapshot::moment(&snap, &h, h.peak_event, h.peak_allocated);
+    let to_device = run("snap_nanogpt_char")["measured_bytes"]["after_model_to_device"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        m.components[engine::terms::Component::Params as usize],
+        to_device
+    );
+}

@@ -1,0 +1,120 @@
+//! What was live at a moment of the recorded run — the peak, or an out-of-memory request —
+//! grouped into vramfit's components by the Python frames each block was allocated under, and
+//! by the line of the user's code that allocated it.
+//!
+//! The frames say where a block came from, not what it is, so the grouping follows where PyTorch
+//! allocates each kind of tensor: parameters when a module is moved or built on the card
+//! (`Module._apply`, `to_empty`, `nn.init`), optimizer state inside `torch.optim`, gradients on
+//! the autograd engine's thread (no Python frames: `backward()` runs them in C++), logits and the
+//! loss in the model's outermost `forward` (its head, outside the layers) and `cross_entropy`,
+//! activations inside a layer's `forward`; anything else (a batch, a buffer) is other.
+
+use engine::terms::Component;
+
+use crate::history::{live_at, History, Live};
+use crate::read::{Event, Frame, Snapshot};
+
+/// The bytes live at one moment, by component and by the code that allocated them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moment {
+    /// Bytes per component, in [`Component::ALL`] order; they add up to `total`.
+    pub components: [u64; 6],
+    /// The largest allocating lines of the user's code (`model.py:105 in forward`), with bytes,
+    /// largest first; blocks without a user's frame are grouped by component.
+    pub sites: Vec<(String, u64)>,
+    /// Bytes of blocks allocated before the recording began (only where it was cut short).
+    pub before_recording: u64,
+    pub total: u64,
+}
+
+/// What was live after event `at` of `snap`, whose history is `history` (`total`: the
+/// allocated bytes it counts then).
+pub fn moment(snap: &Snapshot, history: &History, at: usize, total: u64) -> Moment {
+    let live = live_at(snap, at, history.exact);
+    let mut components = [0u64; 6];
+    let mut sites: Vec<(String, u64)> = Vec::new();
+    let mut counted = 0u64;
+    for Live { bytes, event } in live {
+        let e = &snap.events[event];
+        let c = component(e);
+        components[c as usize] += bytes;
+        counted += bytes;
+        let site = site(&e.frames).unwrap_or_else(|| format!("({})", c.id()));
+        match sites.iter_mut().find(|(s, _)| *s == site) {
+            Some(s) => s.1 += bytes,
+            None => sites.push((site, bytes)),
+        }
+    }
+    // a history cut short: what the dump counts that no recorded event allocated
+    let before_recording = total.saturating_sub(counted);
+    components[Component::Other as usize] += before_recording;
+    sites.sort_by_key(|s| std::cmp::Reverse(s.1));
+    Moment {
+        components,
+        sites,
+        before_recording,
+        total: counted + before_recording,
+    }
+}
+
+/// The component a block belongs to, by the frames of its allocation.
+pub fn component(alloc: &Event) -> Component {
+    let frames = &alloc.frames;
+    if frames.is_empty() {
+        return Component::Gradients;
+    }
+    let any = |f: &dyn Fn(&Frame) -> bool| frames.iter().any(f);
+    if any(&|f| {
+        matches!(f.name.as_str(), "_apply" | "to_empty" | "load_state_dict")
+            || f.filename.ends_with("nn/init.py")
+    }) {
+        Component::Params
+    } else if any(&|f| f.filename.contains("torch/optim/")) {
+        Component::Optimizer
+    } else if any(&|f| matches!(f.name.as_str(), "cross_entropy" | "nll_loss")) || head(frames) {
+        Component::Logits
+    } else if any(&|f| f.name == "forward") {
+        Component::Activations
+    } else {
+        Component::Other
+    }
+}
+
+/// Whether a block was allocated by the model's outermost `forward` itself, outside its layers
+/// (one `forward` of the user's code on the stack): the final norm, the output head, the loss —
+/// where the logits are made — and not its embedding.
+fn head(frames: &[Frame]) -> bool {
+    let forwards = frames
+        .iter()
+        .filter(|f| f.name == "forward" && is_users(f))
+        .count();
+    forwards == 1 && !frames.iter().any(|f| f.name == "embedding")
+}
+
+fn is_users(f: &Frame) -> bool {
+    !f.filename.contains("/torch/")
+        && !f.filename.contains("site-packages/")
+        && !f.filename.starts_with('<')
+        && !is_generated(&f.filename)
+}
+
+/// The innermost frame of the user's own code (not PyTorch's, not Python's, not the code
+/// `torch.compile` generated), as `file.py:line in name`.
+pub fn site(frames: &[Frame]) -> Option<String> {
+    frames.iter().find(|f| is_users(f)).map(|f| {
+        let file = f.filename.rsplit('/').next().unwrap_or(&f.filename);
+        format!("{file}:{} in {}", f.line, f.name)
+    })
+}
+
+/// Whether `path` is a module Inductor wrote (`torch.compile`'s output code: a file named by its
+/// hash, `c` and 51 more letters and digits, in its cache).
+fn is_generated(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.strip_suffix(".py").is_some_and(|stem| {
+        stem.len() >= 40
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    })
+}
