@@ -131,7 +131,7 @@ fn main() -> ExitCode {
     };
     use_separators(&tr.bar_words());
     if let Some(path) = &args.snapshot {
-        return snapshot::main(path, args.json, tr);
+        return snapshot::main(&args, path, tr);
     }
     if args.list_gpus {
         let mut list = String::new();

@@ -8,10 +8,23 @@ use vramfit_i18n::format::{bytes, grouped};
 use vramfit_i18n::{fill, CliLang};
 use vramfit_snapshot::{follow, moment, read, History, Moment, Snapshot};
 
+use crate::args::{Args, Source};
 use crate::report::{head, notes, Text};
-use crate::{emit, fail};
+use crate::{budget_for, emit, fail};
+use estimator::programs::Program;
 
-pub fn main(path: &str, json: bool, tr: &CliLang) -> ExitCode {
+/// vramfit's peaks for the run the snapshot recorded, where the command line gives its settings.
+struct Predicted {
+    allocated: u64,
+    reserved: u64,
+}
+
+pub fn main(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
+    let json = args.json;
+    let predicted = match predicted(args, tr) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => return fail(format!("--snapshot {path}: {e}")),
@@ -32,29 +45,88 @@ pub fn main(path: &str, json: bool, tr: &CliLang) -> ExitCode {
         .file_name()
         .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
     if json {
-        emit(&(to_json(&history, &snap, &at_peak, at_oom.as_ref()).to_string() + "\n"))
+        let mut answer = to_json(&history, &snap, &at_peak, at_oom.as_ref());
+        if let Some(p) = &predicted {
+            answer["snapshot"]["predicted"] = serde_json::json!({
+                "peak_allocated_bytes": p.allocated,
+                "peak_reserved_bytes": p.reserved,
+            });
+        }
+        emit(&(answer.to_string() + "\n"))
     } else {
+        let moments = [Some(&at_peak), at_oom.as_ref()];
         emit(&to_text(
             tr,
             &file,
             &history,
             &snap,
-            &at_peak,
-            at_oom.as_ref(),
+            moments,
+            predicted.as_ref(),
         ))
     }
+}
+
+/// vramfit's peaks beside the run's, each with how far it is off.
+fn prediction(tr: &CliLang, p: &Predicted, h: &History) -> String {
+    let off = |p: u64, m: u64| format!("{:+.2} %", (p as f64 / m.max(1) as f64 - 1.0) * 100.0);
+    fill(
+        tr.cli.snapshot_predicted,
+        &[
+            ("allocated", &bytes(p.allocated.into())),
+            ("off", &off(p.allocated, h.peak_allocated)),
+            ("reserved", &bytes(p.reserved.into())),
+            ("off_reserved", &off(p.reserved, h.peak_reserved)),
+        ],
+    )
+}
+
+/// The prediction for the settings the command line gives beside `--snapshot` (`--program` and
+/// the script's flags, or train.py's `--key=value`), on its card; `None` without settings.
+fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
+    let mut flags = args.script_args.clone();
+    for s in &args.sources {
+        match s {
+            Source::Override(o) => flags.push(o.clone()),
+            Source::File(f) => return Err(fill(tr.cli.snapshot_files, &[("word", f)])),
+        }
+    }
+    if let Some(l) = &args.launch {
+        return Err(fill(tr.cli.snapshot_files, &[("word", &l.join(" "))]));
+    }
+    if flags.is_empty() && args.program.is_none() {
+        return Ok(None);
+    }
+    let program = match args.program.as_deref() {
+        None => Program::NanoGpt,
+        Some(name) => Program::parse(name).ok_or_else(|| {
+            format!(
+                "--program={name} is not allowed: use one of {}",
+                Program::NAMES.join(", ")
+            )
+        })?,
+    };
+    let budget = budget_for(args, tr, None)?;
+    let answer =
+        vramfit_report::answer(program, &flags, &budget, false).map_err(|e| e.to_string())?;
+    let peak = |key: &str| answer["peak_bytes"][key].as_u64().unwrap_or(0);
+    Ok(Some(Predicted {
+        allocated: peak("overall"),
+        reserved: peak("reserved"),
+    }))
 }
 
 /// How many of the allocating lines a report names.
 const SITES: usize = 5;
 
+/// The report: the recording, the peaks (and vramfit's, given the run's settings), an OOM, and
+/// what was live at the peak and at the OOM (`moments`).
 fn to_text(
     tr: &CliLang,
     file: &str,
     h: &History,
     snap: &Snapshot,
-    at_peak: &Moment,
-    at_oom: Option<&Moment>,
+    moments: [Option<&Moment>; 2],
+    predicted: Option<&Predicted>,
 ) -> String {
     let c = &tr.cli;
     let events_text = grouped(snap.events.len() as u64);
@@ -86,7 +158,10 @@ fn to_text(
             ),
         ));
     }
-    for (label, m) in [(c.row_live_peak, Some(at_peak)), (c.row_live_oom, at_oom)] {
+    if let Some(p) = predicted {
+        rows.push((c.row_predicted, prediction(tr, p, h)));
+    }
+    for (label, m) in [c.row_live_peak, c.row_live_oom].into_iter().zip(moments) {
         if let Some(m) = m {
             rows.push((label, live(tr, m)));
             rows.push((c.row_allocated_by, sites(m)));

@@ -65,3 +65,62 @@ fn what_is_not_a_snapshot_is_named() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_prediction_for_each_programs_run_meets_its_snapshot() {
+    // each run's settings as its probe gave them (data/snapshots/runs.jsonl), on its card
+    let runs: [(&str, &[&str]); 3] = [
+        (
+            "snap_nanogpt_char",
+            &[
+                "--compile=False",
+                "--n_layer=4",
+                "--n_head=4",
+                "--n_embd=256",
+                "--block_size=256",
+                "--batch_size=8",
+                "--gradient_accumulation_steps=2",
+                "--eval_iters=2",
+                "--dataset=shakespeare_char",
+            ],
+        ),
+        (
+            "snap_bng_l4",
+            &[
+                "--program=build-nanogpt",
+                "--B=4",
+                "--T=256",
+                "--total_batch_size=2048",
+                "--use_compile=False",
+                "--n_layer=4",
+                "--n_head=4",
+                "--n_embd=256",
+            ],
+        ),
+        (
+            "snap_nanochat_d4",
+            &[
+                "--program=nanochat",
+                "--depth=4",
+                "--device-batch-size=8",
+                "--max-seq-len=512",
+                "--window-pattern=SSL",
+                "--total-batch-size=4096",
+                "--eval-tokens=8192",
+                "--core-metric-every=-1",
+                "--sample-every=-1",
+            ],
+        ),
+    ];
+    for (name, settings) in runs {
+        let file = fixture(name);
+        let mut argv = vec!["--snapshot", &file, "--gpu", "h200", "--json"];
+        argv.extend_from_slice(settings);
+        let s = json(&argv)["snapshot"].clone();
+        let measured = s["peak_allocated_bytes"].as_u64().unwrap() as f64;
+        let predicted = s["predicted"]["peak_allocated_bytes"].as_u64().unwrap() as f64;
+        let off = (predicted / measured - 1.0).abs();
+        // the published error of every program's allocated peak: 0.01 % (README)
+        assert!(off < 1e-4, "{name}: {predicted} against {measured}");
+    }
+}

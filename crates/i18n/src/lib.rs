@@ -332,6 +332,11 @@ strings! {
     row_allocated_by,
     /// `{bytes}`: what a snapshot cut short counts that none of its events allocated.
     snapshot_before,
+    row_predicted,
+    /// `{allocated} {off} {reserved} {off_reserved}`: vramfit's prediction for the snapshot's run.
+    snapshot_predicted,
+    /// `{word}`: a config file or launch line given with `--snapshot`.
+    snapshot_files,
     /// `{layers} {heads} {embd} {vocab} {params} {total}`.
     model_nanogpt,
     /// `{batch} {accum} {seqs} {tokens}`.
