@@ -34,6 +34,8 @@ pub struct Args {
     pub oom_message: Option<String>,
     /// `--snapshot FILE`: a PyTorch memory snapshot to read back.
     pub snapshot: Option<String>,
+    /// `--export-snapshot FILE`: where to write vramfit's run as one.
+    pub export_snapshot: Option<String>,
     /// `--lang`: the text report's language (else the locale's).
     pub lang: Option<Lang>,
     pub json: bool,
@@ -65,6 +67,7 @@ const VALUE_OPTIONS: &[&str] = &[
     "mfu",
     "oom-message",
     "snapshot",
+    "export-snapshot",
     "nproc_per_node",
     "nproc-per-node",
     "nnodes",
@@ -295,6 +298,7 @@ fn option(args: &mut Args, name: &str, value: String) -> Result<(), ArgError> {
         "gpu" => args.gpu = Some(value),
         "oom-message" => args.oom_message = Some(value),
         "snapshot" => args.snapshot = Some(value),
+        "export-snapshot" => args.export_snapshot = Some(value),
         _ => return Err(ArgError(format!("unknown option '--{name}' (see --help)"))),
     }
     Ok(())

@@ -133,6 +133,9 @@ fn main() -> ExitCode {
     if let Some(path) = &args.snapshot {
         return snapshot::main(&args, path, tr);
     }
+    if let Some(path) = &args.export_snapshot {
+        return snapshot::export(&args, path, tr);
+    }
     if args.list_gpus {
         let mut list = String::new();
         for g in gpu::PRESETS {

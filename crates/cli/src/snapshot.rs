@@ -80,9 +80,10 @@ fn prediction(tr: &CliLang, p: &Predicted, h: &History) -> String {
     )
 }
 
-/// The prediction for the settings the command line gives beside `--snapshot` (`--program` and
-/// the script's flags, or train.py's `--key=value`), on its card; `None` without settings.
-fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
+/// The program and its flags the command line gives beside `--snapshot` or
+/// `--export-snapshot` (`--program` and the script's flags, or train.py's `--key=value`); `None`
+/// without any.
+fn settings(args: &Args, tr: &CliLang) -> Result<Option<(Program, Vec<String>)>, String> {
     let mut flags = args.script_args.clone();
     for s in &args.sources {
         match s {
@@ -105,6 +106,14 @@ fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
             )
         })?,
     };
+    Ok(Some((program, flags)))
+}
+
+/// vramfit's peaks for the settings the command line gives, on its card.
+fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
+    let Some((program, flags)) = settings(args, tr)? else {
+        return Ok(None);
+    };
     let budget = budget_for(args, tr, None)?;
     let answer =
         vramfit_report::answer(program, &flags, &budget, false).map_err(|e| e.to_string())?;
@@ -113,6 +122,60 @@ fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
         allocated: peak("overall"),
         reserved: peak("reserved"),
     }))
+}
+
+/// `vramfit --export-snapshot FILE …`: vramfit's run for the settings given, on the card, written
+/// as a memory snapshot.
+pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
+    let run = || -> Result<(Vec<u8>, usize, u64), String> {
+        let (program, flags) = settings(args, tr)?.unwrap_or((Program::NanoGpt, Vec::new()));
+        let budget = budget_for(args, tr, None)?;
+        let config = estimator::programs::config_from_flags(program, &flags)
+            .map_err(|e| crate::config_error(tr, &e))?;
+        let mut configs = estimator::programs::Configs::default();
+        configs.put(config);
+        let run = configs
+            .replay(program, &budget)
+            .map_err(|e| crate::config_error(tr, &e))?;
+        let mode = match configs.get(program, "allocator").as_deref() {
+            Some("expandable_segments") => estimator::Allocator::ExpandableSegments,
+            _ => estimator::Allocator::Default,
+        };
+        let snap = vramfit_snapshot::export::snapshot(
+            &run.sequence,
+            mode,
+            Some(budget.allocator_cap()),
+            program.script(),
+        );
+        let peak = follow(&snap).peak_allocated;
+        Ok((
+            vramfit_snapshot::export::to_pickle(&snap),
+            snap.events.len(),
+            peak,
+        ))
+    };
+    let (bytes_out, events, peak) = match run() {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = std::fs::write(path, bytes_out) {
+        return fail(format!("--export-snapshot {path}: {e}"));
+    }
+    if args.json {
+        emit(&(serde_json::json!({"snapshot_written": {"file": path, "events": events, "peak_allocated_bytes": peak}}).to_string() + "\n"))
+    } else {
+        emit(&format!(
+            "{}\n",
+            fill(
+                tr.cli.snapshot_written,
+                &[
+                    ("file", path),
+                    ("events", &grouped(events as u64)),
+                    ("peak", &bytes(peak.into())),
+                ],
+            )
+        ))
+    }
 }
 
 /// How many of the allocating lines a report names.

@@ -124,3 +124,31 @@ fn the_prediction_for_each_programs_run_meets_its_snapshot() {
         assert!(off < 1e-4, "{name}: {predicted} against {measured}");
     }
 }
+
+#[test]
+fn vramfits_run_exported_as_a_snapshot_reads_back_as_its_prediction() {
+    let dir = std::env::temp_dir().join(format!("vramfit-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("nanochat.pickle");
+    let settings = [
+        "--program=nanochat",
+        "--depth=4",
+        "--device-batch-size=8",
+        "--gpu",
+        "rtx4090",
+    ];
+    let mut argv = vec!["--export-snapshot", file.to_str().unwrap(), "--json"];
+    argv.extend(settings);
+    let written = json(&argv);
+    let mut argv = vec!["--json"];
+    argv.extend(settings);
+    let predicted = json(&argv)["peak_bytes"]["overall"].as_u64().unwrap();
+    assert_eq!(
+        written["snapshot_written"]["peak_allocated_bytes"],
+        predicted
+    );
+    let read = json(&["--snapshot", file.to_str().unwrap(), "--json"]);
+    assert_eq!(read["snapshot"]["peak_allocated_bytes"], predicted);
+    assert_eq!(read["snapshot"]["exact"], true);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -289,6 +289,40 @@ pub struct CachingAllocator {
     unmapped: [BTreeSet<(u64, usize)>; 2],
     /// Number of times a failed cudaMalloc freed the cache and retried.
     pub retries: u32,
+    /// The segments' changes, where recorded ([`CachingAllocator::record_segments`]).
+    changes: Option<Vec<SegmentChange>>,
+}
+
+/// A change to what the allocator holds from the driver, as a memory snapshot's trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentChange {
+    pub kind: SegmentChangeKind,
+    pub addr: u64,
+    pub size: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentChangeKind {
+    /// cudaMalloc of a segment.
+    Alloc,
+    /// A segment given back (`release_cached_blocks`).
+    Free,
+    /// Pages mapped into an expandable segment.
+    Map,
+    /// Pages unmapped from one.
+    Unmap,
+}
+
+/// A live segment as a memory snapshot lists it: its mapped blocks in address order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentLayout {
+    pub addr: u64,
+    pub size: u64,
+    pub expandable: bool,
+    /// Of the small pool (requests up to 1 MiB).
+    pub small: bool,
+    /// Each block's address, size, whether it is allocated, and its handle.
+    pub blocks: Vec<(u64, u64, bool, BlockId)>,
 }
 
 /// The most bytes the allocator may reserve, and what imposes that limit.
@@ -357,6 +391,7 @@ impl CachingAllocator {
             peak_reserved: 0,
             unmapped: [BTreeSet::new(), BTreeSet::new()],
             retries: 0,
+            changes: None,
         }
     }
 
@@ -620,6 +655,7 @@ impl CachingAllocator {
             self.unmapped_insert(rest);
         }
         self.block_mut(slot).mapped = true;
+        self.note(SegmentChangeKind::Map, b.addr, len);
         self.reserved += len;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
         let merged = self.merge_free_neighbours(slot);
@@ -653,6 +689,7 @@ impl CachingAllocator {
             self.pool_insert(after);
         }
         self.block_mut(middle).mapped = false;
+        self.note(SegmentChangeKind::Unmap, b.addr + first, last - first);
         self.reserved -= last - first;
         let merged = self.merge_free_neighbours(middle);
         self.unmapped_insert(merged);
@@ -796,6 +833,7 @@ impl CachingAllocator {
             small,
             mapped: true,
         });
+        self.note(SegmentChangeKind::Alloc, addr, seg_size);
         self.reserved += seg_size;
         self.peak_reserved = self.peak_reserved.max(self.reserved);
         Some(slot)
@@ -836,7 +874,8 @@ impl CachingAllocator {
             })
             .collect();
         for slot in whole {
-            let seg = self.block(slot).segment;
+            let (seg, addr) = (self.block(slot).segment, self.block(slot).addr);
+            self.note(SegmentChangeKind::Free, addr, self.segments[seg].size);
             self.pool_remove(slot);
             self.remove_block(slot);
             self.segments[seg].live = false;
@@ -861,6 +900,62 @@ impl CachingAllocator {
     /// unallocated".
     pub fn cached_free(&self) -> u64 {
         self.reserved - self.allocated
+    }
+
+    /// Records the segments' changes from here on ([`CachingAllocator::take_segment_changes`]):
+    /// what exporting a replay as a memory snapshot needs, and nothing else pays for.
+    pub fn record_segments(&mut self) {
+        self.changes.get_or_insert_with(Vec::new);
+    }
+
+    /// The segments' changes recorded since the last call.
+    pub fn take_segment_changes(&mut self) -> Vec<SegmentChange> {
+        self.changes
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn note(&mut self, kind: SegmentChangeKind, addr: u64, size: u64) {
+        if let Some(c) = &mut self.changes {
+            c.push(SegmentChange { kind, addr, size });
+        }
+    }
+
+    /// Where the block `id` starts.
+    pub fn block_addr(&self, id: BlockId) -> Option<u64> {
+        self.blocks.get(id.0).copied().flatten().map(|b| b.addr)
+    }
+
+    /// The live segments with their mapped blocks, as a memory snapshot lists them.
+    pub fn layout(&self) -> Vec<SegmentLayout> {
+        let mut out = Vec::new();
+        for (seg, s) in self.segments.iter().enumerate().filter(|(_, s)| s.live) {
+            let live: Vec<(usize, Block)> = self
+                .blocks
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, b)| b.map(|b| (slot, b)))
+                .filter(|(_, b)| b.segment == seg && b.mapped)
+                .collect();
+            let small = live.first().is_some_and(|(_, b)| b.small);
+            let mut blocks: Vec<(u64, u64, bool, BlockId)> = live
+                .iter()
+                .map(|&(slot, b)| (b.addr, b.size, b.allocated, BlockId(slot)))
+                .collect();
+            blocks.sort_by_key(|b| b.0);
+            let Some(&(addr, ..)) = blocks.first() else {
+                continue;
+            };
+            out.push(SegmentLayout {
+                addr,
+                size: blocks.iter().map(|b| b.1).sum(),
+                expandable: s.expandable,
+                small,
+                blocks,
+            });
+        }
+        out
     }
 
     /// The largest free cached block (what a request can get without a new segment).

@@ -337,6 +337,8 @@ strings! {
     snapshot_predicted,
     /// `{word}`: a config file or launch line given with `--snapshot`.
     snapshot_files,
+    /// `{file} {events} {peak}`: vramfit's run written as a snapshot.
+    snapshot_written,
     /// `{layers} {heads} {embd} {vocab} {params} {total}`.
     model_nanogpt,
     /// `{batch} {accum} {seqs} {tokens}`.

@@ -9,7 +9,7 @@
 //! loss in the model's outermost `forward` (its head, outside the layers) and `cross_entropy`,
 //! activations inside a layer's `forward`; anything else (a batch, a buffer) is other.
 
-use engine::terms::Component;
+use engine::terms::{Component, Term, ALL_TERMS};
 
 use crate::history::{live_at, History, Live};
 use crate::read::{Event, Frame, Snapshot};
@@ -63,6 +63,10 @@ pub fn component(alloc: &Event) -> Component {
     if frames.is_empty() {
         return Component::Gradients;
     }
+    // vramfit's own run (export.rs): its frame names the tensor family
+    if let Some(term) = frames.first().and_then(modelled_term) {
+        return term.component();
+    }
     let any = |f: &dyn Fn(&Frame) -> bool| frames.iter().any(f);
     if any(&|f| {
         matches!(f.name.as_str(), "_apply" | "to_empty" | "load_state_dict")
@@ -78,6 +82,15 @@ pub fn component(alloc: &Event) -> Component {
     } else {
         Component::Other
     }
+}
+
+/// The tensor family an exported frame names (`…: activations`), where the frame is vramfit's.
+fn modelled_term(f: &Frame) -> Option<Term> {
+    if !f.filename.ends_with(crate::export::MODELLED) {
+        return None;
+    }
+    let id = f.name.rsplit(": ").next()?;
+    ALL_TERMS.into_iter().find(|t| t.id() == id)
 }
 
 /// Whether a block was allocated by the model's outermost `forward` itself, outside its layers

@@ -6,6 +6,7 @@
 //! the user's code that allocated it.
 
 pub mod explain;
+pub mod export;
 pub mod history;
 pub mod pickle;
 pub mod read;

@@ -370,6 +370,110 @@ fn pairs(items: Vec<Py>) -> Option<Vec<(Py, Py)>> {
     Some(out)
 }
 
+/// Writes `value` as a pickle of protocol 2, which every Python 3 reads (`pickle.load`), with no
+/// memo: each value is written where it stands.
+pub fn write(value: &Py) -> Vec<u8> {
+    let mut out = vec![0x80, 2];
+    put(value, &mut out);
+    out.push(b'.');
+    out
+}
+
+fn put(v: &Py, out: &mut Vec<u8>) {
+    match v {
+        Py::None => out.push(b'N'),
+        Py::Bool(true) => out.push(0x88),
+        Py::Bool(false) => out.push(0x89),
+        Py::Int(n) => {
+            if let Ok(small) = i32::try_from(*n) {
+                out.push(b'J');
+                out.extend_from_slice(&small.to_le_bytes());
+            } else {
+                // LONG1: the shortest two's complement that keeps the sign
+                let bytes = n.to_le_bytes();
+                let mut len = bytes.len();
+                while len > 1
+                    && ((bytes[len - 1] == 0 && bytes[len - 2] & 0x80 == 0)
+                        || (bytes[len - 1] == 0xff && bytes[len - 2] & 0x80 != 0))
+                {
+                    len -= 1;
+                }
+                out.push(0x8a);
+                out.push(len as u8);
+                out.extend_from_slice(&bytes[..len]);
+            }
+        }
+        Py::Float(x) => {
+            out.push(b'G');
+            out.extend_from_slice(&x.to_be_bytes());
+        }
+        Py::Str(s) => {
+            out.push(b'X');
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Py::Bytes(b) => {
+            // (protocol 2 has no bytes opcode; a snapshot has no bytes either)
+            put(&Py::Str(Rc::from(String::from_utf8_lossy(b).as_ref())), out);
+        }
+        Py::List(l) => {
+            out.push(b']');
+            let items = l.borrow();
+            if !items.is_empty() {
+                out.push(b'(');
+                for i in items.iter() {
+                    put(i, out);
+                }
+                out.push(b'e');
+            }
+        }
+        Py::Tuple(t) => {
+            out.push(b'(');
+            for i in t.iter() {
+                put(i, out);
+            }
+            out.push(b't');
+        }
+        Py::Dict(d) => {
+            out.push(b'}');
+            let items = d.borrow();
+            if !items.is_empty() {
+                out.push(b'(');
+                for (k, v) in items.iter() {
+                    put(k, out);
+                    put(v, out);
+                }
+                out.push(b'u');
+            }
+        }
+    }
+}
+
+/// A dict of string keys, for writing.
+pub fn dict(items: Vec<(&str, Py)>) -> Py {
+    Py::Dict(Rc::new(RefCell::new(
+        items
+            .into_iter()
+            .map(|(k, v)| (Py::Str(Rc::from(k)), v))
+            .collect(),
+    )))
+}
+
+/// A list, for writing.
+pub fn list(items: Vec<Py>) -> Py {
+    Py::List(Rc::new(RefCell::new(items)))
+}
+
+/// A tuple, for writing.
+pub fn tuple(items: Vec<Py>) -> Py {
+    Py::Tuple(Rc::from(items))
+}
+
+/// A string, for writing.
+pub fn str(s: &str) -> Py {
+    Py::Str(Rc::from(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,6 +65,8 @@ pub struct Segment {
     pub address: u64,
     pub total_size: u64,
     pub expandable: bool,
+    /// Of the small pool (`segment_type` `small`: requests up to 1 MiB).
+    pub small: bool,
     pub blocks: Vec<Block>,
 }
 
@@ -192,6 +194,7 @@ fn segment(d: &Py) -> Result<Segment, ReadError> {
             .get("is_expandable")
             .and_then(|v| v.bool())
             .unwrap_or(false),
+        small: d.get("segment_type").as_ref().and_then(Py::str) == Some("small"),
         blocks,
     })
 }
