@@ -313,8 +313,9 @@ impl Layout {
         Some(())
     }
 
-    /// A segment freed, or pages unmapped: the free memory they covered goes.
-    fn unmap(&mut self, addr: u64, size: u64) -> Option<()> {
+    /// Takes `size` bytes at `addr` out of the free span that holds them, leaving what lies before
+    /// `addr` free; that span, and its bytes from `addr` on. `None` where no free span holds them.
+    fn carve(&mut self, addr: u64, size: u64) -> Option<(Span, u64)> {
         let (&start, &span) = self.spans.range(..=addr).next_back()?;
         if span.state != State::Free || start + span.size < addr.checked_add(size)? {
             return None;
@@ -329,12 +330,17 @@ impl Layout {
                 },
             );
         }
-        let end = start + span.size;
-        if addr + size < end {
+        Some((span, start + span.size - addr))
+    }
+
+    /// A segment freed, or pages unmapped: the free memory they covered goes.
+    fn unmap(&mut self, addr: u64, size: u64) -> Option<()> {
+        let (span, from_addr) = self.carve(addr, size)?;
+        if size < from_addr {
             self.spans.insert(
                 addr + size,
                 Span {
-                    size: end - addr - size,
+                    size: from_addr - size,
                     ..span
                 },
             );
@@ -348,22 +354,8 @@ impl Layout {
         if u128::from(requested) > CEILING_BYTES {
             return None;
         }
-        let (&start, &span) = self.spans.range(..=addr).next_back()?;
         let size = round_size(requested);
-        if span.state != State::Free || start + span.size < addr.checked_add(size)? {
-            return None;
-        }
-        self.spans.remove(&start);
-        if start < addr {
-            self.spans.insert(
-                start,
-                Span {
-                    size: addr - start,
-                    ..span
-                },
-            );
-        }
-        let free = start + span.size - addr;
+        let (span, free) = self.carve(addr, size)?;
         let remaining = free - size;
         let small = size <= SMALL_SIZE;
         let split = if small || span.expandable {

@@ -82,11 +82,13 @@ impl Input {
     }
 }
 
+/// An option shown as it is written.
+pub const fn as_written(value: &'static str) -> (&'static str, Label) {
+    (value, Label::Text(value))
+}
+
 /// The options `False` and `True`, shown as Python writes them.
-pub const PY_BOOL: &[(&str, Label)] = &[
-    ("False", Label::Text("False")),
-    ("True", Label::Text("True")),
-];
+pub const PY_BOOL: &[(&str, Label)] = &[as_written("False"), as_written("True")];
 
 /// The caching allocator's two modes, the default first.
 pub const ALLOCATORS: &[(&str, Label)] = &[

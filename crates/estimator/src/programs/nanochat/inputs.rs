@@ -5,7 +5,7 @@
 
 use super::config::{NanochatAttention, NanochatDtype};
 use crate::engine::settings::Allocator;
-use crate::programs::inputs::{Group, Input, Label, Section, PY_BOOL};
+use crate::programs::inputs::{as_written, Group, Input, Label, Section, PY_BOOL};
 
 const MODEL: Group = Group {
     section: Section::Model,
@@ -40,10 +40,10 @@ const BATCH: Group = Group {
 const WINDOW: Input = Input::Choice {
     key: "window_pattern",
     options: &[
-        ("L", Label::Text("L")),
-        ("SL", Label::Text("SL")),
-        ("SSL", Label::Text("SSL")),
-        ("SSSL", Label::Text("SSSL")),
+        as_written("L"),
+        as_written("SL"),
+        as_written("SSL"),
+        as_written("SSSL"),
     ],
 };
 
@@ -59,18 +59,9 @@ const ATTENTION: Input = Input::Choice {
 const DTYPE: Input = Input::Choice {
     key: "dtype",
     options: &[
-        (
-            NanochatDtype::Auto.as_str(),
-            Label::Text(NanochatDtype::Auto.as_str()),
-        ),
-        (
-            NanochatDtype::Bfloat16.as_str(),
-            Label::Text(NanochatDtype::Bfloat16.as_str()),
-        ),
-        (
-            NanochatDtype::Float32.as_str(),
-            Label::Text(NanochatDtype::Float32.as_str()),
-        ),
+        as_written(NanochatDtype::Auto.as_str()),
+        as_written(NanochatDtype::Bfloat16.as_str()),
+        as_written(NanochatDtype::Float32.as_str()),
     ],
 };
 
@@ -130,7 +121,7 @@ pub const SFT: &[Group] = &[
             EVAL_TOKENS,
             Input::Choice {
                 key: "load_optimizer",
-                options: &[("1", Label::Text("1")), ("0", Label::Text("0"))],
+                options: &[as_written("1"), as_written("0")],
             },
         ],
     },

@@ -19,7 +19,7 @@ pub mod speed;
 use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::Budget;
-use crate::programs::inputs::{self, Group, Input, Label, Section};
+use crate::programs::inputs::{self, as_written, Group, Input, Label, Section};
 use crate::pyliteral::PyValue;
 use config::{Attention, Dtype, TrainConfig};
 
@@ -112,18 +112,9 @@ impl crate::programs::TrainingProgram for NanoGpt {
                 Input::Choice {
                     key: "dtype",
                     options: &[
-                        (
-                            Dtype::Bfloat16.as_str(),
-                            Label::Text(Dtype::Bfloat16.as_str()),
-                        ),
-                        (
-                            Dtype::Float16.as_str(),
-                            Label::Text(Dtype::Float16.as_str()),
-                        ),
-                        (
-                            Dtype::Float32.as_str(),
-                            Label::Text(Dtype::Float32.as_str()),
-                        ),
+                        as_written(Dtype::Bfloat16.as_str()),
+                        as_written(Dtype::Float16.as_str()),
+                        as_written(Dtype::Float32.as_str()),
                     ],
                 },
                 Input::Toggle { key: "compile" },
