@@ -207,19 +207,20 @@ fn to_text(
         (c.row_peak_reserved, bytes(h.peak_reserved.into())),
     ];
     if let Some(o) = h.oom {
-        rows.push((
-            c.row_oom,
-            fill(
-                c.snapshot_oom,
-                &[
-                    ("requested", &bytes(o.requested.into())),
-                    ("allocated", &bytes(o.allocated.into())),
-                    ("reserved", &bytes(o.reserved.into())),
-                    ("free", &bytes(o.cached_free.into())),
-                    ("largest", &bytes(o.largest_free.into())),
-                ],
-            ),
-        ));
+        let mut said = fill(
+            c.snapshot_oom,
+            &[
+                ("requested", &bytes(o.requested.into())),
+                ("allocated", &bytes(o.allocated.into())),
+                ("reserved", &bytes(o.reserved.into())),
+                ("free", &bytes(o.cached_free.into())),
+                ("largest", &bytes(o.largest_free.into())),
+            ],
+        );
+        if let Some(internal) = o.internal {
+            said += &fill(c.snapshot_internal, &[("bytes", &bytes(internal.into()))]);
+        }
+        rows.push((c.row_oom, said));
     }
     if let Some(p) = predicted {
         rows.push((c.row_predicted, prediction(tr, p, h)));
@@ -310,6 +311,7 @@ fn to_json(
                 "reserved_bytes": o.reserved,
                 "cached_free_bytes": o.cached_free,
                 "largest_free_block_bytes": o.largest_free,
+                "internal_fragmentation_bytes": o.internal,
             })),
         }
     })

@@ -325,6 +325,9 @@ strings! {
     snapshot_cut,
     /// `{requested} {allocated} {reserved} {free} {largest}`: the cache at the failed request.
     snapshot_oom,
+    /// `{bytes}`: after [`CliStrings::snapshot_oom`], the allocated blocks' bytes beyond their
+    /// requests.
+    snapshot_internal,
     snapshot_estimated,
     snapshot_empty,
     row_live_peak,

@@ -51,6 +51,9 @@ pub struct Oom {
     pub cached_free: u64,
     /// The largest of those blocks.
     pub largest_free: u64,
+    /// Bytes inside the allocated blocks beyond their requests (the allocator's rounding and the
+    /// rests it did not split off), where the history is followed exactly.
+    pub internal: Option<u64>,
 }
 
 /// What the recorded history shows.
@@ -69,6 +72,9 @@ pub struct History {
     /// The layout followed to the dump exactly: the allocated bytes are the allocator's own.
     /// Otherwise they are estimated from the requests.
     pub exact: bool,
+    /// At the dump, the allocated blocks' bytes beyond their requests, as the layout followed
+    /// them ([`Oom::internal`]'s measure; the dump's own blocks say the same: a test).
+    pub internal_at_dump: Option<u64>,
 }
 
 /// Follows `snap`'s events.
@@ -132,6 +138,7 @@ fn from_requests(snap: &Snapshot) -> History {
             reserved: samples[i].1,
             cached_free: samples[i].1.saturating_sub(samples[i].0),
             largest_free: 0,
+            internal: None,
         });
     History {
         peak_reserved: peak(&samples, |s| s.1).1,
@@ -141,6 +148,7 @@ fn from_requests(snap: &Snapshot) -> History {
         oom,
         whole_run: false,
         exact: false,
+        internal_at_dump: None,
     }
 }
 
@@ -219,21 +227,8 @@ impl Layout {
         let mut oom = None;
         for (i, e) in snap.events.iter().enumerate() {
             self.step(i, e)?;
-            if e.action == Action::Oom {
-                {
-                    let free = self.spans.values().filter(|s| s.state == State::Free);
-                    let (cached_free, largest_free) = free.fold((0, 0), |(sum, max), s| {
-                        (sum + s.size, u64::max(max, s.size))
-                    });
-                    oom.get_or_insert(Oom {
-                        event: i,
-                        requested: e.size,
-                        allocated: self.allocated,
-                        reserved: self.reserved,
-                        cached_free,
-                        largest_free,
-                    });
-                }
+            if e.action == Action::Oom && oom.is_none() {
+                oom = Some(self.oom_at(i, e.size, snap));
             }
             samples.push((self.allocated, self.reserved));
         }
@@ -249,7 +244,9 @@ impl Layout {
             return None;
         }
         let (peak_event, peak_allocated) = peak(&samples, |s| s.0);
+        let internal_at_dump = self.oom_at(0, 0, snap).internal;
         Some(History {
+            internal_at_dump,
             peak_reserved: peak(&samples, |s| s.1).1,
             samples,
             peak_allocated,
@@ -258,6 +255,30 @@ impl Layout {
             whole_run: true,
             exact: true,
         })
+    }
+
+    /// The cache when the request of event `event` (`requested` bytes) failed.
+    fn oom_at(&self, event: usize, requested: u64, snap: &Snapshot) -> Oom {
+        let free = self.spans.values().filter(|s| s.state == State::Free);
+        let (cached_free, largest_free) = free.fold((0, 0), |(sum, max), s| {
+            (sum + s.size, u64::max(max, s.size))
+        });
+        // what the allocated blocks hold beyond their requests: rounding, rests not split off
+        let internal = self
+            .spans
+            .values()
+            .filter(|s| s.state == State::Allocated)
+            .map(|s| s.size - snap.events[s.event].size.min(s.size))
+            .sum();
+        Oom {
+            event,
+            requested,
+            allocated: self.allocated,
+            reserved: self.reserved,
+            cached_free,
+            largest_free,
+            internal: Some(internal),
+        }
     }
 
     /// Applies event `i`; `None` where it does not fit the layout.
