@@ -33,6 +33,16 @@ pub(crate) fn config_error(tr: &CliLang, e: &estimator::ConfigError) -> String {
 }
 
 /// Bad input: one line on stderr, exit code 2, nothing on stdout.
+/// The program `--program=NAME` names, or why it names none.
+pub(crate) fn named_program(name: &str) -> Result<Program, String> {
+    Program::parse(name).ok_or_else(|| {
+        format!(
+            "--program={name} is not allowed: use one of {}",
+            Program::NAMES.join(", ")
+        )
+    })
+}
+
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     say(&one_line(&msg.to_string()));
     ExitCode::from(2)
@@ -161,14 +171,9 @@ fn main() -> ExitCode {
     let program = match (&launch, args.program.as_deref()) {
         (Some(l), _) => l.program,
         (None, None) => Program::NanoGpt,
-        (None, Some(name)) => match Program::parse(name) {
-            Some(p) => p,
-            None => {
-                return fail(format!(
-                    "--program={name} is not allowed: use one of {}",
-                    Program::NAMES.join(", ")
-                ))
-            }
+        (None, Some(name)) => match named_program(name) {
+            Ok(p) => p,
+            Err(e) => return fail(e),
         },
     };
     // every program but train.py reads its own flags through the seam; train.py's config files

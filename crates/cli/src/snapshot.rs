@@ -10,7 +10,7 @@ use vramfit_snapshot::{follow, moment, read, History, Moment, Snapshot};
 
 use crate::args::{Args, Source};
 use crate::report::{head, notes, Text};
-use crate::{budget_for, emit, fail};
+use crate::{budget_for, emit, fail, named_program};
 use estimator::programs::Program;
 
 /// vramfit's peaks for the run the snapshot recorded, where the command line gives its settings.
@@ -99,12 +99,7 @@ fn settings(args: &Args, tr: &CliLang) -> Result<Option<(Program, Vec<String>)>,
     }
     let program = match args.program.as_deref() {
         None => Program::NanoGpt,
-        Some(name) => Program::parse(name).ok_or_else(|| {
-            format!(
-                "--program={name} is not allowed: use one of {}",
-                Program::NAMES.join(", ")
-            )
-        })?,
+        Some(name) => named_program(name)?,
     };
     Ok(Some((program, flags)))
 }
@@ -127,7 +122,7 @@ fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
 /// `vramfit --export-snapshot FILE …`: vramfit's run for the settings given, on the card, written
 /// as a memory snapshot.
 pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
-    let run = || -> Result<(Vec<u8>, usize, u64), String> {
+    let run = || -> Result<(Vec<u8>, usize, u128), String> {
         let (program, flags) = settings(args, tr)?.unwrap_or((Program::NanoGpt, Vec::new()));
         let budget = budget_for(args, tr, None)?;
         let config = estimator::programs::config_from_flags(program, &flags)
@@ -137,21 +132,12 @@ pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
         let run = configs
             .replay(program, &budget)
             .map_err(|e| crate::config_error(tr, &e))?;
-        let mode = match configs.get(program, "allocator").as_deref() {
-            Some("expandable_segments") => estimator::Allocator::ExpandableSegments,
-            _ => estimator::Allocator::Default,
-        };
-        let snap = vramfit_snapshot::export::snapshot(
-            &run.sequence,
-            mode,
-            Some(budget.allocator_cap()),
-            program.script(),
-        );
-        let peak = follow(&snap).peak_allocated;
+        let snap = vramfit_snapshot::export::snapshot(&run, program.script());
+        // (the snapshot's own peak, as a reader follows it: a test in crates/snapshot)
         Ok((
             vramfit_snapshot::export::to_pickle(&snap),
             snap.events.len(),
-            peak,
+            run.on_card.peak_allocated,
         ))
     };
     let (bytes_out, events, peak) = match run() {
@@ -171,7 +157,7 @@ pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
                 &[
                     ("file", path),
                     ("events", &grouped(events as u64)),
-                    ("peak", &bytes(peak.into())),
+                    ("peak", &bytes(peak)),
                 ],
             )
         ))

@@ -14,6 +14,10 @@ use crate::verdict::{Risk, Verdict, TIGHT_FRACTION};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Run {
     pub sequence: Sequence,
+    /// The allocator it was replayed with, and the card's budget for it: what replaying it again
+    /// (a snapshot of it, `crates/snapshot`) takes.
+    pub allocator: Allocator,
+    pub cap: Cap,
     /// The run replayed without a memory cap.
     pub free_run: Replay,
     /// The run replayed under the card's budget (stops at an out-of-memory).
@@ -49,6 +53,8 @@ impl Run {
         let verdict = sim_verdict(allocator, &sequence, &free_run, &on_card, cap);
         Ok(Run {
             sequence,
+            allocator,
+            cap,
             free_run,
             on_card,
             verdict,

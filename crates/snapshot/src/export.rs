@@ -1,4 +1,4 @@
-//! vramfit's predicted run as a memory snapshot: the sequence replayed through the simulated
+//! vramfit's predicted run as a memory snapshot: its sequence replayed through the simulated
 //! allocator with its segments recorded, written as `torch.cuda.memory._dump_snapshot` writes
 //! a real one — so pytorch.org/memory_viz draws the prediction as it draws a user's own run, and
 //! the two can be looked at side by side. Each event's frame names what vramfit modelled there
@@ -6,22 +6,23 @@
 
 use std::collections::HashMap;
 
-use engine::allocator::{round_size, BlockId, CachingAllocator, Cap, SegmentChangeKind};
+use engine::allocator::{round_size, BlockId, CachingAllocator, SegmentChangeKind};
 use engine::events::{Action as Step, Sequence};
+use engine::run::Run;
 use engine::settings::Allocator;
 
 use crate::pickle::{self, dict, list, str, Py};
 use crate::read::{Action, Block, Event, Frame, Segment, Snapshot};
 
-/// The run `seq` describes, replayed in `mode` under `cap`, as a snapshot dumped at its end (or
-/// at its out-of-memory request, as a real run's OOM handler would dump it).
-pub fn snapshot(seq: &Sequence, mode: Allocator, cap: Option<Cap>, script: &str) -> Snapshot {
-    let mut alloc = CachingAllocator::new(mode, cap);
+/// `run` replayed on its card as it was (its allocator, its budget), as a snapshot dumped at its
+/// end (or at its out-of-memory request, as a real run's OOM handler would dump it).
+pub fn snapshot(run: &Run, script: &str) -> Snapshot {
+    let (seq, mode) = (&run.sequence, run.allocator);
+    let mut alloc = CachingAllocator::new(mode, Some(run.cap));
     alloc.record_segments();
     let mut events = Vec::new();
     // each live tensor's block and request, by the sequence's tensor id
     let mut live: HashMap<u32, (BlockId, u64)> = HashMap::new();
-    let mut requested: HashMap<BlockId, u64> = HashMap::new();
     for (i, e) in seq.events.iter().enumerate() {
         let frames = vec![frame(seq, i, script)];
         match e.action {
@@ -37,7 +38,6 @@ pub fn snapshot(seq: &Sequence, mode: Allocator, cap: Option<Cap>, script: &str)
                             frames,
                         });
                         live.insert(e.tensor, (id, e.bytes));
-                        requested.insert(id, e.bytes);
                     }
                     Err(_) => {
                         events.push(Event {
@@ -53,7 +53,6 @@ pub fn snapshot(seq: &Sequence, mode: Allocator, cap: Option<Cap>, script: &str)
             Step::Free => {
                 if let Some((id, bytes)) = live.remove(&e.tensor) {
                     let addr = alloc.block_addr(id).unwrap_or(0);
-                    requested.remove(&id);
                     alloc.free(id);
                     for action in [Action::FreeRequested, Action::FreeCompleted] {
                         events.push(Event {
@@ -67,6 +66,8 @@ pub fn snapshot(seq: &Sequence, mode: Allocator, cap: Option<Cap>, script: &str)
             }
         }
     }
+    // what each block still handed out was asked for
+    let requested: HashMap<BlockId, u64> = live.into_values().collect();
     let segments = alloc
         .layout()
         .into_iter()

@@ -13,16 +13,7 @@ fn round_trip(query: &str) {
     assert!(notes.is_empty(), "{query}: {notes:?}");
     let budget = page.budget();
     let run = replay_page(&page, &budget).unwrap();
-    let mode = match page.value("allocator").as_deref() {
-        Some("expandable_segments") => estimator::Allocator::ExpandableSegments,
-        _ => estimator::Allocator::Default,
-    };
-    let exported = snapshot(
-        &run.sequence,
-        mode,
-        Some(budget.allocator_cap()),
-        "train.py",
-    );
+    let exported = snapshot(&run, "train.py");
     let bytes = to_pickle(&exported);
     let read = vramfit_snapshot::read(&bytes).unwrap();
     assert_eq!(read.events.len(), exported.events.len(), "{query}");
