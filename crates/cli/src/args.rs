@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use estimator::programs::Program;
 use vramfit_i18n::{Lang, TAGS};
 
 /// One nanoGPT source of settings, in command-line order.
@@ -78,7 +79,7 @@ const VALUE_OPTIONS: &[&str] = &[
 /// Words that start a launch line: an interpreter, a launcher, or a script vramfit knows.
 fn starts_launch(word: &str) -> bool {
     matches!(word, "python" | "python3" | "torchrun" | "-m")
-        || estimator::programs::Program::from_script(word).is_some()
+        || Program::from_script(word).is_some()
         || word.contains('=') && !word.starts_with('-') && word.starts_with("PYTORCH_")
 }
 
@@ -157,7 +158,13 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
         program: program_of(argv),
         ..Args::default()
     };
-    let nanogpt = args.program.as_deref().is_none_or(|p| p == "nanogpt");
+    // a program that reads config files takes the words that are not flags as its files, in
+    // order with its `--key=value` settings (train.py's configurator); another program's own
+    // argument parser reads every word
+    let config_files = match args.program.as_deref() {
+        None => Program::DEFAULT.config_files(),
+        Some(name) => Program::parse(name).is_some_and(Program::config_files),
+    };
     let mut parser = lexopt::Parser::from_args(argv);
     loop {
         // the raw word, where lexopt stands between words (not inside `-abc` or `--k=v`)
@@ -171,7 +178,7 @@ pub fn parse(argv: &[String]) -> Result<Args, ArgError> {
                 break;
             }
             if !is_vramfit_word(&word) {
-                if !nanogpt {
+                if !config_files {
                     // the program's own argument parser reads these (and says what is wrong)
                     args.script_args.push(word);
                     raw.next();

@@ -1,8 +1,6 @@
 //! `vramfit`: the estimator on the command line.
 
 mod args;
-mod build_nanogpt;
-mod nanochat;
 mod nvidia_smi;
 mod report;
 mod snapshot;
@@ -10,17 +8,15 @@ mod snapshot;
 use std::io::Write;
 use std::process::ExitCode;
 
-use estimator::configurator::Configurator;
-use estimator::fixes::FixReport;
 use estimator::input::command_line;
-use estimator::oom::{CardSaid, OomMessage};
+use estimator::oom::CardSaid;
+use estimator::programs::seam::ScriptArg;
 use estimator::programs::{Program, ProgramConfig};
-use estimator::{gpu, Analysis, Budget};
+use estimator::{gpu, Budget};
 
 use args::{Args, Source};
 use vramfit_i18n::format::use_separators;
 use vramfit_i18n::{en, CliLang, Lang};
-use vramfit_report::nanogpt::Answer;
 
 /// A refused setting in the report's language. English keeps the estimator's own wording, which
 /// carries details the translated templates leave out (what could not be read, and why).
@@ -170,136 +166,62 @@ fn main() -> ExitCode {
     };
     let program = match (&launch, args.program.as_deref()) {
         (Some(l), _) => l.program,
-        (None, None) => Program::NanoGpt,
+        (None, None) => Program::DEFAULT,
         (None, Some(name)) => match named_program(name) {
             Ok(p) => p,
             Err(e) => return fail(e),
         },
     };
-    // every program but train.py reads its own flags through the seam; train.py's config files
-    // and overrides are read below, by its configurator
-    let config =
-        (program != Program::NanoGpt).then(|| script_config(&args, tr, program, launch.as_ref()));
-    match config {
-        Some(Err(e)) => return fail(e),
-        Some(Ok(ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg))) => {
-            return nanochat::main(&args, tr, cfg)
-        }
-        Some(Ok(ProgramConfig::BuildNanoGpt(cfg))) => return build_nanogpt::main(&args, tr, cfg),
-        Some(Ok(ProgramConfig::NanoGpt(_))) | None => {}
-    }
-
-    let mut conf = Configurator::new();
-    let mut sources = args.sources.clone();
-    if let Some(l) = launch {
-        // `python train.py config/x.py --k=v`: the same sources, after the launcher's settings
-        for flag in l.launcher_flags() {
-            sources.push(Source::Override(flag));
-        }
-        for a in l.args {
-            sources.push(if a.starts_with("--") {
-                Source::Override(a)
-            } else {
-                Source::File(a)
-            });
-        }
-    }
-    // torchrun's process count, after the config files and overrides
-    if args.nproc_per_node.is_some() || args.nnodes.is_some() {
-        let world = args.nproc_per_node.unwrap_or(1) * args.nnodes.unwrap_or(1);
-        sources.push(Source::Override(format!("--world_size={world}")));
-    }
-    for source in &sources {
-        match source {
-            Source::File(path) => {
-                let text = match read_config(path) {
-                    Ok(t) => t,
-                    Err(e) => return fail(format!("cannot read config file {path}: {e}")),
-                };
-                conf.apply_file(path, &text);
-            }
-            Source::Override(arg) => {
-                if let Err(e) = conf.apply_override(arg) {
-                    return fail(config_error(tr, &e));
-                }
-            }
-        }
-    }
-    let (cfg, skipped) = match conf.finish() {
+    let (config, skipped) = match script_config(&args, tr, program, launch.as_ref()) {
         Ok(x) => x,
-        Err(e) => return fail(config_error(tr, &e)),
+        Err(e) => return fail(e),
     };
-    let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
-    let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
-    let warn = || {
-        for w in &skipped {
-            say(&format!("warning: {w}"));
-        }
-    };
-    respond(
-        &args,
-        tr,
-        |budget| estimator::analyze(&cfg, budget),
-        |analysis, budget| estimator::fixes::rank_fixes_of(analysis, budget, mfu),
-        |a, budget, fixes, m| {
-            warn();
-            vramfit_report::nanogpt::to_json(&nanogpt_answer(a, budget, fixes, m, &skipped, mfu))
-        },
-        |a, budget, fixes, m| {
-            warn();
-            report::to_text(tr, &nanogpt_answer(a, budget, fixes, m, &skipped, mfu))
-        },
-    )
+    respond(&args, tr, &config, &skipped)
 }
 
-/// What train.py's answer holds beyond the run: the config lines not applied, a pasted message
-/// and what this config says failed, the speed model's utilisation.
-fn nanogpt_answer<'a>(
-    analysis: &'a Analysis,
-    budget: &'a Budget,
-    fixes: Option<&FixReport>,
-    message: Option<&OomMessage>,
-    skipped: &[String],
-    mfu: f64,
-) -> Answer<'a> {
-    Answer {
-        analysis,
-        est: &analysis.estimate,
-        budget,
-        verdict: analysis.verdict,
-        skipped: skipped.to_vec(),
-        fixes: fixes.cloned(),
-        message: message.map(|m| {
-            (
-                m.clone(),
-                estimator::oom::diagnose(m, &analysis.estimate.config),
-            )
-        }),
-        mfu,
-    }
-}
-
-/// The config the command line describes for a program that reads flags: its own flags in order,
-/// then the launch line's arguments and what the launcher says (`torchrun --nproc_per_node`,
-/// `PYTORCH_ALLOC_CONF`), then vramfit's `--nproc_per_node` × `--nnodes` as the program's setting.
+/// The config the command line describes: the program's words in order (its flags, and
+/// train.py's config files with their text), then the launch line's arguments and what the
+/// launcher says (`torchrun --nproc_per_node`, `PYTORCH_ALLOC_CONF`), then vramfit's
+/// `--nproc_per_node` × `--nnodes` as the program's setting; and what was read but not applied.
 fn script_config(
     args: &Args,
     tr: &CliLang,
     program: Program,
     launch: Option<&command_line::Launch>,
-) -> Result<ProgramConfig, String> {
-    let mut flags: Vec<String> = args.script_args.clone();
+) -> Result<(ProgramConfig, Vec<String>), String> {
+    let file = |path: &str| -> Result<ScriptArg, String> {
+        let text = read_config(path).map_err(|e| format!("cannot read config file {path}: {e}"))?;
+        Ok(ScriptArg::File {
+            path: path.to_string(),
+            text,
+        })
+    };
+    let mut words: Vec<ScriptArg> = Vec::new();
+    for source in &args.sources {
+        words.push(match source {
+            Source::File(path) => file(path)?,
+            Source::Override(flag) => ScriptArg::Flag(flag.clone()),
+        });
+    }
+    words.extend(args.script_args.iter().cloned().map(ScriptArg::Flag));
     if let Some(l) = launch {
         l.check_script_args().map_err(|e| config_error(tr, &e))?;
-        flags.extend(l.args.iter().cloned());
-        flags.extend(l.launcher_flags());
+        for a in &l.args {
+            words.push(if program.config_files() && !a.starts_with("--") {
+                file(a)?
+            } else {
+                ScriptArg::Flag(a.clone())
+            });
+        }
+        words.extend(l.launcher_flags().into_iter().map(ScriptArg::Flag));
     }
-    if let Some(n) = args.nproc_per_node {
-        let world = n * args.nnodes.unwrap_or(1);
-        flags.push(format!("--{}={world}", program.processes_key()));
+    if args.nproc_per_node.is_some() || args.nnodes.is_some() {
+        let world = args.nproc_per_node.unwrap_or(1) * args.nnodes.unwrap_or(1);
+        let key = program.processes_key();
+        words.push(ScriptArg::Flag(format!("--{key}={world}")));
     }
     program
-        .config_from_flags(&flags)
+        .config_from_args(&words)
         .map_err(|e| config_error(tr, &e))
 }
 
@@ -310,7 +232,7 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
     let is_json = |p: &str| p.ends_with(".json");
     let given = match args.program.as_deref() {
         Some(name) => Program::parse(name),
-        None => Some(Program::NanoGpt),
+        None => Some(Program::DEFAULT),
     };
     let Some(given) = given else { return Ok(()) }; // the dispatch names a bad --program
     let read = |path: &str| -> Result<(Program, Vec<String>), String> {
@@ -326,25 +248,15 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
         }
         Ok((program, flags))
     };
-    if given != Program::NanoGpt {
-        let mut flags = Vec::new();
-        for a in std::mem::take(&mut args.script_args) {
-            if is_json(&a) {
-                flags.extend(read(&a)?.1);
-            } else {
-                flags.push(a);
-            }
-        }
-        args.script_args = flags;
-        return Ok(());
-    }
+    // the words as the given program reads them: its config files and flags in order, or the
+    // words its own argument parser reads
     let mut sources = Vec::new();
     let mut switched: Option<Program> = None;
     for source in std::mem::take(&mut args.sources) {
         match source {
             Source::File(path) if is_json(&path) => {
                 let (program, flags) = read(&path)?;
-                if program != Program::NanoGpt {
+                if program != given {
                     switched = Some(program);
                 }
                 sources.extend(flags.into_iter().map(Source::Override));
@@ -352,6 +264,15 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
             other => sources.push(other),
         }
     }
+    let mut script_args = Vec::new();
+    for a in std::mem::take(&mut args.script_args) {
+        if is_json(&a) {
+            script_args.extend(read(&a)?.1);
+        } else {
+            script_args.push(a);
+        }
+    }
+    args.script_args = script_args;
     match switched {
         None => args.sources = sources,
         // another program's config: its flags and the command line's, for its own parser
@@ -360,12 +281,14 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
             for s in sources {
                 match s {
                     Source::Override(flag) => args.script_args.push(flag),
-                    Source::File(path) => {
+                    Source::File(path) if !program.config_files() => {
                         return Err(format!(
-                        "{path}: a train.py config file cannot be combined with a {} JSON config",
-                        program.id()
-                    ))
+                            "{path}: a {} config file cannot be combined with a {} JSON config",
+                            given.script(),
+                            program.id()
+                        ))
                     }
+                    file => args.sources.push(file),
                 }
             }
         }
@@ -373,16 +296,10 @@ fn read_json_configs(args: &mut Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The answer for a program whose config is already read: the card from the options (and an
-/// OOM message), the analysis and the ranked fixes, printed as JSON or text.
-pub(crate) fn respond<A, F>(
-    args: &Args,
-    tr: &CliLang,
-    analyze: impl FnOnce(&Budget) -> Result<A, estimator::ConfigError>,
-    rank: impl FnOnce(&A, &Budget) -> Option<F>,
-    json: impl FnOnce(&A, &Budget, Option<&F>, Option<&OomMessage>) -> serde_json::Value,
-    text: impl FnOnce(&A, &Budget, Option<&F>, Option<&OomMessage>) -> String,
-) -> ExitCode {
+/// The answer for a config already read: the card from the options (and an OOM message), the
+/// analysis and the ranked fixes, printed as JSON or text; what the command line read but did
+/// not apply (`skipped`) said first, on stderr.
+fn respond(args: &Args, tr: &CliLang, config: &ProgramConfig, skipped: &[String]) -> ExitCode {
     let message = match read_oom_message(args) {
         Ok(m) => m,
         Err(e) => return fail(e),
@@ -391,18 +308,27 @@ pub(crate) fn respond<A, F>(
         Ok(b) => b,
         Err(e) => return fail(e),
     };
-    let analysis = match analyze(&budget) {
+    let analysis = match config.analyze(&budget) {
         Ok(a) => a,
         Err(e) => return fail(config_error(tr, &e)),
     };
-    let fixes = rank(&analysis, &budget);
+    for w in skipped {
+        say(&format!("warning: {w}"));
+    }
+    let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
+    let fixes = config.rank_fixes(&budget, mfu);
+    let ask = vramfit_report::Asked {
+        analysis: &analysis,
+        fixes: fixes.as_ref(),
+        budget: &budget,
+        message: message.as_ref().map(|m| (m, config.diagnose(m))),
+        skipped,
+        mfu,
+    };
     let out = if args.json {
-        format!(
-            "{}\n",
-            json(&analysis, &budget, fixes.as_ref(), message.as_ref())
-        )
+        format!("{}\n", vramfit_report::to_json(&ask))
     } else {
-        text(&analysis, &budget, fixes.as_ref(), message.as_ref())
+        report::to_text(tr, &ask, config)
     };
     emit(&out)
 }

@@ -7,14 +7,16 @@
 use unicode_width::UnicodeWidthStr;
 
 use estimator::engine::run::Run;
-use estimator::programs::fix_view::FixView;
-use estimator::programs::Program;
+use estimator::programs::fix_view::{Fact, FixView};
+use estimator::programs::report::{Label, Line};
+use estimator::programs::seam::Paste;
+use estimator::programs::{Program, ProgramConfig};
 use estimator::{Budget, Component, Phase, Risk, Verdict};
 
-use vramfit_i18n::fix_text::fix_words;
-use vramfit_i18n::format::{bytes, decimal, gib, gib_abs, params};
+use vramfit_i18n::fix_text::{fill_values, fix_words};
+use vramfit_i18n::format::{bytes, decimal, gib, gib_abs};
 use vramfit_i18n::{diagnosis_sentence, fill, place, CliLang};
-use vramfit_report::nanogpt::Answer;
+use vramfit_report::Asked;
 
 const BAR_WIDTH: usize = 60;
 
@@ -101,14 +103,14 @@ pub fn head(out: &mut Text, rows: &[(&str, String)]) {
 }
 
 /// The phases a program runs with their peaks, and the most the allocator reserved.
-pub struct Peaks {
+struct Peaks {
     pub phases: Vec<(Phase, u128)>,
     pub reserved: u128,
 }
 
 /// The peak, the bar, the legend, the phases, the verdict and where the card runs out: what every
 /// program's report shows of its replayed run.
-pub fn run_text(
+fn run_text(
     out: &mut Text,
     tr: &CliLang,
     an: &Run,
@@ -259,164 +261,139 @@ pub fn fix_table(out: &mut Text, header: &[&str], right: &[bool], rows: &[FixRow
     }
 }
 
-/// nanochat's and build-nanogpt's ranked fixes: number, change, new peak, saving, whether it
-/// fits, what it changes in training; under each, `text`'s lines after its title (why, and the
-/// command or the edits).
+/// Notes under a report (English: the JSON's `warnings`).
+pub fn notes(out: &mut Text, tr: &CliLang, notes: &[&str]) {
+    for n in notes {
+        out.line(fill(tr.cli.note, &[("text", n)]));
+    }
+}
+
+/// What a fix row shows under its why: its command line where it has one, else the environment
+/// or the config lines to set; a change to the script's code is the why's to name, not the
+/// table's (the page shows it whole).
+fn row_pastes(pastes: &[(Paste, String)]) -> impl Iterator<Item = &str> {
+    let rank = |k: Paste| match k {
+        Paste::Command => Some(0),
+        Paste::Env => Some(1),
+        Paste::Config | Paste::ConfigOverrides => Some(2),
+        Paste::Patch => None,
+    };
+    let best = pastes.iter().filter_map(|(k, _)| rank(*k)).min();
+    pastes
+        .iter()
+        .filter(move |(k, _)| best.is_some() && rank(*k) == best)
+        .flat_map(|(_, t)| t.lines())
+}
+
+/// A program's ranked fixes: number, change, new peak, saving, whether it fits, the batch and the
+/// time where the program says them, what it changes in training; under each, its why and what
+/// to paste.
 pub fn ranked_fix_table(out: &mut Text, tr: &CliLang, program: Program, fixes: &[FixView]) {
+    let batch = |f: &FixView| {
+        f.facts.iter().find_map(|x| match x {
+            Fact::Batch(_, after) => Some(after.to_string()),
+            _ => None,
+        })
+    };
+    let time = |f: &FixView| {
+        f.facts.iter().find_map(|x| match x {
+            Fact::TimeRatio(r) => Some(format!("{}×", decimal(*r, 2))),
+            _ => None,
+        })
+    };
+    let (with_batch, with_time) = (
+        fixes.iter().any(|f| batch(f).is_some()),
+        fixes.iter().any(|f| time(f).is_some()),
+    );
     let rows: Vec<FixRow> = fixes
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let (title, why) = fix_words(tr, program, &f.words);
-            // the why, then what to paste, line by line
-            let below = std::iter::once(why)
-                .chain(
-                    f.pastes
-                        .iter()
-                        .flat_map(|(_, t)| t.lines().map(String::from)),
-                )
-                .collect();
+            let mut cells = vec![
+                (i + 1).to_string(),
+                title,
+                bytes(f.peak_bytes),
+                vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
+                if f.fits { tr.yes } else { tr.no }.to_string(),
+            ];
+            if with_batch {
+                cells.push(batch(f).unwrap_or_default());
+            }
+            if with_time {
+                cells.push(time(f).unwrap_or_default());
+            }
+            cells.push(tr.impact(f.impact).to_string());
             FixRow {
-                cells: vec![
-                    (i + 1).to_string(),
-                    title,
-                    bytes(f.peak_bytes),
-                    vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
-                    if f.fits { tr.yes } else { tr.no }.to_string(),
-                    tr.impact(f.impact).to_string(),
-                ],
-                below,
+                cells,
+                below: std::iter::once(why)
+                    .chain(row_pastes(&f.pastes).map(String::from))
+                    .collect(),
             }
         })
         .collect();
-    fix_table(
-        out,
-        &[
-            "#",
-            tr.cli.col_change,
-            tr.col_peak,
-            tr.col_saving,
-            tr.col_fits,
-            tr.col_impact,
-        ],
-        &[true, false, true, true, false, false],
-        &rows,
-    );
-}
-
-/// The notes a program adds under its report (English: the JSON's `warnings`).
-pub fn notes(out: &mut Text, tr: &CliLang, warnings: &[&str]) {
-    for w in warnings {
-        out.line(fill(tr.cli.note, &[("text", w)]));
-    }
-}
-
-pub fn to_text(tr: &CliLang, a: &Answer) -> String {
-    let est = a.est;
-    let cfg = &est.config;
-    let mut out = Text::default();
-    let yes_no = |b: bool| if b { "True" } else { "False" };
-    let mut rows = vec![
-        (
-            tr.cli.row_model,
-            fill(
-                tr.cli.model_nanogpt,
-                &[
-                    ("layers", &cfg.n_layer.to_string()),
-                    ("heads", &cfg.n_head.to_string()),
-                    ("embd", &cfg.n_embd.to_string()),
-                    ("vocab", &cfg.vocab_size.to_string()),
-                    (
-                        "params",
-                        &fill(tr.params_count, &[("n", &params(est.params.reported))]),
-                    ),
-                    ("total", &params(est.params.total)),
-                ],
-            ),
-        ),
-        (
-            tr.cli.row_batch,
-            fill(
-                tr.cli.batch_nanogpt,
-                &[
-                    ("batch", &cfg.batch_size.to_string()),
-                    ("accum", &cfg.gradient_accumulation_steps.to_string()),
-                    ("seqs", &cfg.effective_batch().to_string()),
-                    ("tokens", &cfg.tokens_per_iter().to_string()),
-                ],
-            ),
-        ),
+    let mut header = vec![
+        "#",
+        tr.cli.col_change,
+        tr.col_peak,
+        tr.col_saving,
+        tr.col_fits,
     ];
-    if let Some(r) = a.analysis.ranks() {
-        let t = a.time();
-        let world = r.world_size.to_string();
-        let per_rank = fill(
-            tr.ddp_accum_per_rank,
-            &[
-                ("accum", &r.accum_per_rank.to_string()),
-                ("total", &cfg.gradient_accumulation_steps.to_string()),
-                ("world", &world),
-            ],
-        );
-        let time = fill(
-            tr.ddp_time,
-            &[
-                ("s", &decimal(t.seconds, 2)),
-                ("world", &world),
-                ("speedup", &decimal(t.speedup(), 2)),
-                ("bytes", &bytes(t.allreduce_bytes)),
-                ("comm", &decimal(t.allreduce_seconds, 2)),
-                ("exposed", &decimal(t.exposed_seconds, 2)),
-            ],
-        );
-        rows.push((tr.cli.row_ddp, format!("{per_rank}; {time}")));
-        rows.push((
-            "",
-            fill(
-                tr.cli.ddp_ranks,
-                &[
-                    ("rank0", &bytes(r.rank0_peak)),
-                    ("others", &bytes(r.other_ranks_peak)),
-                    ("buckets", &bytes(r.bucket_bytes)),
-                    ("without", &bytes(r.steady_without_rebuild)),
-                ],
-            ),
-        ));
+    let mut right = vec![true, false, true, true, false];
+    if with_batch {
+        header.push(tr.col_batch);
+        right.push(true);
     }
-    rows.push((
-        tr.cli.row_settings,
-        fill(
-            tr.cli.settings_nanogpt,
-            &[
-                ("block", &cfg.block_size.to_string()),
-                ("dtype", cfg.dtype.as_str()),
-                ("compile", yes_no(cfg.compile)),
-                ("attention", cfg.attention.as_str()),
-                ("dropout", &cfg.dropout.to_string()),
-                ("bias", yes_no(cfg.bias)),
-                ("allocator", cfg.allocator.as_str()),
-            ],
-        ),
-    ));
+    if with_time {
+        header.push(tr.col_time);
+        right.push(true);
+    }
+    header.push(tr.col_impact);
+    right.push(false);
+    fix_table(out, &header, &right, &rows);
+}
+
+/// The label of a row of the report's head.
+fn label(tr: &CliLang, label: Label) -> &'static str {
+    match label {
+        Label::Model => tr.cli.row_model,
+        Label::Batch => tr.cli.row_batch,
+        Label::Settings => tr.cli.row_settings,
+        Label::Ddp => tr.cli.row_ddp,
+        Label::More => "",
+    }
+}
+
+/// The text report of any program's run: its head, the run and its verdict, a pasted message,
+/// the fixes and what the numbers assume.
+pub fn to_text(tr: &CliLang, ask: &Asked, config: &ProgramConfig) -> String {
+    let a = ask.analysis;
+    let program = a.program();
+    let report = a.report(ask.fixes, ask.budget, ask.mfu);
+    let words = |line: &Line| fill_values(tr.cli.report_word(program, line.words), &line.values);
+    let mut out = Text::default();
+    let rows: Vec<(&str, String)> = report
+        .head
+        .iter()
+        .map(|(l, line)| (label(tr, *l), words(line)))
+        .collect();
     head(&mut out, &rows);
     out.blank();
     let peaks = Peaks {
-        phases: [Phase::TrainFirstIter, Phase::TrainSteady, Phase::Eval]
+        phases: Phase::ALL
             .into_iter()
-            .map(|p| (p, a.analysis.phase_bytes(p).unwrap_or(0)))
+            .filter_map(|p| Some((p, a.phase_bytes(p)?)))
             .collect(),
-        reserved: a.analysis.free_run.peak_reserved,
+        reserved: a.free_run.peak_reserved,
     };
-    run_text(
-        &mut out,
-        tr,
-        a.analysis,
-        a.budget,
-        &a.verdict,
-        Program::NanoGpt,
-        &peaks,
-    );
-    if let Some((m, d)) = &a.message {
+    // the card as the verdict counted it (one rank's under torchrun: NCCL's memory is out)
+    let budget = a.card(ask.budget);
+    run_text(&mut out, tr, a, budget, &a.verdict, program, &peaks);
+    for line in &report.lines {
+        out.blank();
+        out.line(words(line));
+    }
+    if let Some((m, d)) = &ask.message {
         out.blank();
         out.line(match (m.recognised, d) {
             (false, _) => tr.cli.not_oom_message.to_string(),
@@ -427,62 +404,33 @@ pub fn to_text(tr: &CliLang, a: &Answer) -> String {
             ),
         });
     }
-    if let Some(r) = &a.fixes {
+    if let Some(view) = ask
+        .fixes
+        .and_then(|f| config.fixes_view(f, budget.other_bytes))
+    {
         out.blank();
-        let view = estimator::fixes::view(r, cfg, a.budget.other_bytes);
-        out.line(vramfit_i18n::fix_text::largest_line(
-            tr,
-            Program::NanoGpt,
-            &view,
-        ));
-        out.line(fill(
-            tr.cli.heading_time,
-            &[
-                ("text", tr.fixes_heading),
-                (
-                    "time",
-                    &fill(tr.time_now, &[("s", &decimal(r.current_seconds, 1))]),
-                ),
-            ],
-        ));
-        let rows: Vec<FixRow> = r
-            .fixes
-            .iter()
-            .zip(&view.fixes)
-            .enumerate()
-            .map(|(i, (f, words))| {
-                let (title, why) = fix_words(tr, Program::NanoGpt, &words.words);
-                FixRow {
-                    cells: vec![
-                        (i + 1).to_string(),
-                        title,
-                        bytes(f.peak_bytes),
-                        vramfit_i18n::fix_text::saving(tr, f.saving_bytes),
-                        if f.fits() { tr.yes } else { tr.no }.to_string(),
-                        f.effective_batch.to_string(),
-                        format!("{}×", decimal(f.iter_time_ratio, 2)),
-                        tr.impact(f.impact).to_string(),
-                    ],
-                    below: vec![why],
-                }
-            })
-            .collect();
-        fix_table(
-            &mut out,
-            &[
-                "#",
-                tr.cli.col_change,
-                tr.col_peak,
-                tr.col_saving,
-                tr.col_fits,
-                tr.col_batch,
-                tr.col_time,
-                tr.col_impact,
-            ],
-            &[true, false, true, true, false, true, true, false],
-            &rows,
-        );
+        out.line(vramfit_i18n::fix_text::largest_line(tr, program, &view));
+        for line in &report.fix_lines {
+            out.line(words(line));
+        }
+        out.line(match view.seconds_now {
+            Some(s) => fill(
+                tr.cli.heading_time,
+                &[
+                    ("text", tr.fixes_heading),
+                    ("time", &fill(tr.time_now, &[("s", &decimal(s, 1))])),
+                ],
+            ),
+            None => fill(tr.cli.heading, &[("text", tr.fixes_heading)]),
+        });
+        ranked_fix_table(&mut out, tr, program, &view.fixes);
     }
+    let notes: Vec<&str> = a
+        .notes()
+        .iter()
+        .map(|n| tr.cli.report_word(program, &format!("notes.{n}")))
+        .collect();
+    self::notes(&mut out, tr, &notes);
     out.into_string()
 }
 
@@ -508,5 +456,70 @@ mod tests {
         assert_eq!(saving(-(1 << 30)), "costs 1.00 GiB");
         assert_eq!(saving(3 << 29), "1.50 GiB");
         assert_eq!(saving(-(1 << 20)), "0.00 GiB");
+    }
+
+    /// Every program's report, in every language, on one GPU and on several, fitting and not:
+    /// each of its words is there and every `{name}` in them is filled.
+    #[test]
+    fn every_programs_report_fills_its_words_in_every_language() {
+        use estimator::programs::Program;
+        use vramfit_i18n::Lang;
+        let settings: &[(Program, &[&str])] = &[
+            (Program::NanoGpt, &["--batch_size=4"]),
+            (Program::NanoGpt, &["--world_size=2"]),
+            (Program::Nanochat, &["--depth=4", "--core-metric-every=10"]),
+            (Program::Nanochat, &["--depth=4", "--nproc_per_node=2"]),
+            (
+                Program::NanochatSft,
+                &["--depth=4", "--device-batch-size=2"],
+            ),
+            (
+                Program::BuildNanoGpt,
+                &["--B=4", "--T=256", "--use_compile=False"],
+            ),
+            (
+                Program::BuildNanoGpt,
+                &["--B=4", "--T=256", "--nproc_per_node=2"],
+            ),
+        ];
+        for card in ["rtx3060", "t4"] {
+            let budget = Budget::for_gpu(estimator::gpu::find(card).unwrap());
+            for (program, flags) in settings {
+                let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+                let config = program.config_from_flags(&flags).unwrap();
+                let analysis = config.analyze(&budget).unwrap();
+                let fixes = config.rank_fixes(&budget, 0.35);
+                let ask = Asked {
+                    analysis: &analysis,
+                    fixes: fixes.as_ref(),
+                    budget: &budget,
+                    message: None,
+                    skipped: &[],
+                    mfu: 0.35,
+                };
+                let report = analysis.report(fixes.as_ref(), &budget, 0.35);
+                for lang in Lang::ALL {
+                    let tr = lang.cli();
+                    let text = to_text(&tr, &ask, &config);
+                    let label = format!("{} {flags:?} on {card} in {}", program.id(), lang.tag());
+                    assert!(
+                        !text.contains('{'),
+                        "{label}: a placeholder is left:\n{text}"
+                    );
+                    let lines = report.head.iter().map(|(_, l)| l).chain(&report.lines);
+                    for line in lines.chain(&report.fix_lines) {
+                        let words = tr.cli.report_word(*program, line.words);
+                        assert!(!words.is_empty(), "{label}: no words {}", line.words);
+                    }
+                    for n in analysis.notes() {
+                        let words = tr.cli.report_word(*program, &format!("notes.{n}"));
+                        assert!(
+                            !words.is_empty() && text.contains(words),
+                            "{label}: note {n}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

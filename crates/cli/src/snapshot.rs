@@ -98,7 +98,7 @@ fn settings(args: &Args, tr: &CliLang) -> Result<Option<(Program, Vec<String>)>,
         return Ok(None);
     }
     let program = match args.program.as_deref() {
-        None => Program::NanoGpt,
+        None => Program::DEFAULT,
         Some(name) => named_program(name)?,
     };
     Ok(Some((program, flags)))
@@ -123,7 +123,7 @@ fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
 /// as a memory snapshot.
 pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
     let run = || -> Result<(Vec<u8>, usize, u128), String> {
-        let (program, flags) = settings(args, tr)?.unwrap_or((Program::NanoGpt, Vec::new()));
+        let (program, flags) = settings(args, tr)?.unwrap_or((Program::DEFAULT, Vec::new()));
         let budget = budget_for(args, tr, None)?;
         let config = estimator::programs::config_from_flags(program, &flags)
             .map_err(|e| crate::config_error(tr, &e))?;

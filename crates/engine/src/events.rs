@@ -26,6 +26,15 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// Every phase, in the order a report lists them.
+    pub const ALL: [Phase; 5] = [
+        Phase::TrainFirstIter,
+        Phase::TrainSteady,
+        Phase::Eval,
+        Phase::EvalAfterStep,
+        Phase::Core,
+    ];
+
     pub fn id(self) -> &'static str {
         match self {
             Phase::TrainFirstIter => "train_first_iter",

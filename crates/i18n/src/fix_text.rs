@@ -24,12 +24,20 @@ pub fn value_text(v: &Value) -> String {
         Value::Grouped(n) => format::grouped(*n),
         Value::Params(n) => format::params(*n),
         Value::Gib(b) => format::gib(*b),
+        Value::Bytes(b) => format::bytes(*b),
+        Value::Decimal(x, places) => format::decimal(*x, usize::from(*places)),
+        Value::Seconds(s) => format::step_time(*s),
+        Value::List(items) => items
+            .iter()
+            .map(|(label, v)| format!("{label}: {}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" · "),
         Value::Text(t) => t.clone(),
     }
 }
 
 /// `values` filled into `template`.
-fn fill_values(template: &str, values: &[(&'static str, Value)]) -> String {
+pub fn fill_values(template: &str, values: &[(&'static str, Value)]) -> String {
     let texts: Vec<(&str, String)> = values.iter().map(|(k, v)| (*k, value_text(v))).collect();
     let pairs: Vec<(&str, &str)> = texts.iter().map(|(k, v)| (*k, v.as_str())).collect();
     fill(template, &pairs)

@@ -292,18 +292,25 @@ impl Strings {
     }
 }
 
-/// nanochat's notes (`nc_notes.<name>`): a cold Inductor cache, chat_sft.py's inherited settings,
-/// FA3's derived tensors, the CORE evaluation and sampling left out of the peaks.
-pub const NANOCHAT_NOTES: [&str; 5] = ["cold-inductor", "sft-inherits", "fa3", "core", "sampling"];
-/// build-nanogpt's (`bng_notes.<name>`): HellaSwag and sampling as replayed, more than one GPU.
-pub const BNG_NOTES: [&str; 2] = ["evals", "ddp"];
+/// Every program's report words, by whole key (`{section}.{name}`: the section is the program's
+/// [`Program::words`], the names its [`Program::report_words`]), in the registry's order.
+pub const REPORT_WORD_KEYS: table::Keys = table::Keys {
+    count: || report_word_keys().len(),
+    key: |i| report_word_keys().swap_remove(i),
+    find: |key| report_word_keys().iter().position(|k| k == key),
+};
 
-/// The item of a named array (`name[by LIST]`) called `id`; a name not in `names` is a bug that
-/// the tests of each note's use catch.
-fn named(names: &[&str], items: &[&'static str], id: &str) -> &'static str {
-    let at = names.iter().position(|n| *n == id);
-    debug_assert!(at.is_some(), "no note {id}");
-    at.map_or("", |i| items[i])
+fn report_word_keys() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for p in Program::ALL {
+        for name in p.report_words() {
+            let key = format!("{}.{name}", p.words());
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
 }
 
 strings! {
@@ -342,26 +349,6 @@ strings! {
     snapshot_files,
     /// `{file} {events} {peak}`: vramfit's run written as a snapshot.
     snapshot_written,
-    /// `{layers} {heads} {embd} {vocab} {params} {total}`.
-    model_nanogpt,
-    /// `{batch} {accum} {seqs} {tokens}`.
-    batch_nanogpt,
-    /// `{block} {dtype} {compile} {attention} {dropout} {bias} {allocator}`.
-    settings_nanogpt,
-    /// `{rank0} {others} {buckets} {without}`.
-    ddp_ranks,
-    /// `{script} {depth} {dim} {heads} {head_dim} {vocab} {params}`.
-    model_nanochat,
-    /// `{batch} {seq} {micro} {total}`.
-    batch_nanochat,
-    /// `{pattern} {attention} {dtype} {allocator}`.
-    settings_nanochat,
-    /// `{layers} {heads} {embd} {vocab} {params}`.
-    model_bng,
-    /// `{b} {t} {micro} {total}`.
-    batch_bng,
-    /// `{compile} {allocator}`.
-    settings_bng,
     /// `{bytes} {place}`.
     peak,
     /// `{list}`.
@@ -380,10 +367,6 @@ strings! {
     diagnosis_fragmented,
     diagnosis_reproduced,
     diagnosis_elsewhere,
-    /// `{n}`.
-    core_fits,
-    /// `{world} {held} {step} {one} {nccl} {ranks}`: nanochat under torchrun, per rank.
-    nc_ranks,
     /// `{card}`: no card was named and nvidia-smi found none.
     assumed_gpu,
     col_change,
@@ -393,25 +376,23 @@ strings! {
     heading,
     /// `{text} {time}`.
     heading_time,
-    /// What nanochat's numbers assume (the report's notes; the JSON's `warnings` in English), by
-    /// name: read through [`CliStrings::nanochat_note`].
-    nc_notes[by NANOCHAT_NOTES],
-    /// build-nanogpt's, read through [`CliStrings::bng_note`].
-    bng_notes[by BNG_NOTES],
+    /// Each program's report words, by whole key ([`REPORT_WORD_KEYS`]), read through
+    /// [`CliStrings::report_word`].
+    report_words[keys REPORT_WORD_KEYS],
     /// `vramfit --help`: usage, each program's settings and every option, as printed.
     help,
 }
 }
 
 impl CliStrings {
-    /// nanochat's note `id` (one of [`NANOCHAT_NOTES`]).
-    pub fn nanochat_note(&self, id: &str) -> &'static str {
-        named(&NANOCHAT_NOTES, &self.nc_notes, id)
-    }
-
-    /// build-nanogpt's note `id` (one of [`BNG_NOTES`]).
-    pub fn bng_note(&self, id: &str) -> &'static str {
-        named(&BNG_NOTES, &self.bng_notes, id)
+    /// `program`'s report word `name` (one of its [`Program::report_words`]); empty for a name
+    /// it does not list, which the tests of each program's report catch.
+    pub fn report_word(&self, program: Program, name: &str) -> &'static str {
+        let key = format!("{}.{name}", program.words());
+        let at = report_word_keys().iter().position(|k| *k == key);
+        debug_assert!(at.is_some(), "no report word {key}");
+        at.and_then(|i| self.report_words.get(i).copied())
+            .unwrap_or("")
     }
 }
 

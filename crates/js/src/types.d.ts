@@ -64,9 +64,9 @@ export interface SimulatedOom {
 
 /** `analyze`'s answer: the CLI's `--json` without the fix searches' keys. */
 export interface Analysis {
-  /** Absent for nanoGPT's train.py. */
-  program?: Program;
-  script?: string;
+  program: Program;
+  /** The script as its repository names it (`train.py`, `scripts/base_train.py`). */
+  script: string;
   config: { [key: string]: Setting };
   params: { total: number; reported: number; scaling?: number };
   peak_bytes: {
@@ -99,10 +99,10 @@ export interface Analysis {
   /** nanochat: tokens per optimizer step; build-nanogpt and nanochat: micro-steps per step. */
   total_batch_size?: number;
   grad_accum_steps?: number;
-  /** nanoGPT: what a pasted out-of-memory message says, and the diagnosis of it (the CLI's
-   *  `--oom-message`); always null from this package, which takes no message. */
-  oom?: OomReading | null;
-  diagnosis?: object | null;
+  /** What a pasted out-of-memory message says, and which tensor of this run it names (the
+   *  CLI's `--oom-message`); always null from this package, which takes no message. */
+  oom: OomReading | null;
+  diagnosis: object | null;
 }
 
 /** nanochat on several GPUs, per rank. */

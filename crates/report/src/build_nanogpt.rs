@@ -4,24 +4,10 @@
 use estimator::programs::build_nanogpt::config::KEYS;
 use estimator::programs::build_nanogpt::fixes::{self, BngFixReport};
 use estimator::programs::build_nanogpt::{BngAnalysis, BngConfig};
-use estimator::programs::Program;
 use estimator::{Budget, Phase};
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
-use vramfit_i18n::{cli_en, CliStrings};
-
-/// What the numbers assume.
-pub fn warnings(tr: &CliStrings, cfg: &BngConfig) -> Vec<&'static str> {
-    let mut w = Vec::new();
-    if !cfg.use_compile {
-        w.push(tr.bng_note("evals"));
-    }
-    if cfg.world_size > 1 {
-        w.push(tr.bng_note("ddp"));
-    }
-    w
-}
 
 /// The script's constants by their names, numbers and booleans as JSON's.
 pub fn config(cfg: &BngConfig) -> Value {
@@ -39,7 +25,7 @@ pub fn config(cfg: &BngConfig) -> Value {
     }))
 }
 
-/// The answer as the CLI's `--json` prints it.
+/// build-nanogpt's part of the answer the CLI's `--json` prints.
 pub fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -> Value {
     let cfg = &a.config;
     let phase = |p| value(a.phase_bytes(p));
@@ -48,8 +34,6 @@ pub fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -
         .max(a.phase_bytes(Phase::EvalAfterStep));
     let tokens = cfg.total_batch_size;
     let mut pairs = vec![
-        ("program", value(Program::BuildNanoGpt.id())),
-        ("script", value(Program::BuildNanoGpt.script())),
         ("config", config(cfg)),
         (
             "params",
@@ -82,7 +66,6 @@ pub fn to_json(a: &BngAnalysis, budget: &Budget, fixes: Option<&BngFixReport>) -
             "largest_B_that_fits",
             value(fixes.and_then(|r| r.largest_b_that_fits)),
         ),
-        ("warnings", value(warnings(cli_en(), cfg))),
     ]);
     object(pairs)
 }

@@ -14,7 +14,10 @@ pub mod nanogpt;
 
 use estimator::error::ConfigError;
 use estimator::input::json_config::{self, Setting};
-use estimator::programs::{config_from_flags, Configs, Program, ProgramConfig};
+use estimator::oom::{Diagnosis, OomMessage};
+use estimator::programs::{
+    config_from_flags, Configs, Program, ProgramAnalysis, ProgramConfig, ProgramFixes,
+};
 use estimator::{gpu, Budget};
 use serde_json::Value;
 
@@ -119,6 +122,83 @@ pub const FIX_KEYS: &[&str] = &[
     "largest_B_that_fits",
 ];
 
+/// One question about a run, answered: what the answer is made of.
+pub struct Asked<'a> {
+    pub analysis: &'a ProgramAnalysis,
+    /// The ranked fixes, where they were searched.
+    pub fixes: Option<&'a ProgramFixes>,
+    /// The card asked about.
+    pub budget: &'a Budget,
+    /// A pasted out-of-memory message, and which tensor of this run it names.
+    pub message: Option<(&'a OomMessage, Option<Diagnosis>)>,
+    /// What the command line read but did not apply (train.py's config-file lines).
+    pub skipped: &'a [String],
+    /// The speed model's utilisation.
+    pub mfu: f64,
+}
+
+/// The answer as the CLI's `--json` prints it: the program and its script, its own part, then
+/// a pasted message and what the numbers assume (`warnings`, English).
+pub fn to_json(ask: &Asked) -> Value {
+    let a = ask.analysis;
+    let program = a.program();
+    let own = match a {
+        ProgramAnalysis::NanoGpt(analysis) => nanogpt::to_json(&nanogpt::Answer {
+            analysis,
+            budget: ask.budget,
+            fixes: match ask.fixes {
+                Some(ProgramFixes::NanoGpt(f)) => Some(f),
+                _ => None,
+            },
+            mfu: ask.mfu,
+        }),
+        ProgramAnalysis::Nanochat(analysis) | ProgramAnalysis::NanochatSft(analysis) => {
+            nanochat::to_json(
+                analysis,
+                match ask.fixes {
+                    Some(ProgramFixes::Nanochat(f) | ProgramFixes::NanochatSft(f)) => Some(f),
+                    _ => None,
+                },
+            )
+        }
+        ProgramAnalysis::BuildNanoGpt(analysis) => build_nanogpt::to_json(
+            analysis,
+            ask.budget,
+            match ask.fixes {
+                Some(ProgramFixes::BuildNanoGpt(f)) => Some(f),
+                _ => None,
+            },
+        ),
+    };
+    let mut pairs = vec![
+        ("program".to_string(), value(program.id())),
+        ("script".to_string(), value(program.script())),
+    ];
+    if let Value::Object(map) = own {
+        pairs.extend(map);
+    }
+    let (oom, diagnosis) = match &ask.message {
+        Some((m, d)) => (
+            common::oom_message(m),
+            d.as_ref().map_or(Value::Null, |d| common::diagnosis(m, d)),
+        ),
+        None => (Value::Null, Value::Null),
+    };
+    let en = vramfit_i18n::cli_en();
+    let warnings: Vec<String> = a
+        .notes()
+        .iter()
+        .map(|n| en.report_word(program, &format!("notes.{n}")).to_string())
+        .chain(ask.skipped.iter().cloned())
+        .collect();
+    pairs.extend([
+        ("oom".to_string(), oom),
+        ("diagnosis".to_string(), diagnosis),
+        ("warnings".to_string(), value(warnings)),
+    ]);
+    common::object(pairs)
+}
+
 /// The answer for `program` run with `args` (its own flags, or train.py's `--key=value`
 /// overrides) on `budget`, as the CLI's `--json` prints it; `with_fixes: false` leaves the fix
 /// searches out, and with them the keys they give ([`FIX_KEYS`]).
@@ -128,52 +208,22 @@ pub fn answer(
     budget: &Budget,
     with_fixes: bool,
 ) -> Result<Value, Failure> {
-    let mut answer = whole_answer(program, args, budget, with_fixes)?;
+    let config = config_from_flags(program, args)?;
+    let analysis = config.analyze(budget)?;
+    let mfu = estimator::speed::DEFAULT_MFU;
+    let fixes = with_fixes.then(|| config.rank_fixes(budget, mfu)).flatten();
+    let mut answer = to_json(&Asked {
+        analysis: &analysis,
+        fixes: fixes.as_ref(),
+        budget,
+        message: None,
+        skipped: &[],
+        mfu,
+    });
     if let (false, Value::Object(map)) = (with_fixes, &mut answer) {
         map.retain(|k, _| !FIX_KEYS.contains(&k.as_str()));
     }
     Ok(answer)
-}
-
-fn whole_answer(
-    program: Program,
-    args: &[String],
-    budget: &Budget,
-    with_fixes: bool,
-) -> Result<Value, Failure> {
-    Ok(match config_from_flags(program, args)? {
-        ProgramConfig::NanoGpt(cfg) => {
-            let analysis = estimator::analyze(&cfg, budget)?;
-            let mfu = estimator::speed::DEFAULT_MFU;
-            let fixes = with_fixes
-                .then(|| estimator::fixes::rank_fixes_of(&analysis, budget, mfu))
-                .flatten();
-            nanogpt::to_json(&nanogpt::Answer {
-                analysis: &analysis,
-                est: &analysis.estimate,
-                budget,
-                verdict: analysis.verdict,
-                skipped: Vec::new(),
-                fixes,
-                message: None,
-                mfu,
-            })
-        }
-        ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg) => {
-            let analysis = estimator::programs::nanochat::analyze(&cfg, budget)?;
-            let fixes = with_fixes
-                .then(|| estimator::programs::nanochat::fixes::rank_fixes(&cfg, budget))
-                .flatten();
-            nanochat::to_json(&analysis, fixes.as_ref())
-        }
-        ProgramConfig::BuildNanoGpt(cfg) => {
-            let analysis = estimator::programs::build_nanogpt::analyze(&cfg, budget)?;
-            let fixes = with_fixes
-                .then(|| estimator::programs::build_nanogpt::fixes::rank_fixes(&cfg, budget))
-                .flatten();
-            build_nanogpt::to_json(&analysis, budget, fixes.as_ref())
-        }
-    })
 }
 
 /// A program's settings at their defaults, under the names its config takes.

@@ -1,42 +1,12 @@
 //! nanochat's base_train.py and chat_sft.py: the answer's JSON, with train.py's contract where
 //! the meaning is the same.
 
-use estimator::programs::nanochat::config::Script;
 use estimator::programs::nanochat::fixes::{self, NanochatFixReport};
-use estimator::programs::nanochat::{NanochatAnalysis, NanochatAttention, NanochatConfig};
-use estimator::programs::Program;
+use estimator::programs::nanochat::{NanochatAnalysis, NanochatConfig};
 use estimator::Phase;
 use serde_json::{json, Value};
 
 use crate::common::{self, object, value};
-use vramfit_i18n::{cli_en, CliStrings};
-
-/// What vramfit says beside the numbers: what they assume.
-pub fn warnings(tr: &CliStrings, cfg: &NanochatConfig) -> Vec<&'static str> {
-    let note = |id| tr.nanochat_note(id);
-    let mut w = vec![note("cold-inductor")];
-    if cfg.script == Script::Sft {
-        w.push(note("sft-inherits"));
-    }
-    if cfg.attention == NanochatAttention::Fa3 {
-        w.push(note("fa3"));
-    }
-    if cfg.core_metric_every > 0 && cfg.core_max_tokens == 0 {
-        w.push(note("core"));
-    }
-    if cfg.sample_every > 0 {
-        w.push(note("sampling"));
-    }
-    w
-}
-
-/// The program a config is for.
-pub fn program(cfg: &NanochatConfig) -> Program {
-    match cfg.script {
-        Script::Base => Program::Nanochat,
-        Script::Sft => Program::NanochatSft,
-    }
-}
 
 /// The config's settings under the JSON answer's names (underscores), numbers as numbers.
 pub fn config(cfg: &NanochatConfig) -> Value {
@@ -53,20 +23,17 @@ pub fn config(cfg: &NanochatConfig) -> Value {
     }))
 }
 
-/// The answer as the CLI's `--json` prints it.
+/// nanochat's part of the answer the CLI's `--json` prints.
 pub fn to_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Value {
     let cfg = &a.config;
     // the card as the verdict counted it (one rank's under torchrun: NCCL's memory is out)
     let budget = &a.budget;
-    let program = program(cfg);
     let s = &a.shape;
     let phase = |p| value(a.phase_bytes(p));
     let eval = a
         .phase_bytes(Phase::Eval)
         .max(a.phase_bytes(Phase::EvalAfterStep));
     let mut pairs = vec![
-        ("program", value(program.id())),
-        ("script", value(program.script())),
         ("config", config(cfg)),
         (
             "model",
@@ -125,7 +92,6 @@ pub fn to_json(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Value
             "largest_core_example_that_fits",
             value(fixes.and_then(|r| r.largest_core_example_that_fits)),
         ),
-        ("warnings", value(warnings(cli_en(), cfg))),
     ]);
     object(pairs)
 }

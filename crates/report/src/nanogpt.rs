@@ -1,27 +1,20 @@
 //! nanoGPT's train.py: the answer and its JSON.
 
 use estimator::fixes::FixReport;
-use estimator::oom::{Diagnosis, OomMessage};
 use estimator::programs::Program;
-use estimator::{Analysis, Budget, Estimate, Phase, Verdict, FIELDS_JSON_ORDER};
+use estimator::{Analysis, Budget, Phase, FIELDS_JSON_ORDER};
 use serde_json::{json, Value};
 use vramfit_i18n::en;
 use vramfit_i18n::fix_text::fix_words;
 
 use crate::common::{self, object, value};
 
-/// Everything one question about a train.py run answers.
+/// What one question about a train.py run answers beyond what every program's does.
 pub struct Answer<'a> {
     /// The replayed run: peaks, components, verdict.
     pub analysis: &'a Analysis,
-    pub est: &'a Estimate,
     pub budget: &'a Budget,
-    pub verdict: Verdict,
-    /// Config-file lines that were not applied (shown as warnings).
-    pub skipped: Vec<String>,
-    pub fixes: Option<FixReport>,
-    /// A pasted out-of-memory message and what this config says failed.
-    pub message: Option<(OomMessage, Option<Diagnosis>)>,
+    pub fixes: Option<&'a FixReport>,
     /// Model-FLOPs utilisation the speed model assumes.
     pub mfu: f64,
 }
@@ -29,9 +22,10 @@ pub struct Answer<'a> {
 impl Answer<'_> {
     /// This run's time per iteration, the all-reduce under DDP included.
     pub fn time(&self) -> estimator::speed::IterTime {
+        let est = &self.analysis.estimate;
         estimator::speed::iter_time(
-            &self.est.config,
-            self.est.params.reported,
+            &est.config,
+            est.params.reported,
             &self.budget.gpu,
             estimator::Patches::default(),
             self.mfu,
@@ -39,9 +33,9 @@ impl Answer<'_> {
     }
 }
 
-/// The answer as the CLI's `--json` prints it.
+/// train.py's part of the answer the CLI's `--json` prints.
 pub fn to_json(a: &Answer) -> Value {
-    let est = a.est;
+    let est = &a.analysis.estimate;
     let cfg = &est.config;
     let an = a.analysis;
     let config = object(
@@ -88,33 +82,16 @@ pub fn to_json(a: &Answer) -> Value {
         ),
         ("effective_batch", value(cfg.effective_batch())),
         ("tokens_per_iter", value(cfg.tokens_per_iter())),
-        ("gpu", common::gpu(a.budget, &a.verdict)),
-        ("verdict", value(a.verdict)),
+        ("gpu", common::gpu(a.budget, &an.verdict)),
+        ("verdict", value(an.verdict)),
         ("simulated_oom", common::simulated_oom(an)),
         ("ddp", ddp(a)),
-        (
-            "oom",
-            a.message
-                .as_ref()
-                .map_or(Value::Null, |(m, _)| common::oom_message(m)),
-        ),
-        (
-            "diagnosis",
-            match &a.message {
-                Some((m, Some(d))) => common::diagnosis(m, d),
-                _ => Value::Null,
-            },
-        ),
         ("fixes", fixes(a)),
         (
             "largest_batch_size_that_fits",
-            value(a.fixes.as_ref().and_then(|r| r.largest_batch_that_fits)),
+            value(a.fixes.and_then(|r| r.largest_batch_that_fits)),
         ),
-        (
-            "iter_seconds",
-            value(a.fixes.as_ref().map(|r| r.current_seconds)),
-        ),
-        ("warnings", value(&a.skipped)),
+        ("iter_seconds", value(a.fixes.map(|r| r.current_seconds))),
     ]);
     object(pairs)
 }
@@ -153,10 +130,10 @@ fn ddp(a: &Answer) -> Value {
 
 /// The ranked fixes, each with the settings it changes and its English title and reason.
 pub fn fixes(a: &Answer) -> Value {
-    let Some(r) = &a.fixes else {
+    let Some(r) = a.fixes else {
         return Value::Array(Vec::new());
     };
-    let from = &a.est.config;
+    let from = &a.analysis.estimate.config;
     Value::Array(
         r.fixes
             .iter()

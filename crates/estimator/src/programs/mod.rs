@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod nanochat;
 pub mod nanogpt;
 mod registry;
+pub mod report;
 pub mod seam;
 
 pub use seam::TrainingProgram;
@@ -32,6 +33,9 @@ registry::registry! {
 }
 
 impl Program {
+    /// The program when none is named: train.py, the script vramfit began with.
+    pub const DEFAULT: Program = Program::NanoGpt;
+
     /// The id `--program=` and `?program=` take.
     pub fn parse(s: &str) -> Option<Program> {
         Program::ALL.into_iter().find(|p| p.id() == s)

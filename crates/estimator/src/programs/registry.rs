@@ -81,6 +81,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The names of its report's words (its section of the command line's language files).
+            pub fn report_words(self) -> &'static [&'static str] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::REPORT_WORDS),+
+                }
+            }
+
             /// Its fix kinds' ids.
             pub fn fix_kinds(self) -> &'static [&'static str] {
                 match self {
@@ -107,6 +114,26 @@ macro_rules! registry {
                 Ok(match self {
                     $(Program::$variant => {
                         ProgramConfig::$variant(<$ty as __Seam>::config_from_flags(flags)?)
+                    }),+
+                })
+            }
+
+            /// Whether its command line's words that are not flags are config files.
+            pub fn config_files(self) -> bool {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::CONFIG_FILES),+
+                }
+            }
+
+            /// Its config from a command line's words, and what was read but not applied.
+            pub fn config_from_args(
+                self,
+                args: &[crate::programs::seam::ScriptArg],
+            ) -> Result<(ProgramConfig, Vec<String>), ConfigError> {
+                Ok(match self {
+                    $(Program::$variant => {
+                        let (c, skipped) = <$ty as __Seam>::config_from_args(args)?;
+                        (ProgramConfig::$variant(c), skipped)
                     }),+
                 })
             }
@@ -142,6 +169,45 @@ macro_rules! registry {
                     $(ProgramConfig::$variant(_) => Program::$variant),+
                 }
             }
+
+            /// Replays the config for the card.
+            pub fn analyze(&self, budget: &Budget) -> Result<ProgramAnalysis, ConfigError> {
+                Ok(match self {
+                    $(ProgramConfig::$variant(c) => {
+                        ProgramAnalysis::$variant(<$ty as __Seam>::analyze(c, budget)?)
+                    }),+
+                })
+            }
+
+            /// The fixes for the config on the card, each replayed, best first.
+            pub fn rank_fixes(&self, budget: &Budget, mfu: f64) -> Option<ProgramFixes> {
+                match self {
+                    $(ProgramConfig::$variant(c) => {
+                        <$ty as __Seam>::rank_fixes(c, budget, mfu).map(ProgramFixes::$variant)
+                    }),+
+                }
+            }
+
+            /// The fixes as every front-end shows them (`freed`: what other processes hold).
+            pub fn fixes_view(
+                &self,
+                fixes: &ProgramFixes,
+                freed: u128,
+            ) -> Option<crate::programs::fix_view::FixesView> {
+                match (self, fixes) {
+                    $((ProgramConfig::$variant(c), ProgramFixes::$variant(f)) => {
+                        Some(<$ty as __Seam>::fixes_view(f, c, freed))
+                    })+
+                    _ => None,
+                }
+            }
+
+            /// Which tensor a pasted out-of-memory message's request was in this run.
+            pub fn diagnose(&self, message: &crate::oom::OomMessage) -> Option<crate::oom::Diagnosis> {
+                match self {
+                    $(ProgramConfig::$variant(c) => <$ty as __Seam>::diagnose(c, message)),+
+                }
+            }
         }
 
         /// One program's full answer: the replayed run (what every view shows, through `Deref`)
@@ -173,6 +239,38 @@ macro_rules! registry {
             pub fn params_reported(&self) -> u64 {
                 match self {
                     $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::params_reported(a)),+
+                }
+            }
+
+            /// What the report says beyond the run (`fixes`: this analysis's, where searched).
+            pub fn report(
+                &self,
+                fixes: Option<&ProgramFixes>,
+                budget: &Budget,
+                mfu: f64,
+            ) -> crate::programs::report::Report {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => {
+                        let fixes = match fixes {
+                            Some(ProgramFixes::$variant(f)) => Some(f),
+                            _ => None,
+                        };
+                        <$ty as __Seam>::report(a, fixes, budget, mfu)
+                    }),+
+                }
+            }
+
+            /// What the numbers assume, by the names of the program's notes.
+            pub fn notes(&self) -> Vec<&'static str> {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::notes(a)),+
+                }
+            }
+
+            /// The card as the verdict counted it (`asked`: the card asked about).
+            pub fn card<'a>(&'a self, asked: &'a Budget) -> &'a Budget {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::card(a, asked)),+
                 }
             }
 

@@ -55,6 +55,15 @@ pub struct Batch {
     pub tokens: u64,
 }
 
+/// One word of a command line for the script, as its config is read from it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScriptArg {
+    /// A flag (`--depth=12`, `--batch_size=8`) or a value the script's argument parser reads.
+    Flag(String),
+    /// A config file the script executes (train.py's `config/train_gpt2.py`), with its text.
+    File { path: String, text: String },
+}
+
 /// One training script vramfit models.
 pub trait TrainingProgram {
     /// The id `--program=`, `?program=` and a JSON config's `"program"` take.
@@ -78,9 +87,36 @@ pub trait TrainingProgram {
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])];
     /// Whether its speed estimate takes a model FLOPs utilisation (the fix list then asks for one).
     const SPEED_FROM_MFU: bool = false;
+    /// Whether a command line's words that are not flags are config files it executes, in order
+    /// with its flags (train.py's configurator), rather than values its argument parser reads.
+    const CONFIG_FILES: bool = false;
     /// Its settings as the page lays them out, group by group (the card and the number of GPUs
     /// come first for every program: [`Self::PROCESSES_KEY`]).
     const INPUTS: &'static [crate::programs::inputs::Group];
+    /// The names of its report's words in its section of the command line's language files
+    /// (`crates/i18n/cli/*.txt`): each [`Self::report`] line's and note's (`notes.{name}`).
+    const REPORT_WORDS: &'static [&'static str];
+
+    /// What its report says beyond the replayed run: the head's rows and lines under the run and
+    /// the fixes (`fixes`: where they were searched; `budget`: the card asked about; `mfu`: the
+    /// speed model's utilisation, where it has one).
+    fn report(
+        analysis: &Self::Analysis,
+        fixes: Option<&Self::Fixes>,
+        budget: &Budget,
+        mfu: f64,
+    ) -> crate::programs::report::Report;
+
+    /// What its numbers assume, by the names of its section's notes (`notes.{name}`): the text
+    /// report's notes and the JSON answer's `warnings`.
+    fn notes(_analysis: &Self::Analysis) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// The card as its verdict counted it (default: the card asked about).
+    fn card<'a>(_analysis: &'a Self::Analysis, asked: &'a Budget) -> &'a Budget {
+        asked
+    }
 
     /// The name under which a setting's hint is found (`key`: as the page names the setting).
     fn hint_name(key: &str) -> String {
@@ -138,6 +174,28 @@ pub trait TrainingProgram {
     /// Its config from its own command-line flags, with every check the script makes: the one
     /// reading behind the command line, a JSON config and a pasted launch line.
     fn config_from_flags(flags: &[String]) -> Result<Self::Config, ConfigError>;
+
+    /// Its config from a command line's words in order, config files with their text
+    /// ([`Self::CONFIG_FILES`]), and what was read but not applied (said as warnings). By
+    /// default a program takes no config files and reads its flags by [`Self::config_from_flags`].
+    fn config_from_args(args: &[ScriptArg]) -> Result<(Self::Config, Vec<String>), ConfigError> {
+        let mut flags = Vec::new();
+        for a in args {
+            match a {
+                ScriptArg::Flag(f) => flags.push(f.clone()),
+                ScriptArg::File { path, .. } => {
+                    return Err(ConfigError::new(
+                        "config",
+                        path.clone(),
+                        crate::error::Problem::Unreadable {
+                            detail: format!("{} takes no config files", Self::SCRIPT),
+                        },
+                    ))
+                }
+            }
+        }
+        Ok((Self::config_from_flags(&flags)?, Vec::new()))
+    }
 
     /// Refuses script arguments of a launch line the script does not take (default: it takes
     /// its flags, read by [`Self::config_from_flags`]).

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod fixes;
+pub mod report;
 pub mod sequence;
 
 pub use config::BngConfig;
@@ -108,6 +109,21 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
             ],
         },
     ];
+
+    const REPORT_WORDS: &'static [&'static str] = report::WORDS;
+
+    fn report(
+        a: &BngAnalysis,
+        _fixes: Option<&fixes::BngFixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> crate::programs::report::Report {
+        report::report(a)
+    }
+
+    fn notes(a: &BngAnalysis) -> Vec<&'static str> {
+        report::notes(&a.config)
+    }
 
     type Config = BngConfig;
     type Analysis = BngAnalysis;

@@ -14,6 +14,7 @@ pub mod config;
 pub mod explain;
 pub mod fixes;
 pub mod inputs;
+pub mod report;
 pub mod sequence;
 pub mod shape;
 pub mod speed;
@@ -248,6 +249,25 @@ macro_rules! nanochat_script {
                 ("max_seq_len", &[256., 512., 1024., 2048., 4096.]),
             ];
             const INPUTS: &'static [crate::programs::inputs::Group] = $inputs;
+            const REPORT_WORDS: &'static [&'static str] = report::WORDS;
+
+            fn report(
+                a: &NanochatAnalysis,
+                fixes: Option<&fixes::NanochatFixReport>,
+                _budget: &Budget,
+                _mfu: f64,
+            ) -> crate::programs::report::Report {
+                report::report(a, fixes)
+            }
+
+            fn notes(a: &NanochatAnalysis) -> Vec<&'static str> {
+                report::notes(&a.config)
+            }
+
+            /// Under torchrun, one rank's card: NCCL's memory is beside the CUDA context.
+            fn card<'a>(a: &'a NanochatAnalysis, _asked: &'a Budget) -> &'a Budget {
+                &a.budget
+            }
 
             fn hint_name(key: &str) -> String {
                 config::flag_name(key)

@@ -777,8 +777,12 @@ pub fn view(report: &FixReport, from: &TrainConfig, freed: u128) -> FixesView {
             if !config.is_empty() {
                 pastes.push((Paste::Config, config));
             }
-            let cli = crate::snippet::command_line(c, Some(from));
-            if cli != "python train.py" {
+            // the whole line to run, as the other programs' fixes have it (the config lines
+            // above are the change alone); none where the fix is a code change or freeing the
+            // card, which no flag says
+            let cli = crate::snippet::command_line(c, None);
+            let by_flags = f.patches == Patches::default() && f.other_bytes >= freed;
+            if by_flags && cli != "python train.py" {
                 pastes.push((Paste::Command, cli));
             }
             if let Some((k, v)) = f.env(from) {

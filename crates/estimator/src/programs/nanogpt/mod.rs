@@ -12,6 +12,7 @@ pub mod explain;
 pub mod fixes;
 pub mod params;
 pub mod physics;
+pub mod report;
 pub mod sequence;
 pub mod snippet;
 pub mod speed;
@@ -47,6 +48,7 @@ impl crate::programs::TrainingProgram for NanoGpt {
         ("block_size", &[128., 256., 512., 1024., 2048., 4096.]),
     ];
     const SPEED_FROM_MFU: bool = true;
+    const CONFIG_FILES: bool = true;
     const INPUTS: &'static [Group] = &[
         Group {
             section: Section::Model,
@@ -143,6 +145,17 @@ impl crate::programs::TrainingProgram for NanoGpt {
         },
     ];
 
+    const REPORT_WORDS: &'static [&'static str] = report::WORDS;
+
+    fn report(
+        a: &analysis::Analysis,
+        _fixes: Option<&fixes::FixReport>,
+        budget: &Budget,
+        mfu: f64,
+    ) -> crate::programs::report::Report {
+        report::report(a, budget, mfu)
+    }
+
     type Config = TrainConfig;
     type Analysis = analysis::Analysis;
     type Fixes = fixes::FixReport;
@@ -204,6 +217,23 @@ impl crate::programs::TrainingProgram for NanoGpt {
 
     fn default_config() -> TrainConfig {
         TrainConfig::default()
+    }
+
+    /// train.py's configurator: config files and `--key=value` overrides, in order; the config
+    /// files' lines it could not apply are said.
+    fn config_from_args(
+        args: &[crate::programs::seam::ScriptArg],
+    ) -> Result<(TrainConfig, Vec<String>), ConfigError> {
+        use crate::programs::seam::ScriptArg;
+        let mut conf = configurator::Configurator::new();
+        for a in args {
+            match a {
+                ScriptArg::Flag(f) => conf.apply_override(f)?,
+                ScriptArg::File { path, text } => conf.apply_file(path, text),
+            }
+        }
+        let (cfg, skipped) = conf.finish()?;
+        Ok((cfg, skipped.iter().map(ToString::to_string).collect()))
     }
 
     /// train.py's configurator: config files and `--key=value` overrides, in order.

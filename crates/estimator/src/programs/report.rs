@@ -1,0 +1,51 @@
+//! What a program's report says of its run beyond the replay, neutral of language and medium:
+//! the rows of the report's head and the lines under the run and under the fixes' heading. Each
+//! is named in the program's section of the report's language files (`crates/i18n/cli/*.txt`:
+//! `{WORDS}.model`), with the values its words take; the CLI writes it in the reader's
+//! language. A program fills it from its own analysis
+//! ([`crate::programs::TrainingProgram::report`]), so the report is written once for all. (What
+//! the numbers assume, its notes, are the seam's `notes`: the JSON answer says them too.)
+
+use crate::programs::fix_view::Value;
+
+/// What a row of the head is about: the label the report puts before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Label {
+    Model,
+    Batch,
+    Settings,
+    /// More than one GPU.
+    Ddp,
+    /// The row above, continued (no label).
+    More,
+}
+
+/// One line of a program's words with the values they take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// Its words' name in the program's section (`model`, `ranks`, `core_fits`).
+    pub words: &'static str,
+    pub values: Vec<(&'static str, Value)>,
+}
+
+impl Line {
+    pub fn new(words: &'static str, values: Vec<(&'static str, Value)>) -> Line {
+        Line { words, values }
+    }
+}
+
+/// What a program's report says beyond the replayed run and its fixes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// The head: what runs (model, batch, settings, GPUs), row by row.
+    pub head: Vec<(Label, Line)>,
+    /// Under the run's verdict (nanochat's ranks).
+    pub lines: Vec<Line>,
+    /// Under the largest batch that fits, before the fix table (nanochat's CORE examples).
+    pub fix_lines: Vec<Line>,
+}
+
+/// `value` as Python writes a bool (`True`, `False`): the scripts' own spelling.
+pub fn py_bool(value: bool) -> Value {
+    Value::Text(if value { "True" } else { "False" }.into())
+}
