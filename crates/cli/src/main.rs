@@ -318,6 +318,7 @@ fn respond(args: &Args, tr: &CliLang, config: &ProgramConfig, skipped: &[String]
     let mfu = args.mfu.unwrap_or(estimator::speed::DEFAULT_MFU);
     let fixes = config.rank_fixes(&budget, mfu);
     let ask = vramfit_report::Asked {
+        config,
         analysis: &analysis,
         fixes: fixes.as_ref(),
         budget: &budget,

@@ -490,6 +490,7 @@ mod tests {
                 let analysis = config.analyze(&budget).unwrap();
                 let fixes = config.rank_fixes(&budget, 0.35);
                 let ask = Asked {
+                    config: &config,
                     analysis: &analysis,
                     fixes: fixes.as_ref(),
                     budget: &budget,

@@ -112,6 +112,7 @@ fn predicted(args: &Args, tr: &CliLang) -> Result<Option<Predicted>, String> {
     let budget = budget_for(args, tr, None)?;
     let answer =
         vramfit_report::answer(program, &flags, &budget, false).map_err(|e| e.to_string())?;
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
     let peak = |key: &str| answer["peak_bytes"][key].as_u64().unwrap_or(0);
     Ok(Some(Predicted {
         allocated: peak("overall"),

@@ -348,14 +348,14 @@ fn ddp_per_gpu_memory_and_time() {
     assert!(speedup > 1.5 && speedup <= 2.0, "{speedup}");
     // add_gpus is always listed, with its true memory effect
     let fixes = one["fixes"].as_array().unwrap();
-    let add = fixes.iter().find(|f| f["id"] == "add_gpus").unwrap();
+    let add = fixes.iter().find(|f| f["kind"] == "add_gpus").unwrap();
     assert!(add["saving_bytes"].as_i64().unwrap() < 0);
     assert_eq!(add["impact"], "not_a_fix");
     assert!(two["fixes"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|f| f["id"] == "shard_optimizer" && f["saving_bytes"].as_i64().unwrap() > 0));
+        .any(|f| f["kind"] == "shard_optimizer" && f["saving_bytes"].as_i64().unwrap() > 0));
     // train.py's rule, with torchrun's own flag names
     let out = run(&[
         "--nnodes=2",

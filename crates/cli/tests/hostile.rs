@@ -208,9 +208,9 @@ fn a_run_past_every_card_is_numbers_and_claims_no_absurd_saving() {
         assert!(
             new_peak > 1e9 || f["fits"] == true,
             "{}: new peak {new_peak} for a run of {peak}",
-            f["id"]
+            f["kind"]
         );
-        if f["id"] == "expandable_segments" {
+        if f["kind"] == "expandable_segments" {
             assert!(saving.abs() < peak * 0.01, "{f}");
         }
     }

@@ -9,8 +9,7 @@ mod common;
 use estimator::paste::{interpret, Pasted};
 use estimator::programs::Program;
 use estimator::query::PageState;
-use estimator::FIELDS_JSON_ORDER;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Lines people paste, for every program; the first words of each are what a shell would run.
 const LINES: &[&str] = &[
@@ -43,25 +42,12 @@ fn page_reading(line: &str) -> Option<(Program, Value)> {
         out.pasted
     );
     let s = out.state;
-    let config = match s.program {
-        Program::NanoGpt => Value::Object(
-            FIELDS_JSON_ORDER
-                .iter()
-                .filter_map(|k| {
-                    s.configs
-                        .nanogpt
-                        .get(k)
-                        .map(|v| (k.to_string(), vramfit_report::common::value(v)))
-                })
-                .collect::<Map<_, _>>(),
-        ),
-        // (the answer's config has the compute dtype the card gets: bf16 on the H100 asked for)
-        Program::Nanochat | Program::NanochatSft => vramfit_report::nanochat::config(
-            &s.nanochat_config()
-                .for_card(estimator::gpu::find("h100").unwrap().compute_capability),
-        ),
-        Program::BuildNanoGpt => vramfit_report::build_nanogpt::config(&s.configs.bng),
-    };
+    // the answer's config, read off the page's settings analysed on the card asked for (an
+    // H100: nanochat's compute dtype is the card's)
+    let budget = estimator::Budget::for_gpu(estimator::gpu::find("h100").unwrap());
+    let analysis = s.configs.of(s.program).analyze(&budget).unwrap();
+    let own = vramfit_report::common::value(analysis.answer(None, &budget, 0.35));
+    let config = own["config"].clone();
     Some((s.program, config))
 }
 

@@ -26,14 +26,22 @@ const TYPES: &str = include_str!("types.d.ts");
 /// cannot mark `gpu` optional.
 #[wasm_bindgen(skip_typescript)]
 pub fn analyze(config: JsValue, gpu: Option<JsValue>) -> Result<JsValue, JsValue> {
-    answer(config, gpu, false).map(|a| to_js(&a))
+    let answer = parse(&answer(config, gpu, false)?);
+    for key in vramfit_report::FIX_KEYS {
+        // an own property of a plain object: deleting it cannot fail
+        let _ = js_sys::Reflect::delete_property(
+            answer.unchecked_ref::<js_sys::Object>(),
+            &(*key).into(),
+        );
+    }
+    Ok(answer)
 }
 
 /// The ranked fixes, best first: the CLI's `--json` `fixes` (TypeScript signature: types.d.ts).
 #[wasm_bindgen(js_name = rankFixes, skip_typescript)]
 pub fn rank_fixes(config: JsValue, gpu: Option<JsValue>) -> Result<JsValue, JsValue> {
-    let answer = answer(config, gpu, true)?;
-    Ok(to_js(&answer["fixes"]))
+    let answer = parse(&answer(config, gpu, true)?);
+    js_sys::Reflect::get(&answer, &"fixes".into())
 }
 
 /// The numbers of a CUDA out-of-memory message (or a log holding one): the CLI's `oom`.
@@ -44,8 +52,8 @@ pub fn read_oom(
     let text = text
         .as_string()
         .ok_or_else(|| type_error("readOom", "text", "a string", &text))?;
-    Ok(to_js(&vramfit_report::common::oom_message(
-        &estimator::oom::parse(&text),
+    Ok(to_js(&vramfit_report::common::value(
+        vramfit_report::common::OomReading::of(&estimator::oom::parse(&text)),
     )))
 }
 
@@ -75,8 +83,13 @@ pub fn defaults(
     Ok(to_js(&vramfit_report::defaults(p)))
 }
 
-/// The answer for a config object (or its JSON text) on a card.
-fn answer(config: JsValue, gpu: Option<JsValue>, with_fixes: bool) -> Result<Value, JsValue> {
+/// JSON text as a JS value: `JSON.parse` reads every float back exactly.
+fn parse(text: &str) -> JsValue {
+    js_sys::JSON::parse(text).unwrap_or(JsValue::NULL)
+}
+
+/// The answer (its JSON text) for a config object (or its JSON text) on a card.
+fn answer(config: JsValue, gpu: Option<JsValue>, with_fixes: bool) -> Result<String, JsValue> {
     let (program, args) = match config.as_string() {
         Some(text) => vramfit_report::read_config(&text, Program::NanoGpt),
         None => value::read(config, "config").and_then(|v| {

@@ -128,12 +128,16 @@ export interface Ranks {
 
 /** One fix, best first; `fits` and `risk` are its verdict on the same card. */
 export interface Fix {
-  /** nanoGPT: the fix's id, title and why (English). */
-  id?: string; title?: string; why?: string;
-  /** nanochat and build-nanogpt: the fix's kind. */
-  kind?: string;
-  /** How much it changes training: none, schedule, batch, model, … */
+  /** The fix's kind, and its title and why in English. */
+  kind: string; title: string; why: string;
+  /** How much it changes training: nothing, slower, batch, model, … */
   impact: string;
+  peak_bytes: number;
+  /** Old peak − new peak: negative where the change costs memory. */
+  saving_bytes: number;
+  fits: boolean;
+  risk: Risk;
+  tokens_per_iter: number;
   /** nanoGPT and nanochat: the settings it changes. */
   changes?: { [key: string]: Setting };
   /** nanochat: the launch line to paste; nanoGPT: the train.py line, null where the fix is a
@@ -141,12 +145,6 @@ export interface Fix {
   command?: string | null;
   /** build-nanogpt: the lines of train_gpt2.py to edit. */
   edits?: string[];
-  peak_bytes: number;
-  /** Old peak − new peak: negative where the change costs memory. */
-  saving_bytes: number;
-  fits: boolean;
-  risk: Risk;
-  tokens_per_iter: number;
   /** nanoGPT: the verdict's headroom, the parameters, the effective batch (and whether the
    *  change keeps it) and the iteration's time against today's. */
   headroom_bytes?: number;

@@ -7,10 +7,7 @@
 //! flags ([`read_config`]), a card ([`Card`]), and the answer for a program and its flags
 //! ([`answer`]).
 
-pub mod build_nanogpt;
 pub mod common;
-pub mod nanochat;
-pub mod nanogpt;
 
 use estimator::error::ConfigError;
 use estimator::input::json_config::{self, Setting};
@@ -124,6 +121,7 @@ pub const FIX_KEYS: &[&str] = &[
 
 /// One question about a run, answered: what the answer is made of.
 pub struct Asked<'a> {
+    pub config: &'a ProgramConfig,
     pub analysis: &'a ProgramAnalysis,
     /// The ranked fixes, where they were searched.
     pub fixes: Option<&'a ProgramFixes>,
@@ -137,106 +135,96 @@ pub struct Asked<'a> {
     pub mfu: f64,
 }
 
-/// The answer as the CLI's `--json` prints it: the program and its script, its own part, then
-/// a pasted message and what the numbers assume (`warnings`, English).
-pub fn to_json(ask: &Asked) -> Value {
+/// The answer as the CLI's `--json` prints it ([`common::Answer`]), as text: written straight
+/// from the typed answer, every float is the shortest text that reads back as itself (a
+/// `Value` read back from text on wasm32 can be off by one in the last place).
+pub fn to_json(ask: &Asked) -> String {
     let a = ask.analysis;
     let program = a.program();
-    let own = match a {
-        ProgramAnalysis::NanoGpt(analysis) => nanogpt::to_json(&nanogpt::Answer {
-            analysis,
-            budget: ask.budget,
-            fixes: match ask.fixes {
-                Some(ProgramFixes::NanoGpt(f)) => Some(f),
-                _ => None,
-            },
-            mfu: ask.mfu,
-        }),
-        ProgramAnalysis::Nanochat(analysis) | ProgramAnalysis::NanochatSft(analysis) => {
-            nanochat::to_json(
-                analysis,
-                match ask.fixes {
-                    Some(ProgramFixes::Nanochat(f) | ProgramFixes::NanochatSft(f)) => Some(f),
-                    _ => None,
-                },
-            )
+    // the card as the verdict counted it (one rank's under torchrun: NCCL's memory is out)
+    let card = a.card(ask.budget);
+    let en = vramfit_i18n::en();
+    let fixes = match ask.fixes {
+        Some(f) => {
+            let views = ask.config.fixes_view(f, card.other_bytes);
+            let views = views.map(|v| v.fixes).unwrap_or_default();
+            views
+                .iter()
+                .zip(a.fix_answers(f, ask.budget))
+                .map(|(v, own)| {
+                    let (title, why) = vramfit_i18n::fix_text::fix_words(en, program, &v.words);
+                    common::Fix {
+                        kind: v.words.kind,
+                        title,
+                        why,
+                        impact: v.impact.id(),
+                        peak_bytes: v.peak_bytes,
+                        saving_bytes: v.saving_bytes,
+                        fits: v.fits,
+                        own,
+                    }
+                })
+                .collect()
         }
-        ProgramAnalysis::BuildNanoGpt(analysis) => build_nanogpt::to_json(
-            analysis,
-            ask.budget,
-            match ask.fixes {
-                Some(ProgramFixes::BuildNanoGpt(f)) => Some(f),
-                _ => None,
-            },
-        ),
+        None => Vec::new(),
     };
-    let mut pairs = vec![
-        ("program".to_string(), value(program.id())),
-        ("script".to_string(), value(program.script())),
-    ];
-    if let Value::Object(map) = own {
-        pairs.extend(map);
-    }
-    let (oom, diagnosis) = match &ask.message {
-        Some((m, d)) => (
-            common::oom_message(m),
-            d.as_ref().map_or(Value::Null, |d| common::diagnosis(m, d)),
-        ),
-        None => (Value::Null, Value::Null),
-    };
-    let en = vramfit_i18n::cli_en();
-    let warnings: Vec<String> = a
+    let cli = vramfit_i18n::cli_en();
+    let warnings = a
         .notes()
         .iter()
-        .map(|n| en.report_word(program, &format!("notes.{n}")).to_string())
+        .map(|n| cli.report_word(program, &format!("notes.{n}")).to_string())
         .chain(ask.skipped.iter().cloned())
         .collect();
-    pairs.extend([
-        ("oom".to_string(), oom),
-        ("diagnosis".to_string(), diagnosis),
-        ("warnings".to_string(), value(warnings)),
-    ]);
-    common::object(pairs)
+    let (peak_phase, peak_stage, peak_micro_step) = a.peak_at();
+    common::text(&common::Answer {
+        program: program.id(),
+        script: program.script(),
+        own: a.answer(ask.fixes, ask.budget, ask.mfu),
+        peak_phase,
+        peak_stage,
+        peak_micro_step,
+        components_bytes: a.components(),
+        terms_bytes: a.peak_terms(),
+        gpu: common::GpuUse::new(card, &a.verdict),
+        verdict: a.verdict,
+        simulated_oom: common::SimulatedOom::of(a),
+        fixes,
+        oom: ask.message.as_ref().map(|(m, _)| common::OomReading::of(m)),
+        diagnosis: ask
+            .message
+            .as_ref()
+            .and_then(|(m, d)| Some(common::DiagnosisAnswer::of(m, d.as_ref()?))),
+        warnings,
+    })
 }
 
 /// The answer for `program` run with `args` (its own flags, or train.py's `--key=value`
 /// overrides) on `budget`, as the CLI's `--json` prints it; `with_fixes: false` leaves the fix
-/// searches out, and with them the keys they give ([`FIX_KEYS`]).
+/// searches out (the keys they give, [`FIX_KEYS`], are then empty: a caller drops them).
 pub fn answer(
     program: Program,
     args: &[String],
     budget: &Budget,
     with_fixes: bool,
-) -> Result<Value, Failure> {
+) -> Result<String, Failure> {
     let config = config_from_flags(program, args)?;
     let analysis = config.analyze(budget)?;
     let mfu = estimator::speed::DEFAULT_MFU;
     let fixes = with_fixes.then(|| config.rank_fixes(budget, mfu)).flatten();
-    let mut answer = to_json(&Asked {
+    Ok(to_json(&Asked {
+        config: &config,
         analysis: &analysis,
         fixes: fixes.as_ref(),
         budget,
         message: None,
         skipped: &[],
         mfu,
-    });
-    if let (false, Value::Object(map)) = (with_fixes, &mut answer) {
-        map.retain(|k, _| !FIX_KEYS.contains(&k.as_str()));
-    }
-    Ok(answer)
+    }))
 }
 
 /// A program's settings at their defaults, under the names its config takes.
 pub fn defaults(program: Program) -> Value {
-    match Configs::default().of(program) {
-        ProgramConfig::NanoGpt(cfg) => common::object(
-            estimator::FIELDS_JSON_ORDER
-                .iter()
-                .filter_map(|k| cfg.get(k).map(|v| (*k, value(v)))),
-        ),
-        ProgramConfig::Nanochat(cfg) | ProgramConfig::NanochatSft(cfg) => nanochat::config(&cfg),
-        ProgramConfig::BuildNanoGpt(cfg) => build_nanogpt::config(&cfg),
-    }
+    value(Configs::default().of(program).settings())
 }
 
 /// The GPU presets, as `vramfit --list-gpus` lists them.
@@ -248,6 +236,11 @@ pub fn gpus() -> Value {
 mod tests {
     use super::*;
 
+    /// The answer read back as JSON.
+    fn json(program: Program, args: &[String], budget: &Budget) -> Value {
+        serde_json::from_str(&answer(program, args, budget, false).unwrap()).unwrap()
+    }
+
     #[test]
     fn a_json_config_is_answered_like_its_flags() {
         let (program, args) = read_config(
@@ -256,9 +249,9 @@ mod tests {
         )
         .unwrap();
         let budget = Card::default().budget().unwrap();
-        let from_json = answer(program, &args, &budget, false).unwrap();
+        let from_json = json(program, &args, &budget);
         let flags = ["--depth=6".to_string(), "--device-batch-size=4".to_string()];
-        let from_flags = answer(Program::Nanochat, &flags, &budget, false).unwrap();
+        let from_flags = json(Program::Nanochat, &flags, &budget);
         assert_eq!(from_json, from_flags);
         assert_eq!(from_json["config"]["device_batch_size"], 4);
     }
@@ -301,7 +294,7 @@ mod tests {
                 read_config(&Value::Object(root).to_string(), Program::NanoGpt).unwrap();
             assert_eq!(p, program);
             let budget = Card::default().budget().unwrap();
-            let again = answer(p, &args, &budget, false).unwrap();
+            let again = json(p, &args, &budget);
             // (the answer names the compute dtype the card gets: bf16 on the default H100)
             let mut expected = defaults(program);
             if expected.get("dtype") == Some(&Value::from("auto")) {
@@ -336,7 +329,7 @@ mod tests {
         ];
         for (program, flags, n) in cases {
             let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
-            let a = answer(program, &flags, &budget, false).unwrap();
+            let a = json(program, &flags, &budget);
             let warnings = a["warnings"].as_array().unwrap();
             assert_eq!(warnings.len(), n, "{}: {warnings:?}", program.id());
             assert!(

@@ -16,7 +16,7 @@ export const tests = {
     const notFixes = j.fixes.filter((f) => f.impact === 'not_a_fix').map((f) => [f.id, f.peak_bytes]);
     assert.deepEqual(ids, [...real, ...notFixes]);
     const top = await page.getAttribute('[data-testid=top-fix]', 'data-fix');
-    assert.equal(top, j.fixes[0].id);
+    assert.equal(top, j.fixes[0].kind);
     const largest = await page.textContent('[data-testid=largest-batch]');
     assert.match(largest, new RegExp(`: ${j.largest_batch_size_that_fits};`));
     assert.match(largest, /gradient_accumulation_steps 32 unchanged that is \d+ sequences per iteration \(now 512\)/);
@@ -26,14 +26,14 @@ export const tests = {
     for (const [i, f] of j.fixes.entries()) {
       const gib = (Math.abs(f.saving_bytes) / 2 ** 30).toFixed(2);
       const expected = f.saving_bytes < 0 && gib !== '0.00' ? `costs ${gib} GiB` : `${gib} GiB`;
-      assert.equal(pageSavings[i], expected, f.id);
+      assert.equal(pageSavings[i], expected, f.kind);
     }
     // every ranked fix that has something to paste has its own copy button
     const rows = await page.$$eval('[data-testid=fix]', (els) =>
       els.map((e) => [e.dataset.fix, !!e.querySelector('button[data-copy^=fix-code-]')]));
     for (const [id, copyable] of rows) {
-      const f = j.fixes.find((x) => x.id === id);
-      if (f.impact !== 'not_a_fix' && f.id !== 'free_the_card') assert.ok(copyable, `${id} has no copy button`);
+      const f = j.fixes.find((x) => x.kind === id);
+      if (f.impact !== 'not_a_fix' && f.kind !== 'free_the_card') assert.ok(copyable, `${id} has no copy button`);
     }
     await close(page);
   },

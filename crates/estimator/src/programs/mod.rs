@@ -5,6 +5,7 @@
 //! [`seam::TrainingProgram`]. The registry below turns the lines into [`Program`] and every
 //! dispatch over it; what the programs share (replay, verdict, GPUs, units) is the engine.
 
+pub mod answer;
 pub mod build_nanogpt;
 pub mod fix_view;
 pub mod inputs;

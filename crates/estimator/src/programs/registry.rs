@@ -170,6 +170,15 @@ macro_rules! registry {
                 }
             }
 
+            /// Every setting under the JSON's names (the answer's `config`).
+            pub fn settings(&self) -> ProgramSettings {
+                match self {
+                    $(ProgramConfig::$variant(c) => {
+                        ProgramSettings::$variant(<$ty as __Seam>::settings(c))
+                    }),+
+                }
+            }
+
             /// Replays the config for the card.
             pub fn analyze(&self, budget: &Budget) -> Result<ProgramAnalysis, ConfigError> {
                 Ok(match self {
@@ -260,6 +269,37 @@ macro_rules! registry {
                 }
             }
 
+            /// The program's own part of the JSON answer.
+            pub fn answer(
+                &self,
+                fixes: Option<&ProgramFixes>,
+                budget: &Budget,
+                mfu: f64,
+            ) -> ProgramAnswer {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => {
+                        let fixes = match fixes {
+                            Some(ProgramFixes::$variant(f)) => Some(f),
+                            _ => None,
+                        };
+                        ProgramAnswer::$variant(<$ty as __Seam>::answer(a, fixes, budget, mfu))
+                    }),+
+                }
+            }
+
+            /// The program's own fields of each of `fixes` (none: fixes of another program).
+            pub fn fix_answers(&self, fixes: &ProgramFixes, budget: &Budget) -> Vec<ProgramFixAnswer> {
+                match (self, fixes) {
+                    $((ProgramAnalysis::$variant(a), ProgramFixes::$variant(f)) => {
+                        <$ty as __Seam>::fix_answers(a, f, budget)
+                            .into_iter()
+                            .map(ProgramFixAnswer::$variant)
+                            .collect()
+                    })+
+                    _ => Vec::new(),
+                }
+            }
+
             /// What the numbers assume, by the names of the program's notes.
             pub fn notes(&self) -> Vec<&'static str> {
                 match self {
@@ -284,6 +324,27 @@ macro_rules! registry {
                     $(ProgramAnalysis::$variant(a) => <$ty as __Seam>::formula(a, term, bytes)),+
                 }
             }
+        }
+
+        /// One program's settings as the JSON answer's `config` has them.
+        #[derive(Clone, Debug, PartialEq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
+        pub enum ProgramSettings {
+            $($(#[$doc])* $variant(<$ty as __Seam>::Settings)),+
+        }
+
+        /// One program's own part of the JSON answer: its keys, beside every program's.
+        #[derive(Clone, Debug, PartialEq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
+        pub enum ProgramAnswer {
+            $($(#[$doc])* $variant(<$ty as __Seam>::Answer)),+
+        }
+
+        /// One program's own fields of a fix in the JSON answer.
+        #[derive(Clone, Debug, PartialEq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
+        pub enum ProgramFixAnswer {
+            $($(#[$doc])* $variant(<$ty as __Seam>::FixAnswer)),+
         }
 
         /// One program's ranked fixes.

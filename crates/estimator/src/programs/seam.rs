@@ -113,6 +113,32 @@ pub trait TrainingProgram {
         Vec::new()
     }
 
+    /// Its settings as the JSON answer's `config` has them.
+    type Settings: crate::programs::answer::Part;
+    /// Its own part of the JSON answer (crates/report writes the rest around it).
+    type Answer: crate::programs::answer::Part;
+    /// Its own fields of each ranked fix in the JSON answer.
+    type FixAnswer: crate::programs::answer::Part;
+
+    /// Every setting under the JSON's names, in order.
+    fn settings(config: &Self::Config) -> Self::Settings;
+
+    /// Its own part of the JSON answer (`fixes`: where searched; `budget`: the card asked
+    /// about; `mfu`: the speed model's utilisation).
+    fn answer(
+        analysis: &Self::Analysis,
+        fixes: Option<&Self::Fixes>,
+        budget: &Budget,
+        mfu: f64,
+    ) -> Self::Answer;
+
+    /// Its own fields of each of `fixes`, in their order.
+    fn fix_answers(
+        analysis: &Self::Analysis,
+        fixes: &Self::Fixes,
+        budget: &Budget,
+    ) -> Vec<Self::FixAnswer>;
+
     /// The card as its verdict counted it (default: the card asked about).
     fn card<'a>(_analysis: &'a Self::Analysis, asked: &'a Budget) -> &'a Budget {
         asked

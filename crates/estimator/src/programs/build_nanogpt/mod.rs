@@ -3,6 +3,7 @@
 //! fixes with its own knobs (`fixes`). Numbers are for PyTorch 2.11 with bf16 autocast, checked
 //! against runs of the real script (`data/measured/build-nanogpt*.jsonl`).
 
+pub mod answer;
 pub mod config;
 pub mod fixes;
 pub mod report;
@@ -123,6 +124,31 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
 
     fn notes(a: &BngAnalysis) -> Vec<&'static str> {
         report::notes(&a.config)
+    }
+
+    type Settings = answer::Settings;
+    type Answer = answer::Answer;
+    type FixAnswer = answer::FixAnswer;
+
+    fn settings(c: &BngConfig) -> answer::Settings {
+        answer::settings(c)
+    }
+
+    fn answer(
+        a: &BngAnalysis,
+        fixes: Option<&fixes::BngFixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> answer::Answer {
+        answer::answer(a, fixes)
+    }
+
+    fn fix_answers(
+        a: &BngAnalysis,
+        fixes: &fixes::BngFixReport,
+        _budget: &Budget,
+    ) -> Vec<answer::FixAnswer> {
+        answer::fix_answers(a, fixes)
     }
 
     type Config = BngConfig;

@@ -10,6 +10,7 @@
 //! (`sequence::Ranks`) up to the bound the step time sets (`speed`); checked against two- and
 //! four-GPU runs (`data/measured/nanochat-ddp2-long.jsonl`, `nanochat-ranks.jsonl`).
 
+pub mod answer;
 pub mod config;
 pub mod explain;
 pub mod fixes;
@@ -312,6 +313,31 @@ macro_rules! nanochat_script {
                 bytes: u128,
             ) -> crate::programs::seam::Formula {
                 explain::formula(term, &a.config, bytes)
+            }
+
+            type Settings = answer::Settings;
+            type Answer = answer::Answer;
+            type FixAnswer = answer::FixAnswer;
+
+            fn settings(c: &NanochatConfig) -> answer::Settings {
+                answer::settings(c)
+            }
+
+            fn answer(
+                a: &NanochatAnalysis,
+                fixes: Option<&fixes::NanochatFixReport>,
+                _budget: &Budget,
+                _mfu: f64,
+            ) -> answer::Answer {
+                answer::answer(a, fixes)
+            }
+
+            fn fix_answers(
+                a: &NanochatAnalysis,
+                fixes: &fixes::NanochatFixReport,
+                _budget: &Budget,
+            ) -> Vec<answer::FixAnswer> {
+                answer::fix_answers(a, fixes)
             }
 
             type Config = NanochatConfig;

@@ -3,6 +3,7 @@
 
 pub mod allocator_rounding;
 pub mod analysis;
+pub mod answer;
 pub mod closed_verdict;
 pub mod config;
 pub mod configurator;
@@ -154,6 +155,31 @@ impl crate::programs::TrainingProgram for NanoGpt {
         mfu: f64,
     ) -> crate::programs::report::Report {
         report::report(a, budget, mfu)
+    }
+
+    type Settings = answer::Settings;
+    type Answer = answer::Answer;
+    type FixAnswer = answer::FixAnswer;
+
+    fn settings(c: &TrainConfig) -> answer::Settings {
+        answer::settings(c)
+    }
+
+    fn answer(
+        a: &analysis::Analysis,
+        fixes: Option<&fixes::FixReport>,
+        budget: &Budget,
+        mfu: f64,
+    ) -> answer::Answer {
+        answer::answer(a, fixes, budget, mfu)
+    }
+
+    fn fix_answers(
+        a: &analysis::Analysis,
+        fixes: &fixes::FixReport,
+        budget: &Budget,
+    ) -> Vec<answer::FixAnswer> {
+        answer::fix_answers(a, fixes, budget)
     }
 
     type Config = TrainConfig;

@@ -1,0 +1,70 @@
+//! A program's own part of the JSON answer (crates/report writes what every program's answer
+//! has around it): typed, so each key is declared once, in the program's folder, and serialised
+//! by serde where the `serde` feature is on. The page does not turn it on; there these types are
+//! plain data that nothing reads.
+
+/// What a program's part of the answer must be: serialisable where the JSON is written.
+#[cfg(feature = "serde")]
+pub trait Part: serde::Serialize {}
+#[cfg(feature = "serde")]
+impl<T: serde::Serialize> Part for T {}
+/// What a program's part of the answer must be: serialisable where the JSON is written.
+#[cfg(not(feature = "serde"))]
+pub trait Part {}
+#[cfg(not(feature = "serde"))]
+impl<T> Part for T {}
+
+/// An object whose keys are known only at run time (a program's settings), in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Object<V>(pub Vec<(String, V)>);
+
+#[cfg(feature = "serde")]
+impl<V: serde::Serialize> serde::Serialize for Object<V> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A setting's value as JSON has it: a number, a boolean or text.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
+pub enum Scalar {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+/// Parameters: as the model holds them, as the script prints them, and (nanochat) those its
+/// scaling laws count.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Params {
+    pub total: u64,
+    pub reported: u64,
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub scaling: Option<u64>,
+}
+
+/// The peaks of the phases a program runs, and the most the allocator reserved. `eval` is the
+/// larger of the evaluations where the program measures them apart (`eval_first`,
+/// `eval_after_step`); a phase a program does not have is absent, one it skips is `null`.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct PeakBytes {
+    pub overall: u128,
+    pub train_steady: Option<u128>,
+    pub train_first_iter: Option<u128>,
+    pub eval: Option<u128>,
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub eval_first: Option<Option<u128>>,
+    pub eval_after_step: Option<u128>,
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub core: Option<Option<u128>>,
+    pub reserved: u128,
+}
