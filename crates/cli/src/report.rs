@@ -13,7 +13,7 @@ use estimator::programs::seam::Paste;
 use estimator::programs::{Program, ProgramConfig};
 use estimator::{Budget, Component, Phase, Risk, Verdict};
 
-use vramfit_i18n::fix_text::{fill_values, fix_words};
+use vramfit_i18n::fix_text::{fix_words, report_line};
 use vramfit_i18n::format::{bytes, decimal, gib, gib_abs};
 use vramfit_i18n::{diagnosis_sentence, fill, place, CliLang};
 use vramfit_report::Asked;
@@ -370,7 +370,7 @@ pub fn to_text(tr: &CliLang, ask: &Asked, config: &ProgramConfig) -> String {
     let a = ask.analysis;
     let program = a.program();
     let report = a.report(ask.fixes, ask.budget, ask.mfu);
-    let words = |line: &Line| fill_values(tr.cli.report_word(program, line.words), &line.values);
+    let words = |line: &Line| report_line(tr.cli.report_word(program, line.words), &line.values);
     let mut out = Text::default();
     let rows: Vec<(&str, String)> = report
         .head

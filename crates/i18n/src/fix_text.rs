@@ -1,6 +1,7 @@
 //! A fix in words: its title and its sentence of why, with this run's numbers, in a language.
 
 use estimator::programs::fix_view::{FixWords, FixesView, Note, Value};
+use estimator::programs::report::Value as ReportValue;
 use estimator::programs::Program;
 
 use crate::{fill, format, Strings};
@@ -24,20 +25,40 @@ pub fn value_text(v: &Value) -> String {
         Value::Grouped(n) => format::grouped(*n),
         Value::Params(n) => format::params(*n),
         Value::Gib(b) => format::gib(*b),
-        Value::Bytes(b) => format::bytes(*b),
-        Value::Decimal(x, places) => format::decimal(*x, usize::from(*places)),
-        Value::Seconds(s) => format::step_time(*s),
-        Value::List(items) => items
-            .iter()
-            .map(|(label, v)| format!("{label}: {}", value_text(v)))
-            .collect::<Vec<_>>()
-            .join(" · "),
         Value::Text(t) => t.clone(),
     }
 }
 
+/// A report's value as the reader's language writes it.
+pub fn report_value_text(v: &ReportValue) -> String {
+    match v {
+        ReportValue::Int(n) => n.to_string(),
+        ReportValue::Params(n) => format::params(*n),
+        ReportValue::Gib(b) => format::gib(*b),
+        ReportValue::Bytes(b) => format::bytes(*b),
+        ReportValue::Decimal(x, places) => format::decimal(*x, usize::from(*places)),
+        ReportValue::Seconds(s) => format::step_time(*s),
+        ReportValue::List(items) => items
+            .iter()
+            .map(|(label, v)| format!("{label}: {}", report_value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        ReportValue::Text(t) => t.clone(),
+    }
+}
+
+/// A report line's words with its values filled in.
+pub fn report_line(template: &str, values: &[(&'static str, ReportValue)]) -> String {
+    let texts: Vec<(&str, String)> = values
+        .iter()
+        .map(|(k, v)| (*k, report_value_text(v)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = texts.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    fill(template, &pairs)
+}
+
 /// `values` filled into `template`.
-pub fn fill_values(template: &str, values: &[(&'static str, Value)]) -> String {
+fn fill_values(template: &str, values: &[(&'static str, Value)]) -> String {
     let texts: Vec<(&str, String)> = values.iter().map(|(k, v)| (*k, value_text(v))).collect();
     let pairs: Vec<(&str, &str)> = texts.iter().map(|(k, v)| (*k, v.as_str())).collect();
     fill(template, &pairs)

@@ -17,14 +17,6 @@ pub enum Value {
     Params(u64),
     /// Bytes in GiB.
     Gib(u128),
-    /// Bytes in the unit that reads best (`786.0 MiB`, `9.29 GiB`).
-    Bytes(u128),
-    /// A number with this many decimals.
-    Decimal(f64, u8),
-    /// A duration: milliseconds below a second, else seconds.
-    Seconds(f64),
-    /// Labelled values, in order (`0: 24.99 GiB · 1–3: 24.10 GiB`).
-    List(Vec<(String, Value)>),
     /// Text as it is (a dtype, a value that may be empty).
     Text(String),
 }

@@ -6,7 +6,35 @@
 //! ([`crate::programs::TrainingProgram::report`]), so the report is written once for all. (What
 //! the numbers assume, its notes, are the seam's `notes`: the JSON answer says them too.)
 
-use crate::programs::fix_view::Value;
+/// A value a report's words take, formatted in the reader's language. (Apart from a fix's
+/// [`crate::programs::fix_view::Value`]: the page shows fixes, not reports, and does not carry
+/// the formatting only a report needs.)
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A count as the script writes it (`8`, `524288`).
+    Int(u64),
+    /// A parameter count as the scripts print them (`123.59M`).
+    Params(u64),
+    /// Bytes in GiB.
+    Gib(u128),
+    /// Bytes in the unit that reads best (`786.0 MiB`, `9.29 GiB`).
+    Bytes(u128),
+    /// A number with this many decimals.
+    Decimal(f64, u8),
+    /// A duration: milliseconds below a second, else seconds.
+    Seconds(f64),
+    /// Labelled values, in order (`0: 24.99 GiB · 1–3: 24.10 GiB`).
+    List(Vec<(String, Value)>),
+    /// Text as it is (a dtype, a switch as Python writes it).
+    Text(String),
+}
+
+impl Value {
+    /// A count as the script writes it.
+    pub fn int(x: impl Into<u64>) -> Value {
+        Value::Int(x.into())
+    }
+}
 
 /// What a row of the head is about: the label the report puts before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,8 +2,7 @@
 //! change memory, and what the numbers assume.
 
 use super::{BngAnalysis, BngConfig};
-use crate::programs::fix_view::Value;
-use crate::programs::report::{py_bool, Label, Line, Report};
+use crate::programs::report::{py_bool, Label, Line, Report, Value};
 
 /// The words of build-nanogpt's report section (`crates/i18n/cli/*.txt`).
 pub const WORDS: &[&str] = &["model", "batch", "settings", "notes.evals", "notes.ddp"];

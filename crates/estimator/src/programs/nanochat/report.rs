@@ -4,8 +4,7 @@
 use super::config::Script;
 use super::fixes::NanochatFixReport;
 use super::{NanochatAnalysis, NanochatAttention, NanochatConfig};
-use crate::programs::fix_view::Value;
-use crate::programs::report::{Label, Line, Report};
+use crate::programs::report::{Label, Line, Report, Value};
 
 /// The words of nanochat's report section (`crates/i18n/cli/*.txt`).
 pub const WORDS: &[&str] = &[

@@ -3,8 +3,7 @@
 
 use super::analysis::Analysis;
 use crate::gpu::Budget;
-use crate::programs::fix_view::Value;
-use crate::programs::report::{py_bool, Label, Line, Report};
+use crate::programs::report::{py_bool, Label, Line, Report, Value};
 
 /// The words of nanoGPT's report section (`crates/i18n/cli/*.txt`).
 pub const WORDS: &[&str] = &["model", "batch", "ddp", "ddp_ranks", "settings"];
