@@ -397,7 +397,7 @@ pub fn to_text(tr: &CliLang, ask: &Asked, config: &ProgramConfig) -> String {
         out.blank();
         out.line(match (m.recognised, d) {
             (false, _) => tr.cli.not_oom_message.to_string(),
-            (true, Some(d)) => diagnosis_sentence(tr, m, d),
+            (true, Some(d)) => diagnosis_sentence(tr, program, m, d),
             (true, None) => fill(
                 tr.cli.no_match,
                 &[("requested", &bytes(m.tried_to_allocate_bytes.unwrap_or(0)))],

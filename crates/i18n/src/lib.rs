@@ -911,10 +911,11 @@ pub fn place(
     place
 }
 
-/// Which tensor of a nanoGPT config an out-of-memory message's failed request is, and where in
+/// Which tensor of `program`'s run an out-of-memory message's failed request is, and where in
 /// the run: the command line's sentence (and, in English, the JSON's `explanation`).
 pub fn diagnosis_sentence(
     tr: &CliLang,
+    program: Program,
     m: &estimator::oom::OomMessage,
     d: &estimator::oom::Diagnosis,
 ) -> String {
@@ -936,10 +937,7 @@ pub fn diagnosis_sentence(
             ),
             ("tensor", tr.term(d.term)),
             ("size", &format::bytes(d.tensor_bytes)),
-            (
-                "where",
-                &place(tr, Program::NanoGpt, d.phase, d.stage, d.micro_step),
-            ),
+            ("where", &place(tr, program, d.phase, d.stage, d.micro_step)),
             ("fragmented", &fragmented),
             ("how", how),
         ],

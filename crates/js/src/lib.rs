@@ -91,10 +91,10 @@ fn parse(text: &str) -> JsValue {
 /// The answer (its JSON text) for a config object (or its JSON text) on a card.
 fn answer(config: JsValue, gpu: Option<JsValue>, with_fixes: bool) -> Result<String, JsValue> {
     let (program, args) = match config.as_string() {
-        Some(text) => vramfit_report::read_config(&text, Program::NanoGpt),
+        Some(text) => vramfit_report::read_config(&text, Program::DEFAULT),
         None => value::read(config, "config").and_then(|v| {
             let root = vramfit_report::setting(&v);
-            estimator::input::json_config::to_args(&root, Program::NanoGpt).map_err(Failure::from)
+            estimator::input::json_config::to_args(&root, Program::DEFAULT).map_err(Failure::from)
         }),
     }
     .map_err(error)?;

@@ -6,7 +6,7 @@
 use estimator::engine::events::Stage;
 use estimator::engine::run::Run;
 use estimator::oom::{Diagnosis, OomMessage};
-use estimator::programs::{ProgramAnswer, ProgramFixAnswer};
+use estimator::programs::{Program, ProgramAnswer, ProgramFixAnswer};
 use estimator::{Budget, Phase, Term, Verdict};
 use serde::Serialize;
 use serde_json::Value;
@@ -188,10 +188,10 @@ pub struct DiagnosisAnswer<'a> {
 }
 
 impl DiagnosisAnswer<'_> {
-    pub fn of<'a>(m: &OomMessage, d: &'a Diagnosis) -> DiagnosisAnswer<'a> {
+    pub fn of<'a>(program: Program, m: &OomMessage, d: &'a Diagnosis) -> DiagnosisAnswer<'a> {
         DiagnosisAnswer {
             diagnosis: d,
-            explanation: vramfit_i18n::diagnosis_sentence(&CliLang::en(), m, d),
+            explanation: vramfit_i18n::diagnosis_sentence(&CliLang::en(), program, m, d),
         }
     }
 }

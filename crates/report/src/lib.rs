@@ -193,7 +193,7 @@ pub fn to_json(ask: &Asked) -> String {
         diagnosis: ask
             .message
             .as_ref()
-            .and_then(|(m, d)| Some(common::DiagnosisAnswer::of(m, d.as_ref()?))),
+            .and_then(|(m, d)| Some(common::DiagnosisAnswer::of(program, m, d.as_ref()?))),
         warnings,
     })
 }

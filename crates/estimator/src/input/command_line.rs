@@ -68,13 +68,13 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         .iter()
         .enumerate()
         .find_map(|(i, w)| Program::from_script(w).map(|p| (i, i + 1, p)))
-        // `config/train_gpt2.py --batch_size=8`, train.py left out: the config file says
-        // nanoGPT, and it is the first of the script's arguments
+        // `config/train_gpt2.py --batch_size=8`, train.py left out: the config file names its
+        // program, and it is the first of the script's arguments
         .or_else(|| {
             words
                 .iter()
-                .position(|w| crate::programs::is_nanogpt_config_path(w))
-                .map(|i| (i, i, Program::NanoGpt))
+                .enumerate()
+                .find_map(|(i, w)| Program::of_config_file(w).map(|p| (i, i, p)))
         });
     let Some((script, args_start, program)) = found else {
         return Err(ConfigError::new(

@@ -37,7 +37,7 @@ pub use crate::gpu::{custom_card, DEFAULT_CUSTOM_GIB};
 impl Default for PageState {
     fn default() -> Self {
         PageState {
-            program: Program::NanoGpt,
+            program: Program::DEFAULT,
             configs: Configs::default(),
             gpu: DEFAULT_GPU.to_string(),
             vram_gib: DEFAULT_CUSTOM_GIB,

@@ -42,11 +42,11 @@ impl Program {
         Program::ALL.into_iter().find(|p| p.id() == s)
     }
 
-    /// The program a command-line word launches: a script path or a `-m` module. A file in a
-    /// `config/` folder is never a script, whatever its name: it is a nanoGPT config file
-    /// (`config/train_gpt2.py` is nanoGPT's best-known config, not build-nanogpt's script).
+    /// The program a command-line word launches: a script path or a `-m` module. A word that
+    /// names a program's config file is never a script, whatever its name (`config/train_gpt2.py`
+    /// is nanoGPT's best-known config, not build-nanogpt's script).
     pub fn from_script(word: &str) -> Option<Program> {
-        if is_nanogpt_config_path(word) {
+        if Program::of_config_file(word).is_some() {
             return None;
         }
         let name = word.rsplit('/').next().unwrap_or(word);
@@ -54,12 +54,11 @@ impl Program {
             .into_iter()
             .find(|p| p.launch_words().contains(&name))
     }
-}
 
-/// Whether a command-line word is a file in a `config/` folder (`config/train_gpt2.py`,
-/// `./nanoGPT/config/finetune_shakespeare.py`): a nanoGPT config file that train.py reads.
-pub fn is_nanogpt_config_path(word: &str) -> bool {
-    word.ends_with(".py") && word.rsplit('/').nth(1).is_some_and(|dir| dir == "config")
+    /// The program whose config file a command-line word names (train.py's `config/x.py`).
+    pub fn of_config_file(word: &str) -> Option<Program> {
+        Program::ALL.into_iter().find(|p| p.names_config_file(word))
+    }
 }
 
 /// A program's config from its own flags — train.py's `--key=value` overrides, base_train.py's

@@ -118,6 +118,13 @@ macro_rules! registry {
                 })
             }
 
+            /// Whether a command-line word names one of its config files.
+            pub fn names_config_file(self, word: &str) -> bool {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::names_config_file(word)),+
+                }
+            }
+
             /// Whether its command line's words that are not flags are config files.
             pub fn config_files(self) -> bool {
                 match self {

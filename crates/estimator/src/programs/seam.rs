@@ -201,6 +201,12 @@ pub trait TrainingProgram {
     /// reading behind the command line, a JSON config and a pasted launch line.
     fn config_from_flags(flags: &[String]) -> Result<Self::Config, ConfigError>;
 
+    /// Whether a command-line word names one of its config files (train.py's `config/x.py`):
+    /// such a word launches the program even with the script left out, and is never a script.
+    fn names_config_file(_word: &str) -> bool {
+        false
+    }
+
     /// Its config from a command line's words in order, config files with their text
     /// ([`Self::CONFIG_FILES`]), and what was read but not applied (said as warnings). By
     /// default a program takes no config files and reads its flags by [`Self::config_from_flags`].

@@ -245,6 +245,11 @@ impl crate::programs::TrainingProgram for NanoGpt {
         TrainConfig::default()
     }
 
+    /// A file in a `config/` folder (`config/train_gpt2.py`, `./nanoGPT/config/finetune_shakespeare.py`).
+    fn names_config_file(word: &str) -> bool {
+        word.ends_with(".py") && word.rsplit('/').nth(1).is_some_and(|dir| dir == "config")
+    }
+
     /// train.py's configurator: config files and `--key=value` overrides, in order; the config
     /// files' lines it could not apply are said.
     fn config_from_args(
