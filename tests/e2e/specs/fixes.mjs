@@ -12,8 +12,8 @@ export const tests = {
     await page.waitForSelector('[data-testid=fix]');
     const ids = await page.$$eval('[data-testid=fix]', (els) => els.map((e) => [e.dataset.fix, Number(e.dataset.peak)]));
     const j = cli(ctx, ['--batch_size=16', '--gradient_accumulation_steps=32', '--compile=False', '--gpu=rtx3060']);
-    const real = j.fixes.filter((f) => f.impact !== 'not_a_fix').map((f) => [f.id, f.peak_bytes]);
-    const notFixes = j.fixes.filter((f) => f.impact === 'not_a_fix').map((f) => [f.id, f.peak_bytes]);
+    const real = j.fixes.filter((f) => f.impact !== 'not_a_fix').map((f) => [f.kind, f.peak_bytes]);
+    const notFixes = j.fixes.filter((f) => f.impact === 'not_a_fix').map((f) => [f.kind, f.peak_bytes]);
     assert.deepEqual(ids, [...real, ...notFixes]);
     const top = await page.getAttribute('[data-testid=top-fix]', 'data-fix');
     assert.equal(top, j.fixes[0].kind);

@@ -7,3 +7,4 @@ pub mod oom;
 pub mod paste;
 pub mod pyliteral;
 pub mod query;
+pub mod skipped;

@@ -3,11 +3,11 @@
 //! config (parsed by the page, read by [`interpret_json`]). Says what it is, applies what it
 //! understood to the page's state, and lists what it did not.
 
-use crate::configurator::{Configurator, Skipped};
 use crate::error::ConfigError;
 use crate::input::json_config::{self, Setting};
+use crate::input::skipped::Skipped;
 use crate::oom::{parse, CardSaid, Diagnosis, OomMessage};
-use crate::programs::config_from_flags;
+use crate::programs::{config_from_flags, Program};
 use crate::query::PageState;
 
 /// Longest paste read (a long log is cut, not refused).
@@ -132,133 +132,52 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         return out;
     }
     // a command line names a training script (on one of its lines)
-    if let Some(line) = text.lines().find(|l| {
-        !l.trim_start().starts_with('#')
-            && [
-                "train.py",
-                "train_gpt2.py",
-                "scripts.base_train",
-                "scripts.chat_sft",
-            ]
+    let launches = |l: &str| {
+        Program::ALL
             .iter()
-            .any(|s| l.contains(s))
-    }) {
+            .any(|p| p.launch_words().iter().any(|w| l.contains(w)))
+    };
+    if let Some(line) = text
+        .lines()
+        .find(|l| !l.trim_start().starts_with('#') && launches(l))
+    {
         // backslash continuations: the rest of the paste belongs to the command
         let start = text.find(line).unwrap_or(0);
         let command = &text[start..];
-        match crate::input::command_line::parse(command) {
-            Ok(l) if l.program == crate::programs::Program::BuildNanoGpt => {
-                // train_gpt2.py takes no arguments: the line says which script, how many GPUs
-                // and which allocator (the page's constants stay)
-                let mut cfg = out.state.configs.bng.clone();
-                cfg.world_size = 1;
-                // the script's assert counts every process: refused as the script would refuse it
-                let read = l.check_script_args().and_then(|()| {
-                    l.launcher_settings()
-                        .iter()
-                        .try_for_each(|(k, v)| cfg.set(k, v))
-                });
-                match read.and_then(|()| cfg.validate()) {
-                    Ok(()) => {
-                        out.state.program = l.program;
-                        out.state.configs.bng = cfg;
-                        out.pasted = Pasted::CommandLine {
-                            world_size: l.world_size,
-                            unknown_files: Vec::new(),
-                        };
-                    }
-                    Err(e) => out.error = Some(e),
-                }
-                return out;
+        let read = crate::input::command_line::parse(command).and_then(|l| {
+            let read = out.state.configs.read_launch(l.program, &l, command)?;
+            Ok((l, read))
+        });
+        match read {
+            Ok((l, read)) => {
+                out.state.program = l.program;
+                out.skipped = read.skipped;
+                out.pasted = Pasted::CommandLine {
+                    world_size: l.world_size,
+                    unknown_files: read.unknown_files,
+                };
             }
-            Ok(l) if l.program != crate::programs::Program::NanoGpt => {
-                let mut args = l.args.clone();
-                args.extend(l.launcher_flags());
-                match config_from_flags(l.program, &args) {
-                    Ok(cfg) => {
-                        out.state.set_config(cfg);
-                        out.pasted = Pasted::CommandLine {
-                            world_size: l.world_size,
-                            unknown_files: Vec::new(),
-                        };
-                    }
-                    Err(e) => out.error = Some(e),
-                }
-                return out;
-            }
-            _ => {}
-        }
-        let mut conf = Configurator::new();
-        match conf.apply_command_line(command) {
-            Ok(cl) => match conf.finish() {
-                Ok((cfg, skipped)) => {
-                    out.state.program = crate::programs::Program::NanoGpt;
-                    out.state.configs.nanogpt = cfg;
-                    if cl.expandable_segments {
-                        out.state.configs.nanogpt.allocator =
-                            crate::config::Allocator::ExpandableSegments;
-                    }
-                    out.skipped = skipped;
-                    out.pasted = Pasted::CommandLine {
-                        world_size: cl.world_size,
-                        unknown_files: cl.unknown_files,
-                    };
-                }
-                Err(e) => out.error = Some(e),
-            },
             Err(e) => out.error = Some(e),
         }
         return out;
     }
-    // train_gpt2.py's own constants (`B = 16 # micro batch size`, `GPTConfig(n_layer=24)`)
-    let bng_line = |l: &str| {
-        let code = l.split('#').next().unwrap_or("").trim();
-        code.contains("GPTConfig(")
-            || code.split_once('=').is_some_and(|(k, _)| {
-                ["B", "T", "total_batch_size", "use_compile"].contains(&k.trim())
-            })
-    };
-    if text.lines().any(bng_line) {
-        let mut cfg = out.state.configs.bng.clone();
-        match cfg.apply_script_lines(text).and_then(|_| cfg.validate()) {
-            Ok(()) => {
-                out.state.program = crate::programs::Program::BuildNanoGpt;
-                out.state.configs.bng = cfg;
+    // a script's own text (a config file's lines, its constants): the first program, in the
+    // registry's order, that reads one of its lines
+    let best = Program::ALL
+        .into_iter()
+        .find_map(|p| current.configs.read_text(p, current.program == p, text));
+    match best {
+        Some(Ok(read)) => {
+            out.skipped = read.skipped;
+            if current.configs.holds(&read.config) {
+                out.pasted = Pasted::ConfigUnchanged;
+            } else {
+                out.state.set_config(read.config);
                 out.pasted = Pasted::ConfigFile;
             }
-            Err(e) => out.error = Some(e),
         }
-        return out;
-    }
-    // A config file: at least one `key = value` line train.py knows. Its lines edit the
-    // settings on the page (`batch_size = 4` changes the batch, nothing else), as a config file
-    // edits train.py's defaults; on another program's page they start from train.py's defaults,
-    // and switch the page to nanoGPT only if they change something of its memory.
-    let mut conf = Configurator::new();
-    let on_nanogpt = current.program == crate::programs::Program::NanoGpt;
-    if on_nanogpt {
-        conf.cfg = current.configs.nanogpt.clone();
-    }
-    let before = conf.cfg.clone();
-    conf.apply_file("pasted text", text);
-    let lines = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .count();
-    if lines > conf.skipped.len() {
-        match conf.finish() {
-            Ok((cfg, skipped)) => {
-                out.skipped = skipped;
-                if cfg == before {
-                    out.pasted = Pasted::ConfigUnchanged;
-                } else {
-                    out.state.program = crate::programs::Program::NanoGpt;
-                    out.state.configs.nanogpt = cfg;
-                    out.pasted = Pasted::ConfigFile;
-                }
-            }
-            Err(e) => out.error = Some(e),
-        }
+        Some(Err(e)) => out.error = Some(e),
+        None => {}
     }
     out
 }

@@ -110,6 +110,7 @@ macro_rules! registry {
             }
 
             /// Its config from its own flags, with every check the script makes.
+            #[inline(never)] // reached from several readers: one copy (the page's wasm size)
             pub fn config_from_flags(self, flags: &[String]) -> Result<ProgramConfig, ConfigError> {
                 Ok(match self {
                     $(Program::$variant => {
@@ -406,6 +407,13 @@ macro_rules! registry {
                 }
             }
 
+            /// Whether `config` is already its program's settings here.
+            pub fn holds(&self, config: &ProgramConfig) -> bool {
+                match config {
+                    $(ProgramConfig::$variant(c) => self.$field == *c),+
+                }
+            }
+
             /// Whether `program`'s settings are all the script's defaults.
             pub fn is_default(&self, program: Program) -> bool {
                 match program {
@@ -447,6 +455,36 @@ macro_rules! registry {
             ) -> Option<crate::oom::Diagnosis> {
                 match program {
                     $(Program::$variant => <$ty as __Seam>::diagnose(&self.$field, message)),+
+                }
+            }
+
+            /// A pasted launch line of `program` (`line`, read as `launch`) read over its
+            /// settings, which it replaces; what was not applied.
+            pub fn read_launch(
+                &mut self,
+                program: Program,
+                launch: &crate::input::command_line::Launch,
+                line: &str,
+            ) -> Result<crate::programs::seam::Read<()>, ConfigError> {
+                match program {
+                    $(Program::$variant => {
+                        let read = <$ty as __Seam>::config_from_launch(&self.$field, launch, line)?;
+                        Ok(read.map(|c| self.$field = c))
+                    }),+
+                }
+            }
+
+            /// Pasted text of `program`'s own, read over its settings (`on_page`: whether the
+            /// page shows it); `None` where not one line is its.
+            pub fn read_text(
+                &self,
+                program: Program,
+                on_page: bool,
+                text: &str,
+            ) -> Option<Result<crate::programs::seam::Read<ProgramConfig>, ConfigError>> {
+                match program {
+                    $(Program::$variant => <$ty as __Seam>::config_from_text(&self.$field, on_page, text)
+                        .map(|r| r.map(|read| read.map(ProgramConfig::$variant)))),+
                 }
             }
 

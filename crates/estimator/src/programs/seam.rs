@@ -64,6 +64,40 @@ pub enum ScriptArg {
     File { path: String, text: String },
 }
 
+/// What a program read of a pasted launch line or pasted text of its own: its config, and what
+/// it could not apply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Read<C> {
+    pub config: C,
+    /// Lines read but not applied (a config file's), with why.
+    pub skipped: Vec<crate::input::skipped::Skipped>,
+    /// Config files a launch line names whose text is not known here.
+    pub unknown_files: Vec<String>,
+    /// Lines of pasted text it applied.
+    pub applied: usize,
+}
+
+impl<C> Read<C> {
+    /// The config alone, nothing skipped.
+    pub fn config(config: C, applied: usize) -> Read<C> {
+        Read {
+            config,
+            skipped: Vec::new(),
+            unknown_files: Vec::new(),
+            applied,
+        }
+    }
+
+    pub fn map<D>(self, f: impl FnOnce(C) -> D) -> Read<D> {
+        Read {
+            config: f(self.config),
+            skipped: self.skipped,
+            unknown_files: self.unknown_files,
+            applied: self.applied,
+        }
+    }
+}
+
 /// One training script vramfit models.
 pub trait TrainingProgram {
     /// The id `--program=`, `?program=` and a JSON config's `"program"` take.
@@ -227,6 +261,30 @@ pub trait TrainingProgram {
             }
         }
         Ok((Self::config_from_flags(&flags)?, Vec::new()))
+    }
+
+    /// Its config from a pasted launch line (`line`, read as `launch`), given the page's settings
+    /// of it (`current`). By default: the script's flags on the line and what the launcher sets,
+    /// from the script's defaults (a launch line says every setting it changes).
+    fn config_from_launch(
+        _current: &Self::Config,
+        launch: &crate::input::command_line::Launch,
+        _line: &str,
+    ) -> Result<Read<Self::Config>, ConfigError> {
+        let mut args = launch.args.clone();
+        args.extend(launch.launcher_flags());
+        Ok(Read::config(Self::config_from_flags(&args)?, 1))
+    }
+
+    /// Pasted lines of the script's own text (a config file's `key = value` lines, its
+    /// constants, a dict as it writes one), applied to the page's settings of it (`current`;
+    /// `on_page`: whether the page shows this program); `None` where not one line is its.
+    fn config_from_text(
+        _current: &Self::Config,
+        _on_page: bool,
+        _text: &str,
+    ) -> Option<Result<Read<Self::Config>, ConfigError>> {
+        None
     }
 
     /// Refuses script arguments of a launch line the script does not take (default: it takes

@@ -151,6 +151,50 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
         answer::fix_answers(a, fixes)
     }
 
+    /// train_gpt2.py takes no arguments: the line says how many GPUs and which allocator, and
+    /// the page's constants stay (the script's assert counts every process: refused as the
+    /// script would refuse it).
+    fn config_from_launch(
+        current: &BngConfig,
+        launch: &crate::input::command_line::Launch,
+        _line: &str,
+    ) -> Result<crate::programs::seam::Read<BngConfig>, ConfigError> {
+        let mut cfg = current.clone();
+        cfg.world_size = 1;
+        launch.check_script_args()?;
+        for (k, v) in launch.launcher_settings() {
+            cfg.set(k, &v)?;
+        }
+        cfg.validate()?;
+        Ok(crate::programs::seam::Read::config(cfg, 1))
+    }
+
+    /// The script's own constants (`B = 16 # micro batch size`, `GPTConfig(n_layer=24)`), over
+    /// the page's.
+    fn config_from_text(
+        current: &BngConfig,
+        _on_page: bool,
+        text: &str,
+    ) -> Option<Result<crate::programs::seam::Read<BngConfig>, ConfigError>> {
+        let constant = |l: &str| {
+            let code = l.split('#').next().unwrap_or("").trim();
+            code.contains("GPTConfig(")
+                || code.split_once('=').is_some_and(|(k, _)| {
+                    ["B", "T", "total_batch_size", "use_compile"].contains(&k.trim())
+                })
+        };
+        let lines = text.lines().filter(|l| constant(l)).count();
+        if lines == 0 {
+            return None;
+        }
+        let mut cfg = current.clone();
+        Some(
+            cfg.apply_script_lines(text)
+                .and_then(|_| cfg.validate())
+                .map(|()| crate::programs::seam::Read::config(cfg, lines)),
+        )
+    }
+
     type Config = BngConfig;
     type Analysis = BngAnalysis;
     type Fixes = fixes::BngFixReport;

@@ -12,43 +12,7 @@ use crate::config::{field, TrainConfig, OTHER_TRAIN_KEYS};
 use crate::error::{ConfigError, Problem};
 use crate::pyliteral::{eval, PyValue};
 
-/// A line of a config file that was not applied, and why.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Skipped {
-    /// Where it came from (a file name, or "pasted text").
-    pub source: String,
-    /// 1-based line number.
-    pub line: usize,
-    pub text: String,
-    pub reason: SkipReason,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum SkipReason {
-    /// Not `key = literal` (imports, function calls, names on the right-hand side…).
-    NotUnderstood(String),
-    /// A name train.py does not read; exec() would create a harmless global.
-    UnknownKey(String),
-    /// A train.py key whose value is wrong (type or range); the earlier value stays.
-    Invalid(ConfigError),
-}
-
-impl std::fmt::Display for Skipped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = match &self.reason {
-            SkipReason::NotUnderstood(why) => format!("not understood ({why})"),
-            SkipReason::UnknownKey(k) => format!("'{k}' is not a train.py setting"),
-            SkipReason::Invalid(e) => e.to_string(),
-        };
-        write!(
-            f,
-            "{}:{}: {what}: {}",
-            self.source,
-            self.line,
-            self.text.trim()
-        )
-    }
-}
+pub use crate::input::skipped::{SkipReason, Skipped};
 
 /// The model shapes `GPT.from_pretrained` loads (model.py), with GPT-2's 50257-token vocabulary,
 /// bias=True and a 1024-token context.

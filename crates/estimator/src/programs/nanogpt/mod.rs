@@ -245,6 +245,59 @@ impl crate::programs::TrainingProgram for NanoGpt {
         TrainConfig::default()
     }
 
+    /// train.py's configurator over the line: its config files (nanoGPT's own by their known
+    /// text) and `--key=value` settings in order, from train.py's defaults.
+    fn config_from_launch(
+        _current: &TrainConfig,
+        _launch: &crate::input::command_line::Launch,
+        line: &str,
+    ) -> Result<crate::programs::seam::Read<TrainConfig>, ConfigError> {
+        let mut conf = configurator::Configurator::new();
+        let cl = conf.apply_command_line(line)?;
+        let (mut cfg, skipped) = conf.finish()?;
+        if cl.expandable_segments {
+            cfg.allocator = config::Allocator::ExpandableSegments;
+        }
+        Ok(crate::programs::seam::Read {
+            config: cfg,
+            skipped,
+            unknown_files: cl.unknown_files,
+            applied: 1,
+        })
+    }
+
+    /// A config file's lines: they edit the page's settings (`batch_size = 4` changes the batch,
+    /// nothing else), as a config file edits train.py's defaults; shown on another program's
+    /// page, they start from train.py's defaults.
+    fn config_from_text(
+        current: &TrainConfig,
+        on_page: bool,
+        text: &str,
+    ) -> Option<Result<crate::programs::seam::Read<TrainConfig>, ConfigError>> {
+        let mut conf = configurator::Configurator::new();
+        if on_page {
+            conf.cfg = current.clone();
+        }
+        conf.apply_file("pasted text", text);
+        let lines = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .count();
+        let applied = lines.saturating_sub(conf.skipped.len());
+        if applied == 0 {
+            return None;
+        }
+        Some(
+            conf.finish()
+                .map(|(config, skipped)| crate::programs::seam::Read {
+                    config,
+                    skipped,
+                    unknown_files: Vec::new(),
+                    applied,
+                }),
+        )
+    }
+
     /// A file in a `config/` folder (`config/train_gpt2.py`, `./nanoGPT/config/finetune_shakespeare.py`).
     fn names_config_file(word: &str) -> bool {
         word.ends_with(".py") && word.rsplit('/').nth(1).is_some_and(|dir| dir == "config")
