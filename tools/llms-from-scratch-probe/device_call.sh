@@ -11,4 +11,4 @@ if timeout 60 python3 -c "import tiktoken; print('tiktoken', tiktoken.__version_
   export TOKENIZER=real; else export TOKENIZER=stub; tail -2 $OUT/tiktoken_check.txt; fi
 echo "TOKENIZER=$TOKENIZER" | tee -a $OUT/env.txt
 python3 tools/llms-from-scratch-probe/make_jobs.py /tmp/jobs.json ${3:-main}
-python3 tools/llms-from-scratch-probe/drive.py /tmp/jobs.json "$1" "$2" 2>&1 | tee $OUT/driver.log
+python3 tools/build-nanogpt-probe/drive.py /tmp/jobs.json "$1" "$2" 2>&1 | tee $OUT/driver.log
