@@ -15,7 +15,7 @@ pub fn DdpSummary() -> impl IntoView {
         // nothing to show (or to compute) without DDP
         let ranks = app
             .analysis
-            .with(|a| a.as_ref().ok().and_then(|a| a.nanogpt()?.ranks()))?;
+            .with(|a| a.as_ref().ok()?.own::<estimator::Analysis>()?.ranks())?;
         let cfg = app.page.with(|p| p.configs.nanogpt.clone());
         let params = app
             .analysis

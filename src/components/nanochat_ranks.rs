@@ -12,9 +12,13 @@ pub fn NanochatRanks() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     move || {
-        let ranks = app
-            .analysis
-            .with(|a| a.as_ref().ok().and_then(|a| a.nanochat()?.ranks.clone()))?;
+        let ranks = app.analysis.with(|a| {
+            let own = a
+                .as_ref()
+                .ok()?
+                .own::<estimator::programs::nanochat::NanochatAnalysis>();
+            own?.ranks.clone()
+        })?;
         let text = fill(
             tr.nc_ranks,
             &[

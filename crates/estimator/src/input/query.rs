@@ -6,7 +6,6 @@
 
 use crate::error::ConfigError;
 use crate::gpu::{self, gib_to_bytes, Budget, Gpu};
-use crate::programs::nanochat::NanochatConfig;
 use crate::programs::{Configs, Program, ProgramConfig};
 use crate::pyliteral::PyValue;
 
@@ -131,15 +130,6 @@ impl PageState {
     /// The chosen program's checks that involve more than one setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.configs.validate(self.program)
-    }
-
-    /// The nanochat script's settings the page shows (base_train.py's unless chat_sft.py is chosen).
-    pub fn nanochat_config(&self) -> &NanochatConfig {
-        if self.program == Program::NanochatSft {
-            &self.configs.nanochat_sft
-        } else {
-            &self.configs.nanochat
-        }
     }
 
     /// Makes `config`'s program the page's, with `config` (from

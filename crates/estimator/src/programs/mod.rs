@@ -84,23 +84,3 @@ pub fn replay_page(page: &PageState, budget: &Budget) -> Result<Run, ConfigError
 pub fn rank_page_fixes(page: &PageState, budget: &Budget, mfu: f64) -> Option<ProgramFixes> {
     page.configs.rank_fixes(page.program, budget, mfu)
 }
-
-impl ProgramAnalysis {
-    /// nanochat's analysis (its ranks under torchrun), where the run is base_train.py's or
-    /// chat_sft.py's.
-    pub fn nanochat(&self) -> Option<&nanochat::NanochatAnalysis> {
-        match self {
-            ProgramAnalysis::Nanochat(a) | ProgramAnalysis::NanochatSft(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// nanoGPT's analysis (its closed form, DDP ranks), where the run is nanoGPT's.
-    pub fn nanogpt(&self) -> Option<&nanogpt::analysis::Analysis> {
-        if let ProgramAnalysis::NanoGpt(a) = self {
-            Some(a)
-        } else {
-            None
-        }
-    }
-}

@@ -252,6 +252,14 @@ macro_rules! registry {
                 }
             }
 
+            /// The program's own analysis, where it is a `T` (a view of one program's answer,
+            /// such as nanochat's ranks, asks for its type; `None` for any other program's).
+            pub fn own<T: 'static>(&self) -> Option<&T> {
+                match self {
+                    $(ProgramAnalysis::$variant(a) => (a as &dyn std::any::Any).downcast_ref::<T>()),+
+                }
+            }
+
             /// Parameters as the script prints them.
             pub fn params_reported(&self) -> u64 {
                 match self {
