@@ -28,6 +28,18 @@ impl std::ops::Deref for Analysis {
 }
 
 impl Analysis {
+    /// This run's time per iteration on `gpu` (the all-reduce under DDP included), at `mfu`.
+    pub fn iter_time(&self, gpu: &crate::gpu::Gpu, mfu: f64) -> crate::speed::IterTime {
+        let est = &self.estimate;
+        crate::speed::iter_time(
+            &est.config,
+            est.params.reported,
+            gpu,
+            crate::physics::Patches::default(),
+            mfu,
+        )
+    }
+
     /// Per-GPU peaks of a DDP run, from the replay (`None` on one GPU).
     pub fn ranks(&self) -> Option<crate::ddp::Ranks> {
         let phase = |p| self.phase_bytes(p).unwrap_or(0);

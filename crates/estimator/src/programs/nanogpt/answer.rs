@@ -118,14 +118,7 @@ pub fn answer(a: &Analysis, fixes: Option<&FixReport>, budget: &Budget, mfu: f64
 
 fn ddp(a: &Analysis, budget: &Budget, mfu: f64) -> Option<Ddp> {
     let r = a.ranks()?;
-    let est = &a.estimate;
-    let t = super::speed::iter_time(
-        &est.config,
-        est.params.reported,
-        &budget.gpu,
-        super::physics::Patches::default(),
-        mfu,
-    );
+    let t = a.iter_time(&budget.gpu, mfu);
     let last = r.world_size - 1;
     let others = if last == 1 {
         "1".to_string()

@@ -41,13 +41,7 @@ pub fn report(a: &Analysis, budget: &Budget, mfu: f64) -> Report {
         ),
     ];
     if let Some(r) = a.ranks() {
-        let t = super::speed::iter_time(
-            cfg,
-            est.params.reported,
-            &budget.gpu,
-            super::physics::Patches::default(),
-            mfu,
-        );
+        let t = a.iter_time(&budget.gpu, mfu);
         head.push((
             Label::Ddp,
             Line::new(
