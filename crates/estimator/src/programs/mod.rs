@@ -9,6 +9,7 @@ pub mod answer;
 pub mod build_nanogpt;
 pub mod fix_view;
 pub mod inputs;
+pub mod llms_from_scratch;
 pub mod nanochat;
 pub mod nanogpt;
 mod registry;

@@ -1,0 +1,400 @@
+//! `Ch05Config`: what decides the GPU memory of rasbt/LLMs-from-scratch's
+//! `ch05/01_main-chapter-code/gpt_train.py` (28c65cdf), named as the script names it — the keys of
+//! its `GPT_CONFIG_124M` and `OTHER_SETTINGS` dicts — with its defaults and asserts, plus what it
+//! takes from its data (the token counts of the text's two splits) and from its environment (the
+//! allocator).
+//!
+//! Readers edit the dicts: vramfit reads them as `--context_length=1024` (CLI), `?context_length=1024`
+//! (URL) or the dict's own lines pasted (`"context_length": 1024,  # Shortened context length`).
+
+use crate::config::Allocator;
+use crate::error::{ConfigError, Problem};
+
+/// The settings of one gpt_train.py run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ch05Config {
+    pub vocab_size: u32,
+    pub context_length: u32,
+    pub emb_dim: u32,
+    pub n_heads: u32,
+    pub n_layers: u32,
+    pub drop_rate: f64,
+    pub qkv_bias: bool,
+    pub batch_size: u32,
+    pub num_epochs: u32,
+    /// `OTHER_SETTINGS`' learning rate and weight decay: kept as written (they change no tensor).
+    pub learning_rate: f64,
+    pub weight_decay: f64,
+    /// GPT-2 tokens in the first 90 % of the text's characters (the training split) and in the
+    /// rest: the-verdict.txt's 20,479 characters are 4,612 and 534 (tiktoken's gpt2 encoding).
+    pub train_tokens: u64,
+    pub val_tokens: u64,
+    /// gpt_train.py sets no `PYTORCH_CUDA_ALLOC_CONF`: the default caching allocator.
+    pub allocator: Allocator,
+}
+
+impl Default for Ch05Config {
+    fn default() -> Self {
+        Ch05Config {
+            vocab_size: 50_257,
+            context_length: 256,
+            emb_dim: 768,
+            n_heads: 12,
+            n_layers: 12,
+            drop_rate: 0.1,
+            qkv_bias: false,
+            batch_size: 2,
+            num_epochs: 10,
+            learning_rate: 5e-4,
+            weight_decay: 0.1,
+            train_tokens: VERDICT_TRAIN_TOKENS,
+            val_tokens: VERDICT_VAL_TOKENS,
+            allocator: Allocator::Default,
+        }
+    }
+}
+
+/// the-verdict.txt (ch02/01_main-chapter-code, 20,479 characters) split at `int(0.90 *
+/// len(text))` characters and encoded with tiktoken's gpt2: the script's own data.
+pub const VERDICT_TRAIN_TOKENS: u64 = 4_612;
+pub const VERDICT_VAL_TOKENS: u64 = 534;
+
+/// The settings, the script's dict keys in its order, then the data's and vramfit's.
+pub const KEYS: &[&str] = &[
+    "vocab_size",
+    "context_length",
+    "emb_dim",
+    "n_heads",
+    "n_layers",
+    "drop_rate",
+    "qkv_bias",
+    "learning_rate",
+    "num_epochs",
+    "batch_size",
+    "weight_decay",
+    "train_tokens",
+    "val_tokens",
+    "allocator",
+];
+
+/// The keys of the script's two dicts (what a pasted dict may set).
+pub const DICT_KEYS: &[&str] = &[
+    "vocab_size",
+    "context_length",
+    "emb_dim",
+    "n_heads",
+    "n_layers",
+    "drop_rate",
+    "qkv_bias",
+    "learning_rate",
+    "num_epochs",
+    "batch_size",
+    "weight_decay",
+];
+
+fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let t = text.trim();
+    let v: u64 = t.replace('_', "").parse().map_err(|_| {
+        ConfigError::new(
+            key,
+            t,
+            Problem::WrongType {
+                expected: "an integer",
+            },
+        )
+    })?;
+    if v < min || v > max {
+        return Err(ConfigError::new(
+            key,
+            t,
+            Problem::OutOfRange {
+                min: min.to_string(),
+                max: max.to_string(),
+            },
+        ));
+    }
+    Ok(v)
+}
+
+fn float_in(key: &str, text: &str, min: f64, below: f64) -> Result<f64, ConfigError> {
+    let t = text.trim();
+    let v: f64 = t
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| {
+            ConfigError::new(
+                key,
+                t,
+                Problem::WrongType {
+                    expected: "a number",
+                },
+            )
+        })?;
+    if !(min..below).contains(&v) {
+        return Err(ConfigError::new(
+            key,
+            t,
+            Problem::OutOfRange {
+                min: min.to_string(),
+                max: format!("below {below}"),
+            },
+        ));
+    }
+    Ok(v)
+}
+
+/// The longest context and the largest batch vramfit takes.
+pub const MAX_CONTEXT: u32 = 1 << 20;
+pub const MAX_BATCH: u32 = 1 << 20;
+
+impl Ch05Config {
+    /// Sets one setting from its text (a Python literal; `true`/`false` too, as URLs carry them).
+    pub fn set(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+        let key = key.trim_start_matches('-');
+        match key {
+            "vocab_size" => self.vocab_size = int_in(key, text, 1, 1 << 22)? as u32,
+            "context_length" => {
+                self.context_length = int_in(key, text, 1, u64::from(MAX_CONTEXT))? as u32
+            }
+            "emb_dim" => self.emb_dim = int_in(key, text, 1, 65_536)? as u32,
+            "n_heads" => self.n_heads = int_in(key, text, 1, 1024)? as u32,
+            "n_layers" => self.n_layers = int_in(key, text, 1, 512)? as u32,
+            // nn.Dropout takes 0 ≤ p ≤ 1; p = 1 zeroes everything, a run no one trains
+            "drop_rate" => self.drop_rate = float_in(key, text, 0.0, 1.0)?,
+            "qkv_bias" => {
+                self.qkv_bias = match text.trim() {
+                    "True" | "true" | "1" => true,
+                    "False" | "false" | "0" => false,
+                    other => {
+                        return Err(ConfigError::new(
+                            key,
+                            other,
+                            Problem::WrongType {
+                                expected: "True or False",
+                            },
+                        ))
+                    }
+                }
+            }
+            "batch_size" => self.batch_size = int_in(key, text, 1, u64::from(MAX_BATCH))? as u32,
+            "num_epochs" => self.num_epochs = int_in(key, text, 1, 1_000_000)? as u32,
+            "learning_rate" => self.learning_rate = float_in(key, text, 0.0, f64::MAX)?,
+            "weight_decay" => self.weight_decay = float_in(key, text, 0.0, f64::MAX)?,
+            "train_tokens" => self.train_tokens = int_in(key, text, 0, 1 << 40)?,
+            "val_tokens" => self.val_tokens = int_in(key, text, 0, 1 << 40)?,
+            "allocator" => {
+                self.allocator = Allocator::parse(text.trim()).ok_or_else(|| {
+                    ConfigError::new(
+                        key,
+                        text.trim(),
+                        Problem::NotOneOf {
+                            choices: Allocator::NAMES,
+                        },
+                    )
+                })?
+            }
+            _ => return Err(ConfigError::new(key, "", Problem::UnknownKey)),
+        }
+        Ok(())
+    }
+
+    /// `--KEY=VALUE` arguments in order; anything else is named.
+    pub fn from_args<S: AsRef<str>>(args: &[S]) -> Result<Ch05Config, ConfigError> {
+        let mut cfg = Ch05Config::default();
+        for a in args {
+            let a = a.as_ref();
+            let Some((k, v)) = a.strip_prefix("--").and_then(|b| b.split_once('=')) else {
+                return Err(ConfigError::new(
+                    a,
+                    "",
+                    Problem::Unreadable {
+                        detail: "gpt_train.py's settings are its dict keys, written \
+                                 --KEY=VALUE (--context_length=1024)"
+                            .into(),
+                    },
+                ));
+            };
+            cfg.set(k, v)?;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The dicts' own lines (`"context_length": 1024,  # Shortened context length (orig: 1024)`,
+    /// or several on one line): each key it knows is read, the rest left. Returns how many
+    /// settings were read.
+    pub fn apply_dict_lines(&mut self, text: &str) -> Result<usize, ConfigError> {
+        let mut read = 0;
+        for (key, value) in dict_entries(text) {
+            self.set(key, value)?;
+            read += 1;
+        }
+        Ok(read)
+    }
+
+    /// The script's asserts.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        // MultiHeadAttention: assert d_out % num_heads == 0
+        if !self.emb_dim.is_multiple_of(self.n_heads) {
+            return Err(ConfigError::new(
+                "emb_dim",
+                self.emb_dim,
+                Problem::NotDivisibleBy {
+                    divisor_key: "n_heads",
+                    divisor: self.n_heads.into(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// A setting's value as the script would write it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let py_bool = |b: bool| if b { "True" } else { "False" }.to_string();
+        Some(match key {
+            "vocab_size" => self.vocab_size.to_string(),
+            "context_length" => self.context_length.to_string(),
+            "emb_dim" => self.emb_dim.to_string(),
+            "n_heads" => self.n_heads.to_string(),
+            "n_layers" => self.n_layers.to_string(),
+            "drop_rate" => py_float(self.drop_rate),
+            "qkv_bias" => py_bool(self.qkv_bias),
+            "batch_size" => self.batch_size.to_string(),
+            "num_epochs" => self.num_epochs.to_string(),
+            "learning_rate" => py_float(self.learning_rate),
+            "weight_decay" => py_float(self.weight_decay),
+            "train_tokens" => self.train_tokens.to_string(),
+            "val_tokens" => self.val_tokens.to_string(),
+            "allocator" => self.allocator.as_str().to_string(),
+            _ => return None,
+        })
+    }
+
+    /// The settings that differ from the script's, as `(key, value)`.
+    pub fn changed(&self) -> Vec<(&'static str, String)> {
+        let d = Ch05Config::default();
+        KEYS.iter()
+            .filter(|k| self.get(k) != d.get(k))
+            .map(|k| (*k, self.get(k).unwrap_or_default()))
+            .collect()
+    }
+
+    /// `GPTDatasetV1` with `stride = max_length = context_length`: one sequence per
+    /// `range(0, len(token_ids) - max_length, stride)` start.
+    fn sequences(&self, tokens: u64) -> u64 {
+        let ctx = u64::from(self.context_length);
+        tokens.saturating_sub(ctx).div_ceil(ctx)
+    }
+
+    /// Training batches per epoch (`drop_last=True`).
+    pub fn train_batches(&self) -> u64 {
+        self.sequences(self.train_tokens) / u64::from(self.batch_size)
+    }
+
+    /// Validation sequences; the loader (`drop_last=False`) batches them by `batch_size`, the last
+    /// batch partial. None: `evaluate_model`'s validation loss is `nan`, with no forward.
+    pub fn val_sequences(&self) -> u64 {
+        self.sequences(self.val_tokens)
+    }
+
+    /// Optimizer steps in the whole run.
+    pub fn total_steps(&self) -> u64 {
+        self.train_batches() * u64::from(self.num_epochs)
+    }
+}
+
+/// A float as Python prints it (`0.1`, `0.0`, `0.0005`).
+fn py_float(v: f64) -> String {
+    let s = v.to_string();
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// The `"key": value` entries of pasted dict text, comments dropped.
+fn dict_entries(text: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("");
+        for part in code.split(',') {
+            let Some((k, v)) = part.split_once(':') else {
+                continue;
+            };
+            let k = k.rsplit('{').next().unwrap_or(k).trim();
+            let Some(k) = k
+                .strip_prefix('"')
+                .and_then(|k| k.strip_suffix('"'))
+                .or_else(|| k.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
+            else {
+                continue;
+            };
+            let v = v.trim().trim_end_matches('}').trim();
+            if DICT_KEYS.contains(&k) && !v.is_empty() {
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
+/// How many of the dicts' keys pasted text sets.
+pub fn dict_lines(text: &str) -> usize {
+    dict_entries(text).len()
+}
+
+/// The script's two dicts as it writes them (what the page's export shows).
+pub fn dicts(cfg: &Ch05Config) -> String {
+    let entry = |k: &str| format!("    \"{k}\": {},", cfg.get(k).unwrap_or_default());
+    let model: Vec<String> = DICT_KEYS[..7].iter().map(|k| entry(k)).collect();
+    let other: Vec<String> = DICT_KEYS[7..].iter().map(|k| entry(k)).collect();
+    format!(
+        "GPT_CONFIG_124M = {{\n{}\n}}\n\nOTHER_SETTINGS = {{\n{}\n}}",
+        model.join("\n"),
+        other.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scripts_defaults_and_its_data() {
+        let d = Ch05Config::default();
+        d.validate().unwrap();
+        // 4,612 training tokens at 256: 18 sequences, 9 batches of 2; 534 validation tokens: 2
+        assert_eq!((d.train_batches(), d.val_sequences()), (9, 2));
+        let c = Ch05Config::from_args(&["--context_length=1024"]).unwrap();
+        // the validation split holds no full 1,024-token sequence: its loader is empty
+        assert_eq!((c.train_batches(), c.val_sequences()), (2, 0));
+        let e = Ch05Config::from_args(&["--n_heads=7"]).unwrap_err();
+        assert!(e.to_string().contains("n_heads"), "{e}");
+        assert!(Ch05Config::from_args(&["--drop_rate=1.5"]).is_err());
+        assert!(Ch05Config::from_args(&["--qkv_bias=maybe"]).is_err());
+        assert!(Ch05Config::from_args(&["--B=4"]).is_err());
+    }
+
+    #[test]
+    fn reads_the_dicts_as_the_script_writes_them() {
+        let mut c = Ch05Config::default();
+        let n = c
+            .apply_dict_lines(
+                "GPT_CONFIG_124M = {\n    \"vocab_size\": 50257,    # Vocabulary size\n    \
+                 \"context_length\": 1024,  # Shortened context length (orig: 1024)\n    \
+                 \"drop_rate\": 0.0,       # Dropout rate\n    \"qkv_bias\": True\n}\n\
+                 OTHER_SETTINGS = {\"learning_rate\": 5e-4, \"batch_size\": 8}",
+            )
+            .unwrap();
+        assert_eq!(n, 6);
+        assert_eq!(
+            (c.context_length, c.drop_rate, c.qkv_bias, c.batch_size),
+            (1024, 0.0, true, 8)
+        );
+        let mut back = Ch05Config::default();
+        back.apply_dict_lines(&dicts(&c)).unwrap();
+        assert_eq!(back, Ch05Config { ..c });
+    }
+}

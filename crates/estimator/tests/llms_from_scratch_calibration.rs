@@ -1,0 +1,88 @@
+//! LLMs-from-scratch's ch05 gpt_train.py against every measured run of it (data/measured/
+//! llms-from-scratch-ch05.jsonl: the real script on an H200 with PyTorch 2.11,
+//! tools/llms-from-scratch-probe): each phase of the replayed run — the first step, later steps,
+//! `evaluate_model`, `generate_and_print_sample` — within median 0.5 % and worst 3 % of
+//! `torch.cuda.max_memory_allocated()`.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{median, project_runs};
+use estimator::programs::llms_from_scratch::{analyze, Ch05Config};
+use estimator::{gpu, Budget, Phase};
+use serde_json::Value;
+
+/// The run's settings as the CLI takes them: the dicts' keys, and the splits' token counts.
+fn config(run: &Value) -> Ch05Config {
+    let c = &run["config"];
+    let mut args: Vec<String> = [
+        "vocab_size",
+        "context_length",
+        "emb_dim",
+        "n_heads",
+        "n_layers",
+        "drop_rate",
+        "qkv_bias",
+        "batch_size",
+        "num_epochs",
+    ]
+    .iter()
+    .map(|k| {
+        let v = match &c[*k] {
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            other => other.to_string(),
+        };
+        format!("--{k}={v}")
+    })
+    .collect();
+    args.push(format!("--train_tokens={}", c["train_text_tokens"]));
+    args.push(format!("--val_tokens={}", c["val_text_tokens"]));
+    Ch05Config::from_args(&args).unwrap()
+}
+
+const PHASES: [(&str, Phase); 4] = [
+    ("peak_allocated_train_iter0", Phase::TrainFirstIter),
+    ("peak_allocated_train_steady", Phase::TrainSteady),
+    ("peak_allocated_eval", Phase::Eval),
+    ("peak_allocated_generate", Phase::EvalAfterStep),
+];
+
+#[test]
+fn measured_runs_within_targets() {
+    let budget = Budget::for_gpu(gpu::find("h200").unwrap());
+    let runs = project_runs("llms-from-scratch-ch05.jsonl");
+    let mut errs = vec![Vec::new(); PHASES.len()];
+    let mut reserved = Vec::new();
+    let mut table = String::new();
+    for run in &runs {
+        let a = analyze(&config(run), &budget).unwrap();
+        table += &format!("{:24}", run["name"].as_str().unwrap());
+        for (i, (key, phase)) in PHASES.iter().enumerate() {
+            let Some(m) = run["measured_bytes"][key].as_f64().filter(|m| *m > 0.0) else {
+                continue;
+            };
+            let p = a.phase_bytes(*phase).unwrap_or(0) as f64;
+            errs[i].push((p - m).abs() / m);
+            table += &format!(" {}:{:+.2}%", &key[15..], (p - m) / m * 100.0);
+        }
+        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+        let r = a.run.free_run.peak_reserved as f64;
+        reserved.push((r - m).abs() / m);
+        table += &format!(" reserved:{:+.2}%\n", (r - m) / m * 100.0);
+    }
+    eprintln!("{table}");
+    for ((key, _), e) in PHASES.iter().zip(&errs) {
+        let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
+        eprintln!("{key}: median {:.3}% worst {:.3}%", med * 100.0, max * 100.0);
+    }
+    eprintln!(
+        "reserved: median {:.3}% worst {:.3}%",
+        median(reserved.clone()) * 100.0,
+        reserved.iter().cloned().fold(0.0, f64::max) * 100.0
+    );
+    for ((key, _), e) in PHASES.iter().zip(&errs) {
+        let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
+        assert!(med <= 0.005 && max <= 0.03, "{key}: median {med} worst {max}\n{table}");
+    }
+}
