@@ -20,7 +20,7 @@ pub fn ConfigExport() -> impl IntoView {
             <h2 id="export-heading" class="export__heading">
                 {move || {
                     let program = app.page.with(|p| p.program);
-                    fill(tr.export_heading, &[("program", tr.program_name(program))])
+                    fill(tr.export_heading, &[("program", program.name())])
                 }}
             </h2>
             <div on:click=move |ev| browser::copy_snippet(&ev, tr.copied_short) inner_html=html></div>

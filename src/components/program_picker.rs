@@ -25,7 +25,7 @@ pub fn ProgramPicker() -> impl IntoView {
                         prop:checked=move || current.get() == program
                         on:change=move |_| app.page.update(|p| p.program = program)
                     />
-                    <span>{tr.program_name(program)}</span>
+                    <span>{program.name()}</span>
                 </label>
             }
         })

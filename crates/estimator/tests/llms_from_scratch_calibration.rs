@@ -13,8 +13,9 @@ use estimator::programs::llms_from_scratch::{analyze, Ch05Config};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
 
-/// The run's settings as the CLI takes them: the dicts' keys, and the splits' token counts.
-fn config(run: &Value) -> Ch05Config {
+/// The run's settings as the CLI takes them: the dicts' keys, and the splits' token counts (or,
+/// `whole`, the text's count, split 90 / 10 as the script splits its characters).
+fn config(run: &Value, whole: bool) -> Ch05Config {
     let c = &run["config"];
     let mut args: Vec<String> = [
         "vocab_size",
@@ -36,8 +37,12 @@ fn config(run: &Value) -> Ch05Config {
         format!("--{k}={v}")
     })
     .collect();
-    args.push(format!("--train_tokens={}", c["train_text_tokens"]));
-    args.push(format!("--val_tokens={}", c["val_text_tokens"]));
+    if whole {
+        args.push(format!("--text_tokens={}", c["text_tokens"]));
+    } else {
+        args.push(format!("--train_tokens={}", c["train_text_tokens"]));
+        args.push(format!("--val_tokens={}", c["val_text_tokens"]));
+    }
     Ch05Config::from_args(&args).unwrap()
 }
 
@@ -50,13 +55,23 @@ const PHASES: [(&str, Phase); 4] = [
 
 #[test]
 fn measured_runs_within_targets() {
+    check(false);
+}
+
+/// Given only the text's token count, as a reader knows it, the same targets hold.
+#[test]
+fn measured_runs_within_targets_from_the_texts_token_count() {
+    check(true);
+}
+
+fn check(whole: bool) {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let runs = project_runs("llms-from-scratch-ch05.jsonl");
     let mut errs = vec![Vec::new(); PHASES.len()];
     let mut reserved = Vec::new();
     let mut table = String::new();
     for run in &runs {
-        let a = analyze(&config(run), &budget).unwrap();
+        let a = analyze(&config(run, whole), &budget).unwrap();
         table += &format!("{:24}", run["name"].as_str().unwrap());
         for (i, (key, phase)) in PHASES.iter().enumerate() {
             let Some(m) = run["measured_bytes"][key].as_f64().filter(|m| *m > 0.0) else {
@@ -74,7 +89,11 @@ fn measured_runs_within_targets() {
     eprintln!("{table}");
     for ((key, _), e) in PHASES.iter().zip(&errs) {
         let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
-        eprintln!("{key}: median {:.3}% worst {:.3}%", med * 100.0, max * 100.0);
+        eprintln!(
+            "{key}: median {:.3}% worst {:.3}%",
+            med * 100.0,
+            max * 100.0
+        );
     }
     eprintln!(
         "reserved: median {:.3}% worst {:.3}%",
@@ -83,6 +102,9 @@ fn measured_runs_within_targets() {
     );
     for ((key, _), e) in PHASES.iter().zip(&errs) {
         let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
-        assert!(med <= 0.005 && max <= 0.03, "{key}: median {med} worst {max}\n{table}");
+        assert!(
+            med <= 0.005 && max <= 0.03,
+            "{key}: median {med} worst {max}\n{table}"
+        );
     }
 }

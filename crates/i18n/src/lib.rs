@@ -25,9 +25,6 @@ strings! {
     title,
     /// The program choice at the top of the page.
     program_label,
-    /// Each program's name, keyed by its id ([`estimator::programs::Program::NAMES`]; chat_sft
-    /// not shown).
-    program_names[by Program::NAMES],
     nc_phase_core,
     section_attention,
     /// Each program's section (`nanochat.tagline = …`): its tagline, chart title, evaluation's
@@ -437,13 +434,6 @@ impl Strings {
             program,
             words: &self.program_words,
         }
-    }
-
-    pub fn program_name(&self, program: Program) -> &'static str {
-        self.program_names
-            .get(program as usize)
-            .copied()
-            .unwrap_or("")
     }
 }
 
@@ -993,7 +983,7 @@ mod tests {
         }
         for (i, p) in Program::ALL.into_iter().enumerate() {
             assert_eq!((p as usize, p.id()), (i, Program::NAMES[i]));
-            assert!(!en().program_name(p).is_empty());
+            assert!(!p.name().is_empty());
         }
     }
 

@@ -2,7 +2,7 @@
 //! a fixed-size array of them) together with its key list — [`super::Strings`] for the page,
 //! [`super::CliStrings`] for the command line — and [`parse`] fills either from a language file.
 //!
-//! A language file holds one `key = value` per line (`program_names.1 = …` for the second item
+//! A language file holds one `key = value` per line (`links.1 = …` for the second item
 //! of an array; `hints.n_layer = …` for the item of an array keyed by a list of names, so that
 //! reordering the list cannot shift a translation onto another item); `#` starts a comment line;
 //! in values `\n` is a line break and `\\` a backslash.
@@ -99,7 +99,7 @@ pub trait Table: Clone {
     /// The strings of field number `i` (one for a plain field).
     fn field_mut(&mut self, i: usize) -> &mut [&'static str];
 
-    /// Every key of a language file, in declaration order (`program_names.0` …, `hints.n_layer` …
+    /// Every key of a language file, in declaration order (`links.0` …, `stages.forward` …
     /// for arrays).
     fn keys() -> Vec<String> {
         Self::empty()
@@ -271,21 +271,23 @@ mod tests {
 
     #[test]
     fn reads_keys_arrays_escapes_and_reports_problems() {
-        let text = "# comment\n\ntitle = vramfit\nprogram_names.nanochat = a\\nb\nnope = x\ntitle = again\nbroken line\n\
-                    links.1 = p\nprogram_names.2 = positional\nprogram_names.nothing = y\n\
+        let text = "# comment\n\ntitle = vramfit\nstages.forward = a\\nb\nnope = x\ntitle = again\nbroken line\n\
+                    links.1 = p\nstages.2 = positional\nstages.nothing = y\n\
                     nanogpt.hints.n_embd = width\nnanogpt.hints.n_nothing = z\n";
         let (s, errors) = parse::<super::super::Strings>(text, None);
         assert_eq!(s.title, "again");
         // a named item lands where its name is in the list, whatever the list's order
-        let nanochat = Program::NAMES.iter().position(|k| *k == "nanochat");
-        assert_eq!(s.program_names[nanochat.unwrap()], "a\nb");
+        let forward = estimator::sequence::Stage::IDS
+            .iter()
+            .position(|k| *k == "forward");
+        assert_eq!(s.stages[forward.unwrap()], "a\nb");
         assert_eq!(s.links[1], "p");
         // a program's section: whole keys from the registry, found by name
         assert_eq!(s.program(Program::NanoGpt).hint("n_embd"), "width");
         // named arrays take names only, and only theirs; a section only its keys
         for (line, key) in [
-            (9, "program_names.2"),
-            (10, "program_names.nothing"),
+            (9, "stages.2"),
+            (10, "stages.nothing"),
             (12, "nanogpt.hints.n_nothing"),
         ] {
             assert!(errors.contains(&ParseError::UnknownKey {

@@ -1,5 +1,5 @@
 /** The training programs vramfit models. */
-export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt";
+export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt" | "llms-from-scratch-ch05";
 
 /** One setting's value, as JSON writes it. */
 export type Setting = number | boolean | string | null;
@@ -143,7 +143,8 @@ export interface Fix {
   /** nanochat: the launch line to paste; nanoGPT: the train.py line, null where the fix is a
    *  code change or freeing the card. */
   command?: string | null;
-  /** build-nanogpt: the lines of train_gpt2.py to edit. */
+  /** build-nanogpt: the lines of train_gpt2.py to edit; LLMs-from-scratch: the entries of
+   *  gpt_train.py's dicts to edit. */
   edits?: string[];
   /** nanoGPT: the verdict's headroom, the parameters, the effective batch (and whether the
    *  change keeps it) and the iteration's time against today's. */

@@ -89,6 +89,22 @@ test("build-nanogpt's measured configs, on a 12 GB card", () => {
   });
 });
 
+test("LLMs-from-scratch's measured configs, on a 12 GB card", () => {
+  const all = runs('data/measured/llms-from-scratch-ch05.jsonl');
+  assert.ok(all.length >= 30);
+  all.forEach((run, i) => {
+    const c = run.config;
+    const settings = {
+      context_length: c.context_length, emb_dim: c.emb_dim, n_heads: c.n_heads, n_layers: c.n_layers,
+      drop_rate: c.drop_rate, qkv_bias: c.qkv_bias, batch_size: c.batch_size, num_epochs: c.num_epochs,
+      train_tokens: c.train_text_tokens, val_tokens: c.val_text_tokens,
+    };
+    const flags = Object.entries(settings).map(([k, v]) => `--${k}=${py(v)}`);
+    const config = { program: 'llms-from-scratch-ch05', ...settings };
+    sameAsCli(config, ['--program=llms-from-scratch-ch05', ...flags], 'rtx3060', { fixes: i % 8 === 0 });
+  });
+});
+
 test('a card object, a JSON text and the CLI answer itself are the same question', () => {
   const card = { gpu: 'rtx3060', other_gib: 0.7, context_gib: 0.5 };
   const answer = cli(['--batch_size=6', '--gpu', 'rtx3060', '--other-gib', '0.7', '--context-gib', '0.5']);
@@ -135,7 +151,7 @@ test('readOom(), gpus() and defaults() agree with the CLI', () => {
     .map((l) => l.split(/\s+/)[0]);
   assert.deepStrictEqual(vramfit.gpus().map((g) => g.id), listed);
 
-  for (const program of ['nanogpt', 'nanochat', 'nanochat-sft', 'build-nanogpt']) {
+  for (const program of ['nanogpt', 'nanochat', 'nanochat-sft', 'build-nanogpt', 'llms-from-scratch-ch05']) {
     const args = program === 'nanogpt' ? [] : [`--program=${program}`];
     const answered = cli(args).config;
     const defaults = vramfit.defaults(program);

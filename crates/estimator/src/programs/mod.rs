@@ -32,6 +32,8 @@ registry::registry! {
     NanochatSft(nanochat_sft) => nanochat::ChatSft,
     /// karpathy/build-nanogpt's `train_gpt2.py`.
     BuildNanoGpt(bng) => build_nanogpt::BuildNanoGpt,
+    /// rasbt/LLMs-from-scratch's `ch05/01_main-chapter-code/gpt_train.py`.
+    LfsCh05(lfs_ch05) => llms_from_scratch::GptTrain,
 }
 
 impl Program {

@@ -25,6 +25,14 @@ macro_rules! registry {
                 }
             }
 
+            /// Its name as the page's picker and headings show it, in every language (the
+            /// project's name and the script's file: `nanoGPT train.py`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::NAME),+
+                }
+            }
+
             /// The script as its repository names it.
             pub fn script(self) -> &'static str {
                 match self {

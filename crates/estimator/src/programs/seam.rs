@@ -104,6 +104,8 @@ pub trait TrainingProgram {
     const ID: &'static str;
     /// The script as its repository names it (`train.py`, `scripts/base_train.py`).
     const SCRIPT: &'static str;
+    /// Its name as the page shows it, the same in every language: the project and the script.
+    const NAME: &'static str;
     /// The launch-line words that run it: its file name (in any folder) and its `-m` module.
     const LAUNCH_WORDS: &'static [&'static str];
     /// Its own setting for the processes `torchrun` starts (`--nproc_per_node` × `--nnodes`).

@@ -66,6 +66,7 @@ use crate::programs::inputs::{self, Group, Input, Section};
 impl crate::programs::TrainingProgram for BuildNanoGpt {
     const ID: &'static str = "build-nanogpt";
     const SCRIPT: &'static str = "train_gpt2.py";
+    const NAME: &'static str = "build-nanogpt train_gpt2.py";
     const LAUNCH_WORDS: &'static [&'static str] = &["train_gpt2.py"];
     const PROCESSES_KEY: &'static str = "nproc_per_node";
     const WORDS: &'static str = "build-nanogpt";

@@ -4,7 +4,11 @@
 //! (`sequence`), and the fixes with its own keys (`fixes`). Numbers are for PyTorch 2.11, fp32,
 //! checked against runs of the real script (`data/measured/llms-from-scratch-ch05.jsonl`).
 
+pub mod answer;
 pub mod config;
+pub mod explain;
+pub mod fixes;
+pub mod report;
 pub mod sequence;
 
 pub use config::Ch05Config;
@@ -37,4 +41,285 @@ pub fn analyze(cfg: &Ch05Config, budget: &Budget) -> Result<Ch05Analysis, Config
         config: cfg.clone(),
         run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
     })
+}
+
+/// Whether `cfg` runs on `budget`'s card (one replay).
+pub fn fits_on_card(cfg: &Ch05Config, budget: &Budget) -> bool {
+    cfg.validate().is_ok()
+        && crate::engine::run::fits(
+            &sequence::generate(cfg, &budget.gpu),
+            cfg.allocator,
+            budget.allocator_cap(),
+        )
+}
+
+/// Parameters of `GPTModel(cfg)`: untied `tok_emb` and `out_head` (V·C each), `pos_emb`
+/// (context_length·C), per block 12·C² weights and 10·C biases and LayerNorm scales and shifts
+/// (3·C more with `qkv_bias`), the final LayerNorm.
+pub fn params(cfg: &Ch05Config) -> u64 {
+    let (v, c, t, l) = (
+        u64::from(cfg.vocab_size),
+        u64::from(cfg.emb_dim),
+        u64::from(cfg.context_length),
+        u64::from(cfg.n_layers),
+    );
+    let qkv_bias = if cfg.qkv_bias { 3 * c } else { 0 };
+    2 * v * c + t * c + l * (12 * c * c + 10 * c + qkv_bias) + 2 * c
+}
+
+/// LLMs-from-scratch's ch05 `gpt_train.py` behind the seam.
+pub struct GptTrain;
+
+use crate::programs::inputs::{self, Group, Input, Section};
+use crate::programs::seam::{Paste, Read};
+
+impl crate::programs::TrainingProgram for GptTrain {
+    const ID: &'static str = "llms-from-scratch-ch05";
+    const SCRIPT: &'static str = "gpt_train.py";
+    const NAME: &'static str = "LLMs-from-scratch gpt_train.py";
+    const LAUNCH_WORDS: &'static [&'static str] = &["gpt_train.py"];
+    /// The script trains on one GPU (no DDP): a count other than 1 is refused.
+    const PROCESSES_KEY: &'static str = "nproc_per_node";
+    const WORDS: &'static str = "llms-from-scratch-ch05";
+    const HINTED: &'static [&'static str] = config::KEYS;
+    const FIX_KINDS: &'static [&'static str] = &fixes::Ch05FixKind::IDS;
+    const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
+        ("batch_size", &[1., 2., 4., 8., 16., 32.]),
+        ("context_length", &[128., 256., 512., 1024., 2048.]),
+    ];
+    const INPUTS: &'static [Group] = &[
+        Group {
+            section: Section::Model,
+            inputs: &[
+                Input::number("n_layers", &[2., 4., 6., 12., 24., 36., 48.]),
+                Input::number("n_heads", &[4., 6., 8., 12., 16., 20., 25.]),
+                Input::number("emb_dim", &[256., 384., 512., 768., 1024., 1280., 1600.]),
+                Input::Number {
+                    key: "drop_rate",
+                    steps: &[0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
+                    float: true,
+                },
+                Input::Choice {
+                    key: "qkv_bias",
+                    options: inputs::PY_BOOL,
+                },
+            ],
+        },
+        Group {
+            section: Section::Batch,
+            inputs: &[
+                Input::number("batch_size", &[1., 2., 4., 8., 16., 32., 64.]),
+                Input::number("context_length", &[64., 128., 256., 512., 1024., 2048.]),
+                Input::number("num_epochs", &[1., 2., 5., 10., 20., 50.]),
+                Input::number(
+                    "train_tokens",
+                    &[1000., 4612., 20000., 100_000., 1_000_000., 10_000_000.],
+                ),
+                Input::number(
+                    "val_tokens",
+                    &[0., 534., 2000., 10_000., 100_000., 1_000_000.],
+                ),
+                Input::BatchLine,
+            ],
+        },
+        Group {
+            section: Section::Precision,
+            inputs: &[Input::Choice {
+                key: "allocator",
+                options: inputs::ALLOCATORS,
+            }],
+        },
+    ];
+
+    const REPORT_WORDS: &'static [&'static str] = report::WORDS;
+
+    fn report(
+        a: &Ch05Analysis,
+        _fixes: Option<&fixes::Ch05FixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> crate::programs::report::Report {
+        report::report(a)
+    }
+
+    fn notes(a: &Ch05Analysis) -> Vec<&'static str> {
+        report::notes(&a.config)
+    }
+
+    type Settings = answer::Settings;
+    type Answer = answer::Answer;
+    type FixAnswer = answer::FixAnswer;
+
+    fn settings(c: &Ch05Config) -> answer::Settings {
+        answer::settings(c)
+    }
+
+    fn answer(
+        a: &Ch05Analysis,
+        fixes: Option<&fixes::Ch05FixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> answer::Answer {
+        answer::answer(a, fixes)
+    }
+
+    fn fix_answers(
+        a: &Ch05Analysis,
+        fixes: &fixes::Ch05FixReport,
+        _budget: &Budget,
+    ) -> Vec<answer::FixAnswer> {
+        answer::fix_answers(a, fixes)
+    }
+
+    /// gpt_train.py takes no arguments: the line says which allocator, and the page's dicts stay.
+    fn config_from_launch(
+        current: &Ch05Config,
+        launch: &crate::input::command_line::Launch,
+        _line: &str,
+    ) -> Result<Read<Ch05Config>, ConfigError> {
+        let mut cfg = current.clone();
+        launch.check_script_args()?;
+        for (k, v) in launch.launcher_settings() {
+            cfg.set(k, &v)?;
+        }
+        cfg.validate()?;
+        Ok(Read::config(cfg, 1))
+    }
+
+    /// The script's dicts as it writes them (`"context_length": 1024,  # …`), over the page's.
+    fn config_from_text(
+        current: &Ch05Config,
+        _on_page: bool,
+        text: &str,
+    ) -> Option<Result<Read<Ch05Config>, ConfigError>> {
+        if config::dict_lines(text) == 0 {
+            return None;
+        }
+        let mut cfg = current.clone();
+        Some(
+            cfg.apply_dict_lines(text)
+                .and_then(|n| cfg.validate().map(|()| n))
+                .map(|n| Read::config(cfg, n)),
+        )
+    }
+
+    type Config = Ch05Config;
+    type Analysis = Ch05Analysis;
+    type Fixes = fixes::Ch05FixReport;
+
+    /// The two dicts as the script writes them.
+    fn export(c: &Ch05Config) -> Vec<(Paste, String)> {
+        vec![(Paste::Config, config::dicts(c))]
+    }
+
+    fn fixes_view(
+        fixes: &fixes::Ch05FixReport,
+        from: &Ch05Config,
+        freed: u128,
+    ) -> crate::programs::fix_view::FixesView {
+        fixes::view(fixes, from, freed)
+    }
+
+    /// One sequence batch per optimizer step: no accumulation, one GPU.
+    fn batch(c: &Ch05Config) -> crate::programs::seam::Batch {
+        crate::programs::seam::Batch {
+            micro: u64::from(c.batch_size),
+            steps: 1,
+            sequences: u64::from(c.batch_size),
+            tokens: u64::from(c.batch_size) * u64::from(c.context_length),
+        }
+    }
+
+    fn formula(a: &Ch05Analysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
+        explain::formula(term, &a.config, bytes)
+    }
+
+    fn default_config() -> Ch05Config {
+        Ch05Config::default()
+    }
+
+    fn config_from_flags(flags: &[String]) -> Result<Ch05Config, ConfigError> {
+        Ch05Config::from_args(flags)
+    }
+
+    /// gpt_train.py reads no arguments: its settings are its dicts.
+    fn check_script_args(args: &[String]) -> Result<(), ConfigError> {
+        match args.first() {
+            Some(a) => Err(ConfigError::new(
+                "command",
+                a,
+                crate::error::Problem::Assertion {
+                    message: "gpt_train.py takes no arguments: give its dicts' keys as \
+                              --context_length=1024 --batch_size=4 … (or paste its dicts)"
+                        .into(),
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn json_flag(
+        key: &str,
+        value: &crate::input::json_config::Setting,
+    ) -> Result<Option<String>, ConfigError> {
+        crate::input::json_config::constant_flag(key, value)
+    }
+
+    fn analyze(cfg: &Ch05Config, budget: &Budget) -> Result<Ch05Analysis, ConfigError> {
+        analyze(cfg, budget)
+    }
+
+    fn run(a: &Ch05Analysis) -> &Run {
+        &a.run
+    }
+
+    fn replay(cfg: &Ch05Config, budget: &Budget) -> Result<Run, ConfigError> {
+        analyze(cfg, budget).map(|a| a.run)
+    }
+
+    fn params_reported(a: &Ch05Analysis) -> u64 {
+        params(&a.config)
+    }
+
+    fn rank_fixes(cfg: &Ch05Config, budget: &Budget, _mfu: f64) -> Option<fixes::Ch05FixReport> {
+        fixes::rank_fixes(cfg, budget)
+    }
+
+    fn get(cfg: &Ch05Config, key: &str) -> Option<String> {
+        cfg.get(key)
+    }
+
+    fn set(cfg: &mut Ch05Config, key: &str, raw: &str) -> Result<(), ConfigError> {
+        let mut new = cfg.clone();
+        new.set(key, raw.trim())?;
+        *cfg = new;
+        Ok(())
+    }
+
+    fn validate(cfg: &Ch05Config) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+
+    fn changed(cfg: &Ch05Config) -> Vec<(String, String)> {
+        cfg.changed()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    /// The one assert (heads divide the width): the head count back to the script's, the rest
+    /// kept.
+    fn repair(cfg: &mut Ch05Config) -> Vec<ConfigError> {
+        let Err(e) = cfg.validate() else {
+            return Vec::new();
+        };
+        cfg.n_heads = Ch05Config::default().n_heads;
+        if cfg.validate().is_err() {
+            *cfg = Ch05Config {
+                allocator: cfg.allocator,
+                ..Ch05Config::default()
+            };
+        }
+        vec![e]
+    }
 }

@@ -41,9 +41,6 @@ const STEPS_REPLAYED: u64 = 3;
 const START_TOKENS: u128 = 4;
 const NEW_TOKENS: u128 = 50;
 
-/// `evaluate_model` every `eval_freq=5` steps (train_model_simple's call in main()).
-const EVAL_FREQ: u64 = 5;
-
 /// The model's sizes.
 #[derive(Clone, Copy)]
 struct Dims {
@@ -482,7 +479,15 @@ impl Gen {
         }
     }
 
-    fn block_backward(&mut self, b: u128, t: u128, p: BlockParams, x_in: T, s: BlockSaved, res: &mut T) {
+    fn block_backward(
+        &mut self,
+        b: u128,
+        t: u128,
+        p: BlockParams,
+        x_in: T,
+        s: BlockSaved,
+        res: &mut T,
+    ) {
         let d = self.d;
         let n = b * t;
         let a = 4 * n * d.c;
@@ -764,16 +769,18 @@ impl Gen {
         loss
     }
 
-    /// `evaluate_model(…, eval_iter=1)`: one training batch, then the validation loader's first
-    /// batch (none when it is empty).
+    /// `evaluate_model(…, eval_iter)`: `calc_loss_loader` over the first `eval_iter` batches of
+    /// the training loader (full), then of the validation loader (its last batch partial; none
+    /// when it is empty). Each loss is `.item()`-ed, so each batch's tensors go before the next.
     fn evaluate(&mut self, cfg: &Ch05Config) {
         self.mark(Some(Phase::Eval), Stage::Eval, 0);
-        let (b, t) = (u128::from(cfg.batch_size), self.d.ctx);
-        let loss = self.loss_eval(b, t);
-        self.f(loss);
-        let val_rows = u128::from(cfg.val_sequences().min(u64::from(cfg.batch_size)));
-        if val_rows > 0 {
-            let loss = self.loss_eval(val_rows, t);
+        let (b, t) = (u64::from(cfg.batch_size), self.d.ctx);
+        let iters = u64::from(cfg.eval_iter);
+        let train = std::iter::repeat_n(b, iters.min(cfg.train_batches()) as usize);
+        let val_seqs = cfg.val_sequences();
+        let val = (0..iters.min(cfg.val_batches())).map(|i| (val_seqs - i * b).min(b));
+        for rows in train.chain(val) {
+            let loss = self.loss_eval(u128::from(rows), t);
             self.f(loss);
         }
     }
@@ -850,7 +857,7 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu) -> Sequence {
         g.backward(b, t, fwd);
         g.mark(Some(phase), Stage::OptimizerStep, 0);
         g.optimizer_step();
-        if step % EVAL_FREQ == 0 {
+        if step % u64::from(cfg.eval_freq) == 0 {
             g.evaluate(cfg);
         }
         if (step + 1) % per_epoch == 0 {

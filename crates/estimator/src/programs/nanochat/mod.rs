@@ -231,13 +231,14 @@ pub fn fits_on_card(cfg: &NanochatConfig, budget: &Budget) -> bool {
 /// base_train.py and chat_sft.py behind the seam: one config type, each script with its own id,
 /// flags and defaults.
 macro_rules! nanochat_script {
-    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $words:expr, $hinted:expr, $inputs:expr) => {
+    ($(#[$doc:meta])* $name:ident, $script:expr, $id:literal, $path:literal, $name_file:literal, $words:expr, $hinted:expr, $inputs:expr) => {
         $(#[$doc])*
         pub struct $name;
 
         impl crate::programs::TrainingProgram for $name {
             const ID: &'static str = $id;
             const SCRIPT: &'static str = $path;
+            const NAME: &'static str = concat!("nanochat ", $name_file);
             const LAUNCH_WORDS: &'static [&'static str] = $words;
             const PROCESSES_KEY: &'static str = "nproc_per_node";
             // base_train.py and chat_sft.py share their flags' hints and their fixes' words
@@ -412,6 +413,7 @@ nanochat_script!(
     config::Script::Base,
     "nanochat",
     "scripts/base_train.py",
+    "base_train.py",
     &["base_train.py", "scripts.base_train"],
     NanochatConfig::KEYS,
     inputs::BASE
@@ -422,6 +424,7 @@ nanochat_script!(
     config::Script::Sft,
     "nanochat-sft",
     "scripts/chat_sft.py",
+    "chat_sft.py",
     &["chat_sft.py", "scripts.chat_sft"],
     // its own flag; the rest are base_train.py's, whose hints the section already has
     &["load-optimizer"],

@@ -31,6 +31,7 @@ pub struct NanoGpt;
 impl crate::programs::TrainingProgram for NanoGpt {
     const ID: &'static str = "nanogpt";
     const SCRIPT: &'static str = "train.py";
+    const NAME: &'static str = "nanoGPT train.py";
     const LAUNCH_WORDS: &'static [&'static str] = &["train.py"];
     /// train.py reads `WORLD_SIZE` from torchrun; vramfit's setting for it.
     const PROCESSES_KEY: &'static str = "world_size";

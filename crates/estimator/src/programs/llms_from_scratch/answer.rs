@@ -1,0 +1,97 @@
+//! gpt_train.py's part of the JSON answer: its dicts' settings and its data's token counts, its
+//! parameters and phases (`eval` is `evaluate_model`, `eval_after_step` the samples printed after
+//! each epoch), what its fix search found; and each fix's dict entries to edit.
+
+use super::fixes::{edits, Ch05FixReport};
+use super::{params, Ch05Analysis, Ch05Config};
+use crate::engine::events::Phase;
+use crate::programs::answer::{Object, Params, PeakBytes, Scalar};
+use crate::verdict::Risk;
+
+/// The settings as the answer's `config` has them.
+pub type Settings = Object<Scalar>;
+
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Answer {
+    /// The dicts' keys and the data's token counts, by their names.
+    pub config: Settings,
+    pub params: Params,
+    pub peak_bytes: PeakBytes,
+    /// Optimizer steps per epoch (`len(train_loader)`) and validation sequences.
+    pub steps_per_epoch: u64,
+    pub val_sequences: u64,
+    pub largest_batch_size_that_fits: Option<u32>,
+}
+
+/// The settings by their names, numbers and booleans as JSON's.
+pub fn settings(cfg: &Ch05Config) -> Settings {
+    Object(
+        super::config::KEYS
+            .iter()
+            .filter_map(|k| {
+                let text = cfg.get(k)?;
+                let v = if let Ok(n) = text.parse::<i64>() {
+                    Scalar::Int(n)
+                } else if let Ok(x) = text.parse::<f64>() {
+                    Scalar::Float(x)
+                } else {
+                    match text.as_str() {
+                        "True" => Scalar::Bool(true),
+                        "False" => Scalar::Bool(false),
+                        _ => Scalar::Text(text),
+                    }
+                };
+                Some((k.to_string(), v))
+            })
+            .collect(),
+    )
+}
+
+pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
+    let cfg = &a.config;
+    let phase = |p| a.phase_bytes(p);
+    Answer {
+        config: settings(cfg),
+        params: Params {
+            total: params(cfg),
+            reported: params(cfg),
+            scaling: None,
+        },
+        peak_bytes: PeakBytes {
+            overall: a.peak_bytes(),
+            train_steady: phase(Phase::TrainSteady),
+            train_first_iter: phase(Phase::TrainFirstIter),
+            eval: phase(Phase::Eval),
+            eval_first: None,
+            eval_after_step: phase(Phase::EvalAfterStep),
+            core: None,
+            reserved: a.free_run.peak_reserved,
+        },
+        steps_per_epoch: cfg.train_batches(),
+        val_sequences: cfg.val_sequences(),
+        largest_batch_size_that_fits: fixes.and_then(|r| r.largest_batch_that_fits),
+    }
+}
+
+/// gpt_train.py's fields of one fix.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FixAnswer {
+    /// The dict entries of gpt_train.py to edit (and the environment to set).
+    pub edits: Vec<String>,
+    pub risk: Risk,
+    pub tokens_per_iter: u64,
+}
+
+pub fn fix_answers(a: &Ch05Analysis, fixes: &Ch05FixReport) -> Vec<FixAnswer> {
+    fixes
+        .fixes
+        .iter()
+        .map(|f| FixAnswer {
+            edits: edits(&f.config, &a.config),
+            risk: f.verdict.risk,
+            tokens_per_iter: u64::from(f.config.batch_size) * u64::from(f.config.context_length),
+        })
+        .collect()
+}
