@@ -99,6 +99,11 @@ export interface Analysis {
   /** nanochat: tokens per optimizer step; build-nanogpt and nanochat: micro-steps per step. */
   total_batch_size?: number;
   grad_accum_steps?: number;
+  /** LLMs-from-scratch: optimizer steps per epoch, validation sequences (0: its loader is
+   *  empty), and the largest `batch_size` that fits the card. */
+  steps_per_epoch?: number;
+  val_sequences?: number;
+  largest_batch_size_that_fits?: number | null;
   /** What a pasted out-of-memory message says, and which tensor of this run it names (the
    *  CLI's `--oom-message`); always null from this package, which takes no message. */
   oom: OomReading | null;

@@ -18,6 +18,11 @@ pub struct Answer {
     pub config: Settings,
     pub params: Params,
     pub peak_bytes: PeakBytes,
+    /// Sequences and tokens per optimizer step (no accumulation: one batch).
+    pub effective_batch: u64,
+    pub tokens_per_iter: u64,
+    /// `ddp` is train.py's (the script trains on one GPU).
+    pub ddp: Option<()>,
     /// Optimizer steps per epoch (`len(train_loader)`) and validation sequences.
     pub steps_per_epoch: u64,
     pub val_sequences: u64,
@@ -33,7 +38,7 @@ pub fn settings(cfg: &Ch05Config) -> Settings {
                 let text = cfg.get(k)?;
                 let v = if let Ok(n) = text.parse::<i64>() {
                     Scalar::Int(n)
-                } else if let Ok(x) = text.parse::<f64>() {
+                } else if let Some(x) = crate::decimal::parse(&text) {
                     Scalar::Float(x)
                 } else {
                     match text.as_str() {
@@ -68,6 +73,9 @@ pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
             core: None,
             reserved: a.free_run.peak_reserved,
         },
+        effective_batch: u64::from(cfg.batch_size),
+        tokens_per_iter: u64::from(cfg.batch_size) * u64::from(cfg.context_length),
+        ddp: None,
         steps_per_epoch: cfg.train_batches(),
         val_sequences: cfg.val_sequences(),
         largest_batch_size_that_fits: fixes.and_then(|r| r.largest_batch_that_fits),

@@ -124,12 +124,18 @@ fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError>
     Ok(v)
 }
 
-fn float_in(key: &str, text: &str, min: f64, below: f64) -> Result<f64, ConfigError> {
+/// A number from `min` up to (not including) `below`, as the message writes them.
+fn float_in(
+    key: &str,
+    text: &str,
+    min: f64,
+    below: f64,
+    range: (&str, &str),
+) -> Result<f64, ConfigError> {
     let t = text.trim();
-    let v: f64 = t
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite())
+    // crate::decimal, not str::parse: core's float parser is a tenth of the page's wasm
+    let v: f64 = crate::decimal::parse(t)
+        .filter(|v| v.is_finite())
         .ok_or_else(|| {
             ConfigError::new(
                 key,
@@ -144,13 +150,16 @@ fn float_in(key: &str, text: &str, min: f64, below: f64) -> Result<f64, ConfigEr
             key,
             t,
             Problem::OutOfRange {
-                min: min.to_string(),
-                max: format!("below {below}"),
+                min: range.0.into(),
+                max: range.1.into(),
             },
         ));
     }
     Ok(v)
 }
+
+/// Any finite number from 0 up.
+const ANY: (&str, &str) = ("0", "∞");
 
 /// The most tokens a text may have for vramfit (a trillion: far past any text a reader trains on).
 pub const MAX_TOKENS: u64 = 1 << 40;
@@ -172,7 +181,7 @@ impl Ch05Config {
             "n_heads" => self.n_heads = int_in(key, text, 1, 1024)? as u32,
             "n_layers" => self.n_layers = int_in(key, text, 1, 512)? as u32,
             // nn.Dropout takes 0 ≤ p ≤ 1; p = 1 zeroes everything, a run no one trains
-            "drop_rate" => self.drop_rate = float_in(key, text, 0.0, 1.0)?,
+            "drop_rate" => self.drop_rate = float_in(key, text, 0.0, 1.0, ("0", "1 (excluded)"))?,
             "qkv_bias" => {
                 self.qkv_bias = match text.trim() {
                     "True" | "true" | "1" => true,
@@ -190,8 +199,8 @@ impl Ch05Config {
             }
             "batch_size" => self.batch_size = int_in(key, text, 1, u64::from(MAX_BATCH))? as u32,
             "num_epochs" => self.num_epochs = int_in(key, text, 1, 1_000_000)? as u32,
-            "learning_rate" => self.learning_rate = float_in(key, text, 0.0, f64::MAX)?,
-            "weight_decay" => self.weight_decay = float_in(key, text, 0.0, f64::MAX)?,
+            "learning_rate" => self.learning_rate = float_in(key, text, 0.0, f64::MAX, ANY)?,
+            "weight_decay" => self.weight_decay = float_in(key, text, 0.0, f64::MAX, ANY)?,
             "eval_freq" => self.eval_freq = int_in(key, text, 1, 1 << 30)? as u32,
             "eval_iter" => self.eval_iter = int_in(key, text, 1, 1 << 30)? as u32,
             "train_tokens" | "train_text_tokens" => {
@@ -355,7 +364,7 @@ impl Ch05Config {
 
 /// A float as Python prints it (`0.1`, `0.0`, `0.0005`).
 fn py_float(v: f64) -> String {
-    let s = v.to_string();
+    let s = crate::decimal::shortest(v);
     if s.contains(['.', 'e', 'E']) {
         s
     } else {

@@ -323,3 +323,34 @@ impl crate::programs::TrainingProgram for GptTrain {
         vec![e]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::programs::Program;
+
+    /// The dicts pasted as the book prints them, from any page: gpt_train.py's settings, not a
+    /// train.py config file (whose reader would take the dict for one statement it cannot read).
+    #[test]
+    fn a_pasted_dict_is_this_programs() {
+        let text = "GPT_CONFIG_124M = {\n    \"vocab_size\": 50257,\n    \"context_length\": 1024,  \
+                    # Shortened context length (orig: 1024)\n    \"emb_dim\": 768,\n    \"n_heads\": 12,\n    \
+                    \"n_layers\": 12,\n    \"drop_rate\": 0.1,\n    \"qkv_bias\": False\n}\n\
+                    OTHER_SETTINGS = {\"learning_rate\": 5e-4, \"num_epochs\": 10, \"batch_size\": 4}";
+        let out = crate::paste::interpret(text, &crate::input::query::PageState::default());
+        assert_eq!(out.state.program, Program::LfsCh05);
+        assert!(out.error.is_none() && out.skipped.is_empty());
+        let cfg = Ch05Config::from_args(&["--context_length=1024", "--batch_size=4"]).unwrap();
+        assert!(out
+            .state
+            .configs
+            .holds(&crate::programs::ProgramConfig::LfsCh05(cfg)));
+    }
+
+    #[test]
+    fn parameters_as_the_book_counts_them() {
+        // chapter 5: 163,009,536 at context 1024 (GPT-2 small with an untied output head)
+        let c = Ch05Config::from_args(&["--context_length=1024"]).unwrap();
+        assert_eq!(params(&c), 163_009_536);
+    }
+}

@@ -297,7 +297,7 @@ pub fn parse_override_value(raw: &str) -> PyValue {
 }
 
 /// Joins lines continued by a backslash or by open brackets, keeping the first line's number.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut buf = String::new();
     let mut start = 0;
@@ -329,7 +329,7 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Drops a `#` comment that is not inside a string.
-fn strip_comment(line: &str) -> String {
+pub(crate) fn strip_comment(line: &str) -> String {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in line.char_indices() {

@@ -280,9 +280,11 @@ impl crate::programs::TrainingProgram for NanoGpt {
             conf.cfg = current.clone();
         }
         conf.apply_file("pasted text", text);
-        let lines = text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        // statements, as the configurator reads them: a dict over several lines is one (another
+        // script's, LLMs-from-scratch's `GPT_CONFIG_124M = {…}`, which train.py cannot read)
+        let lines = configurator::logical_lines(text)
+            .into_iter()
+            .filter(|(_, l)| !configurator::strip_comment(l).trim().is_empty())
             .count();
         let applied = lines.saturating_sub(conf.skipped.len());
         if applied == 0 {
