@@ -95,10 +95,13 @@ fn Page() -> impl IntoView {
                             <legend>{tr.section_gpu}</legend>
                             <GpuPicker />
                             // more than one GPU: train.py's DDP, build-nanogpt's (the same wrapper)
-                            // and nanochat's torchrun (its own sharded optimizer), each by its key
+                            // and nanochat's torchrun (its own sharded optimizer), each by its key;
+                            // none for a script that trains on one
                             {move || {
-                                let key = program.get().processes_key();
-                                view! { <NumberField key=key steps=WORLD /> }
+                                let p = program.get();
+                                p.multi_gpu().then(|| {
+                                    view! { <NumberField key=p.processes_key() steps=WORLD /> }
+                                })
                             }}
                             <Show when=move || app.page.with(|p| p.configs.asks_link(p.program))>
                                 <LinkField />

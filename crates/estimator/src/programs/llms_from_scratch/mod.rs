@@ -80,6 +80,7 @@ impl crate::programs::TrainingProgram for GptTrain {
     const LAUNCH_WORDS: &'static [&'static str] = &["gpt_train.py"];
     /// The script trains on one GPU (no DDP): a count other than 1 is refused.
     const PROCESSES_KEY: &'static str = "nproc_per_node";
+    const MULTI_GPU: bool = false;
     const WORDS: &'static str = "llms-from-scratch-ch05";
     const HINTED: &'static [&'static str] = config::KEYS;
     const FIX_KINDS: &'static [&'static str] = &fixes::Ch05FixKind::IDS;
