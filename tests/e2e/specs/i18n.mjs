@@ -73,12 +73,17 @@ async function overflowing(page) {
 export const tests = {
   async 'every language: translated main view, <html lang>, title, 360 px without overflow'(ctx) {
     // train.py with two GPUs (the DDP panel and the link field), nanochat's base_train.py out of
-    // memory (its best fix and launch line), chat_sft.py
+    // memory (its best fix and launch line), chat_sft.py, LLMs-from-scratch out of memory (its dicts)
     const views = [
       { query: 'batch_size=16&compile=False&world_size=2', tagline: 'nanogpt.tagline', shot: '' },
       { query: 'program=nanochat&device_batch_size=1&gpu=rtx3060', tagline: 'nanochat.tagline', shot: '-nanochat' },
       { query: 'program=nanochat-sft&depth=12&device_batch_size=8', tagline: 'nanochat.tagline', shot: '-sft' },
       { query: 'program=build-nanogpt&gpu=rtx4090', tagline: 'build-nanogpt.tagline', shot: '-bng' },
+      {
+        query: 'program=llms-from-scratch-ch05&context_length=1024&batch_size=4&gpu=rtx4070',
+        tagline: 'llms-from-scratch-ch05.tagline',
+        shot: '-lfs',
+      },
     ];
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);
