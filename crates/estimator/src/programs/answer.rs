@@ -40,6 +40,35 @@ pub enum Scalar {
     Text(String),
 }
 
+impl Scalar {
+    /// A setting's text as a script writes it, as JSON has it: an integer, a number, Python's
+    /// `True`/`False` as booleans, else the text.
+    pub fn from_text(text: String) -> Scalar {
+        if let Ok(n) = text.parse::<i64>() {
+            return Scalar::Int(n);
+        }
+        // crate::decimal, not str::parse: core's float parser is a tenth of the page's wasm
+        if let Some(x) = crate::decimal::parse(&text).filter(|x| x.is_finite()) {
+            return Scalar::Float(x);
+        }
+        match text.as_str() {
+            "True" => Scalar::Bool(true),
+            "False" => Scalar::Bool(false),
+            _ => Scalar::Text(text),
+        }
+    }
+}
+
+/// A program's settings by their names (`keys`, in order), each as [`Scalar::from_text`] reads
+/// the text `get` gives it.
+pub fn settings_of(keys: &[&str], get: impl Fn(&str) -> Option<String>) -> Object<Scalar> {
+    Object(
+        keys.iter()
+            .filter_map(|k| Some((k.to_string(), Scalar::from_text(get(k)?))))
+            .collect(),
+    )
+}
+
 /// Parameters: as the model holds them, as the script prints them, and (nanochat) those its
 /// scaling laws count.
 #[derive(Clone, Debug, PartialEq)]

@@ -337,3 +337,27 @@ pub trait TrainingProgram {
     /// fail, the settings involved go back to their defaults; what was refused, in order.
     fn repair(config: &mut Self::Config) -> Vec<ConfigError>;
 }
+
+/// `--KEY=VALUE` arguments, in order, each given to `set` (a script whose settings are constants
+/// or dict keys, not argparse flags); a word of another form is named, with `form` saying how the
+/// script's settings are written.
+pub fn key_value_args<S: AsRef<str>>(
+    args: &[S],
+    form: &str,
+    mut set: impl FnMut(&str, &str) -> Result<(), ConfigError>,
+) -> Result<(), ConfigError> {
+    for a in args {
+        let a = a.as_ref();
+        let Some((k, v)) = a.strip_prefix("--").and_then(|b| b.split_once('=')) else {
+            return Err(ConfigError::new(
+                a,
+                "",
+                crate::error::Problem::Unreadable {
+                    detail: form.into(),
+                },
+            ));
+        };
+        set(k, v)?;
+    }
+    Ok(())
+}

@@ -28,23 +28,7 @@ pub struct Answer {
 
 /// The script's constants by their names, numbers and booleans as JSON's.
 pub fn settings(cfg: &BngConfig) -> Settings {
-    Object(
-        super::config::KEYS
-            .iter()
-            .filter_map(|k| {
-                let text = cfg.get(k)?;
-                let v = match text.parse::<i64>() {
-                    Ok(n) => Scalar::Int(n),
-                    Err(_) => match text.as_str() {
-                        "True" => Scalar::Bool(true),
-                        "False" => Scalar::Bool(false),
-                        _ => Scalar::Text(text),
-                    },
-                };
-                Some((k.to_string(), v))
-            })
-            .collect(),
-    )
+    crate::programs::answer::settings_of(super::config::KEYS, |k| cfg.get(k))
 }
 
 pub fn answer(a: &BngAnalysis, fixes: Option<&BngFixReport>) -> Answer {

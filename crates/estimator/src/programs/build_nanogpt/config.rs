@@ -162,19 +162,11 @@ impl BngConfig {
     /// `--KEY=VALUE` arguments in order; anything else is named.
     pub fn from_args<S: AsRef<str>>(args: &[S]) -> Result<BngConfig, ConfigError> {
         let mut cfg = BngConfig::default();
-        for a in args {
-            let a = a.as_ref();
-            let Some((k, v)) = a.strip_prefix("--").and_then(|b| b.split_once('=')) else {
-                return Err(ConfigError::new(
-                    a,
-                    "",
-                    Problem::Unreadable {
-                        detail: "train_gpt2.py's constants are written --KEY=VALUE (--B=16)".into(),
-                    },
-                ));
-            };
-            cfg.set(k, v)?;
-        }
+        crate::programs::seam::key_value_args(
+            args,
+            "train_gpt2.py's constants are written --KEY=VALUE (--B=16)",
+            |k, v| cfg.set(k, v),
+        )?;
         cfg.validate()?;
         Ok(cfg)
     }

@@ -31,26 +31,7 @@ pub struct Answer {
 
 /// The settings by their names, numbers and booleans as JSON's.
 pub fn settings(cfg: &Ch05Config) -> Settings {
-    Object(
-        super::config::KEYS
-            .iter()
-            .filter_map(|k| {
-                let text = cfg.get(k)?;
-                let v = if let Ok(n) = text.parse::<i64>() {
-                    Scalar::Int(n)
-                } else if let Some(x) = crate::decimal::parse(&text) {
-                    Scalar::Float(x)
-                } else {
-                    match text.as_str() {
-                        "True" => Scalar::Bool(true),
-                        "False" => Scalar::Bool(false),
-                        _ => Scalar::Text(text),
-                    }
-                };
-                Some((k.to_string(), v))
-            })
-            .collect(),
-    )
+    crate::programs::answer::settings_of(super::config::KEYS, |k| cfg.get(k))
 }
 
 pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {

@@ -247,21 +247,12 @@ impl Ch05Config {
     /// `--KEY=VALUE` arguments in order; anything else is named.
     pub fn from_args<S: AsRef<str>>(args: &[S]) -> Result<Ch05Config, ConfigError> {
         let mut cfg = Ch05Config::default();
-        for a in args {
-            let a = a.as_ref();
-            let Some((k, v)) = a.strip_prefix("--").and_then(|b| b.split_once('=')) else {
-                return Err(ConfigError::new(
-                    a,
-                    "",
-                    Problem::Unreadable {
-                        detail: "gpt_train.py's settings are its dict keys, written \
-                                 --KEY=VALUE (--context_length=1024)"
-                            .into(),
-                    },
-                ));
-            };
-            cfg.set(k, v)?;
-        }
+        crate::programs::seam::key_value_args(
+            args,
+            "gpt_train.py's settings are its dicts' keys, written --KEY=VALUE \
+             (--context_length=1024)",
+            |k, v| cfg.set(k, v),
+        )?;
         cfg.validate()?;
         Ok(cfg)
     }
