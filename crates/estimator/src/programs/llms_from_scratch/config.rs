@@ -100,7 +100,7 @@ pub const DICT_KEYS: &[&str] = &[
     "weight_decay",
 ];
 
-fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+pub(super) fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
     let t = text.trim();
     let v: u64 = t.replace('_', "").parse().map_err(|_| {
         ConfigError::new(
@@ -124,8 +124,52 @@ fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError>
     Ok(v)
 }
 
+/// A Python bool (`true`/`false` and 1/0 too, as URLs and JSON carry them).
+pub(super) fn py_bool_in(key: &str, text: &str) -> Result<bool, ConfigError> {
+    match text.trim() {
+        "True" | "true" | "1" => Ok(true),
+        "False" | "false" | "0" => Ok(false),
+        other => Err(ConfigError::new(
+            key,
+            other,
+            Problem::WrongType {
+                expected: "True or False",
+            },
+        )),
+    }
+}
+
+/// The book's scripts have no DDP: a process count other than 1 is refused.
+pub(super) fn one_gpu(key: &str, text: &str, script: &str) -> Result<(), ConfigError> {
+    if int_in(key, text, 1, 4096)? != 1 {
+        return Err(ConfigError::new(
+            key,
+            text.trim(),
+            Problem::Assertion {
+                message: format!(
+                    "{script} trains on one GPU (it has no DDP): nproc_per_node must be 1"
+                ),
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// `PYTORCH_CUDA_ALLOC_CONF` by vramfit's names.
+pub(super) fn allocator_in(key: &str, text: &str) -> Result<Allocator, ConfigError> {
+    Allocator::parse(text.trim()).ok_or_else(|| {
+        ConfigError::new(
+            key,
+            text.trim(),
+            Problem::NotOneOf {
+                choices: Allocator::NAMES,
+            },
+        )
+    })
+}
+
 /// A number from `min` up to (not including) `below`, as the message writes them.
-fn float_in(
+pub(super) fn float_in(
     key: &str,
     text: &str,
     min: f64,
@@ -159,7 +203,7 @@ fn float_in(
 }
 
 /// Any finite number from 0 up.
-const ANY: (&str, &str) = ("0", "∞");
+pub(super) const ANY: (&str, &str) = ("0", "∞");
 
 /// The most tokens a text may have for vramfit (a trillion: far past any text a reader trains on).
 pub const MAX_TOKENS: u64 = 1 << 40;
@@ -182,21 +226,7 @@ impl Ch05Config {
             "n_layers" => self.n_layers = int_in(key, text, 1, 512)? as u32,
             // nn.Dropout takes 0 ≤ p ≤ 1; p = 1 zeroes everything, a run no one trains
             "drop_rate" => self.drop_rate = float_in(key, text, 0.0, 1.0, ("0", "1 (excluded)"))?,
-            "qkv_bias" => {
-                self.qkv_bias = match text.trim() {
-                    "True" | "true" | "1" => true,
-                    "False" | "false" | "0" => false,
-                    other => {
-                        return Err(ConfigError::new(
-                            key,
-                            other,
-                            Problem::WrongType {
-                                expected: "True or False",
-                            },
-                        ))
-                    }
-                }
-            }
+            "qkv_bias" => self.qkv_bias = py_bool_in(key, text)?,
             "batch_size" => self.batch_size = int_in(key, text, 1, u64::from(MAX_BATCH))? as u32,
             "num_epochs" => self.num_epochs = int_in(key, text, 1, 1_000_000)? as u32,
             "learning_rate" => self.learning_rate = float_in(key, text, 0.0, f64::MAX, ANY)?,
@@ -216,29 +246,9 @@ impl Ch05Config {
             }
             // one process on one GPU: the script has no DDP
             "nproc_per_node" | "nproc-per-node" | "world_size" => {
-                if int_in(key, text, 1, 4096)? != 1 {
-                    return Err(ConfigError::new(
-                        key,
-                        text.trim(),
-                        Problem::Assertion {
-                            message: "gpt_train.py trains on one GPU (it has no DDP): \
-                                      nproc_per_node must be 1"
-                                .into(),
-                        },
-                    ));
-                }
+                one_gpu(key, text, "gpt_train.py")?
             }
-            "allocator" => {
-                self.allocator = Allocator::parse(text.trim()).ok_or_else(|| {
-                    ConfigError::new(
-                        key,
-                        text.trim(),
-                        Problem::NotOneOf {
-                            choices: Allocator::NAMES,
-                        },
-                    )
-                })?
-            }
+            "allocator" => self.allocator = allocator_in(key, text)?,
             _ => return Err(ConfigError::new(key, "", Problem::UnknownKey)),
         }
         Ok(())
@@ -262,7 +272,7 @@ impl Ch05Config {
     /// settings were read.
     pub fn apply_dict_lines(&mut self, text: &str) -> Result<usize, ConfigError> {
         let mut read = 0;
-        for (key, value) in dict_entries(text) {
+        for (key, value) in dict_entries(text, DICT_KEYS) {
             self.set(key, value)?;
             read += 1;
         }
@@ -354,7 +364,7 @@ impl Ch05Config {
 }
 
 /// A float as Python prints it (`0.1`, `0.0`, `0.0005`).
-fn py_float(v: f64) -> String {
+pub(super) fn py_float(v: f64) -> String {
     let s = crate::decimal::shortest(v);
     if s.contains(['.', 'e', 'E']) {
         s
@@ -363,8 +373,8 @@ fn py_float(v: f64) -> String {
     }
 }
 
-/// The `"key": value` entries of pasted dict text, comments dropped.
-fn dict_entries(text: &str) -> Vec<(&str, &str)> {
+/// The `"key": value` entries of pasted dict text whose key is one of `keys`, comments dropped.
+pub(super) fn dict_entries<'a>(text: &'a str, keys: &[&str]) -> Vec<(&'a str, &'a str)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let code = line.split('#').next().unwrap_or("");
@@ -381,7 +391,7 @@ fn dict_entries(text: &str) -> Vec<(&str, &str)> {
                 continue;
             };
             let v = v.trim().trim_end_matches('}').trim();
-            if DICT_KEYS.contains(&k) && !v.is_empty() {
+            if keys.contains(&k) && !v.is_empty() {
                 out.push((k, v));
             }
         }
@@ -391,7 +401,7 @@ fn dict_entries(text: &str) -> Vec<(&str, &str)> {
 
 /// How many of the dicts' keys pasted text sets.
 pub fn dict_lines(text: &str) -> usize {
-    dict_entries(text).len()
+    dict_entries(text, DICT_KEYS).len()
 }
 
 /// The script's two dicts as it writes them (what the page's export shows).

@@ -5,6 +5,7 @@
 //! checked against runs of the real script (`data/measured/llms-from-scratch-ch05.jsonl`).
 
 pub mod answer;
+pub mod ch06;
 pub mod config;
 pub mod explain;
 pub mod fixes;

@@ -43,109 +43,132 @@ const NEW_TOKENS: u128 = 50;
 
 /// The model's sizes.
 #[derive(Clone, Copy)]
-struct Dims {
-    c: u128,
-    h: u128,
-    v: u128,
-    ctx: u128,
-    layers: u32,
-    dropout: bool,
-    qkv_bias: bool,
+pub(super) struct Dims {
+    pub(super) c: u128,
+    pub(super) h: u128,
+    pub(super) v: u128,
+    pub(super) ctx: u128,
+    pub(super) layers: u32,
+    pub(super) dropout: bool,
+    pub(super) qkv_bias: bool,
+    /// `out_head`'s out features (the vocabulary, or chapter 6's classes) and its bias.
+    pub(super) head: u128,
+    pub(super) head_bias: bool,
 }
 
 /// Indices of one block's parameters in `model.parameters()` order.
 #[derive(Clone, Copy)]
-struct BlockParams {
-    wq: usize,
-    wk: usize,
-    wv: usize,
-    wo: usize,
-    w1: usize,
-    w2: usize,
-    n1: usize,
-    n2: usize,
+pub(super) struct BlockParams {
+    pub(super) wq: usize,
+    pub(super) wk: usize,
+    pub(super) wv: usize,
+    pub(super) wo: usize,
+    pub(super) w1: usize,
+    pub(super) w2: usize,
+    pub(super) n1: usize,
+    pub(super) n2: usize,
 }
 
 /// What one LayerNorm's forward keeps for its backward, and its output.
-struct LnSaved {
-    d: T,
-    s: T,
-    nx: T,
-    y: T,
+pub(super) struct LnSaved {
+    pub(super) d: T,
+    pub(super) s: T,
+    pub(super) nx: T,
+    pub(super) y: T,
 }
 
 /// What one block's forward keeps for its backward.
-struct BlockSaved {
-    ln1: LnSaved,
-    qc: T,
-    kc: T,
-    mask: T,
-    sm: T,
-    drop_out: T,
-    drop_mask: T,
-    vc: T,
-    cc: T,
-    res_mask1: T,
-    x1: T,
-    ln2: LnSaved,
-    h: T,
-    t1: T,
-    t5: T,
-    t6: T,
-    g: T,
-    res_mask2: T,
+pub(super) struct BlockSaved {
+    pub(super) ln1: LnSaved,
+    pub(super) qc: T,
+    pub(super) kc: T,
+    pub(super) mask: T,
+    pub(super) sm: T,
+    pub(super) drop_out: T,
+    pub(super) drop_mask: T,
+    pub(super) vc: T,
+    pub(super) cc: T,
+    pub(super) res_mask1: T,
+    pub(super) x1: T,
+    pub(super) ln2: LnSaved,
+    pub(super) h: T,
+    pub(super) t1: T,
+    pub(super) t5: T,
+    pub(super) t6: T,
+    pub(super) g: T,
+    pub(super) res_mask2: T,
 }
 
 /// A training forward's saved tensors.
-struct Forward {
-    ids: T,
-    targets: T,
-    arange: T,
-    emb_mask: T,
-    blocks: Vec<(T, BlockSaved)>,
-    last: T,
-    lnf: LnSaved,
-    lsm: T,
-    total_weight: T,
+pub(super) struct Forward {
+    pub(super) ids: T,
+    pub(super) targets: T,
+    pub(super) arange: T,
+    pub(super) emb_mask: T,
+    pub(super) blocks: Vec<(T, BlockSaved)>,
+    pub(super) last: T,
+    pub(super) lnf: LnSaved,
+    pub(super) lsm: T,
+    pub(super) total_weight: T,
 }
 
-struct Gen {
-    out: Builder,
-    d: Dims,
-    workspace: u128,
-    fwd_workspace: bool,
-    bwd_workspace: bool,
+pub(super) struct Gen {
+    pub(super) out: Builder,
+    pub(super) d: Dims,
+    pub(super) workspace: u128,
+    pub(super) fwd_workspace: bool,
+    pub(super) bwd_workspace: bool,
     /// Parameter sizes in `model.parameters()` order.
-    params: Vec<u128>,
-    blocks: Vec<BlockParams>,
+    pub(super) params: Vec<u128>,
+    pub(super) blocks: Vec<BlockParams>,
     /// `.grad` of each parameter (set_to_none frees them in parameter order).
-    grads: Vec<T>,
-    adam: Vec<T>,
+    pub(super) grads: Vec<T>,
+    pub(super) adam: Vec<T>,
     /// The training step's phase (for the loss's mark).
-    phase: Phase,
+    pub(super) phase: Phase,
+    /// Indices of `final_norm.scale` and `out_head.weight` in `model.parameters()`.
+    pub(super) final_norm: usize,
+    pub(super) head: usize,
 }
 
 impl Gen {
-    fn a(&mut self, bytes: u128, term: Term) -> T {
+    pub(super) fn new(d: Dims, gpu: &Gpu) -> Gen {
+        Gen {
+            out: Builder::default(),
+            d,
+            workspace: gpu.cublas_workspace_bytes(),
+            fwd_workspace: false,
+            bwd_workspace: false,
+            params: Vec::new(),
+            blocks: Vec::new(),
+            grads: Vec::new(),
+            adam: Vec::new(),
+            phase: Phase::TrainFirstIter,
+            final_norm: 0,
+            head: 0,
+        }
+    }
+
+    pub(super) fn a(&mut self, bytes: u128, term: Term) -> T {
         self.out.alloc(bytes, term)
     }
 
-    fn f(&mut self, t: T) {
+    pub(super) fn f(&mut self, t: T) {
         self.out.free(t);
     }
 
-    fn fs(&mut self, ts: &[T]) {
+    pub(super) fn fs(&mut self, ts: &[T]) {
         for &t in ts {
             self.out.free(t);
         }
     }
 
-    fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro: u32) {
+    pub(super) fn mark(&mut self, phase: Option<Phase>, stage: Stage, micro: u32) {
         self.out.mark(phase, stage, micro);
     }
 
     /// A forward matmul's output, then (the first time) the main thread's cuBLAS workspace.
-    fn matmul_out(&mut self, bytes: u128, term: Term) -> T {
+    pub(super) fn matmul_out(&mut self, bytes: u128, term: Term) -> T {
         let t = self.a(bytes, term);
         if !std::mem::replace(&mut self.fwd_workspace, true) {
             self.a(self.workspace, Term::CublasWorkspace);
@@ -154,7 +177,7 @@ impl Gen {
     }
 
     /// A backward matmul's output, then (the first time) the autograd thread's workspace.
-    fn bwd_matmul_out(&mut self, bytes: u128, term: Term) -> T {
+    pub(super) fn bwd_matmul_out(&mut self, bytes: u128, term: Term) -> T {
         let t = self.a(bytes, term);
         if !std::mem::replace(&mut self.bwd_workspace, true) {
             self.a(self.workspace, Term::CublasWorkspace);
@@ -163,7 +186,7 @@ impl Gen {
     }
 
     /// A parameter's gradient as its backward produces it (AccumulateGrad keeps that tensor).
-    fn grad(&mut self, param: usize) {
+    pub(super) fn grad(&mut self, param: usize) {
         let g = self.a(self.params[param], Term::Grads);
         self.grads[param] = g;
     }
@@ -172,7 +195,7 @@ impl Gen {
 
     /// `GPTModel(cfg).to(device)`: `Module._apply` moves each module's children first, then its
     /// own parameters and buffers (the attention's mask after its four Linears).
-    fn model_load(&mut self) {
+    pub(super) fn model_load(&mut self) {
         self.mark(None, Stage::ModelLoad, 0);
         let (c, v, ctx) = (self.d.c, self.d.v, self.d.ctx);
         self.param(4 * v * c);
@@ -202,22 +225,22 @@ impl Gen {
                 n2,
             });
         }
+        self.final_norm = self.param(4 * c);
         self.param(4 * c);
-        self.param(4 * c);
-        self.param(4 * v * c);
+        self.head = self.linear_to_device(c, self.d.head, self.d.head_bias);
         self.grads = vec![None; self.params.len()];
         self.blocks = blocks;
     }
 
     /// One parameter to the GPU; returns its index in `model.parameters()`.
-    fn param(&mut self, bytes: u128) -> usize {
+    pub(super) fn param(&mut self, bytes: u128) -> usize {
         self.a(bytes, Term::Params);
         self.params.push(bytes);
         self.params.len() - 1
     }
 
     /// An `nn.Linear(i, o)`'s weight, then its bias; returns the weight's index.
-    fn linear_to_device(&mut self, i: u128, o: u128, bias: bool) -> usize {
+    pub(super) fn linear_to_device(&mut self, i: u128, o: u128, bias: bool) -> usize {
         let w = self.param(4 * i * o);
         if bias {
             self.param(4 * o);
@@ -225,20 +248,17 @@ impl Gen {
         w
     }
 
-    /// The index of final_norm's scale (shift follows, then out_head).
-    fn final_norm(&self) -> usize {
-        self.params.len() - 3
-    }
-
-    fn bias_of(&self, weight: usize, has_bias: bool) -> Option<usize> {
+    pub(super) fn bias_of(&self, weight: usize, has_bias: bool) -> Option<usize> {
         has_bias.then_some(weight + 1)
     }
 
     // ---- forward, training (autograd keeps what backward needs) -------------------------------
 
     /// LayerNorm.forward: `mean`, `var` (locals until it returns), `x - mean`, `var + eps`,
-    /// its sqrt, the quotient, `scale * norm_x`, `+ shift`.
-    fn ln_train(&mut self, n: u128) -> LnSaved {
+    /// its sqrt, the quotient, `scale * norm_x`, `+ shift`. When `x` needs no gradient (the
+    /// first block chapter 6 trains) autograd records only `scale * norm_x`, which keeps
+    /// `norm_x`: `x - mean` and the sqrt die with the division's expression.
+    pub(super) fn ln_train(&mut self, n: u128, input_grad: bool) -> LnSaved {
         let (a, row) = (4 * n * self.d.c, 4 * n);
         let tr = Term::BlockTransient;
         let act = Term::BlockActivations;
@@ -249,21 +269,28 @@ impl Gen {
         let s = self.a(row, act);
         self.f(ve);
         let nx = self.a(a, act);
+        let (d, s) = if input_grad {
+            (d, s)
+        } else {
+            self.fs(&[d, s]);
+            (None, None)
+        };
         let sc = self.a(a, tr);
         let y = self.a(a, act);
         self.fs(&[sc, mean, var]);
         LnSaved { d, s, nx, y }
     }
 
-    /// One TransformerBlock's forward: what it keeps, and its output.
-    fn block_train(&mut self, b: u128, t: u128) -> (BlockSaved, T) {
+    /// One TransformerBlock's forward: what it keeps, and its output. `input_grad`: whether
+    /// its input needs a gradient (not for the first block chapter 6 trains).
+    pub(super) fn block_train(&mut self, b: u128, t: u128, input_grad: bool) -> (BlockSaved, T) {
         let d = self.d;
         let n = b * t;
         let a = 4 * n * d.c;
         let s = 4 * b * d.h * t * t;
         let act = Term::BlockActivations;
         let tr = Term::BlockTransient;
-        let ln1 = self.ln_train(n);
+        let ln1 = self.ln_train(n, input_grad);
         // keys, queries, values: bound to locals until the attention returns
         let k = self.matmul_out(a, tr);
         let q = self.a(a, tr);
@@ -290,7 +317,7 @@ impl Gen {
         let proj = self.a(a, tr);
         self.fs(&[k, q, v, scores]);
         let (res_mask1, x1) = self.residual(n, proj);
-        let ln2 = self.ln_train(n);
+        let ln2 = self.ln_train(n, true);
         let h = self.a(4 * a, act);
         // GELU: 0.5 * x * (1 + tanh(sqrt(2/π) * (x + 0.044715 * x³)))
         let t1 = self.a(4 * a, act);
@@ -332,7 +359,7 @@ impl Gen {
 
     /// `x = self.drop_shortcut(x); x = x + shortcut`: the dropout's output (its mask kept) dies
     /// with the sum.
-    fn residual(&mut self, n: u128, x: T) -> (T, T) {
+    pub(super) fn residual(&mut self, n: u128, x: T) -> (T, T) {
         let a = 4 * n * self.d.c;
         if self.d.dropout {
             let out = self.a(a, Term::BlockTransient);
@@ -349,7 +376,7 @@ impl Gen {
     }
 
     /// `logits = model(input_batch)` then `cross_entropy` in training mode.
-    fn forward_train(&mut self, b: u128, t: u128, ids: T, targets: T) -> (Forward, T) {
+    pub(super) fn forward_train(&mut self, b: u128, t: u128, ids: T, targets: T) -> (Forward, T) {
         let (c, v) = (self.d.c, self.d.v);
         let n = b * t;
         let a = 4 * n * c;
@@ -368,11 +395,11 @@ impl Gen {
         };
         let mut blocks = Vec::new();
         for _ in 0..self.d.layers {
-            let (saved, out) = self.block_train(b, t);
+            let (saved, out) = self.block_train(b, t, true);
             blocks.push((x, saved));
             x = out;
         }
-        let lnf = self.ln_train(n);
+        let lnf = self.ln_train(n, true);
         let logits = self.matmul_out(4 * n * v, Term::Logits);
         self.fs(&[tok, pos]);
         self.mark_loss();
@@ -397,7 +424,7 @@ impl Gen {
         )
     }
 
-    fn mark_loss(&mut self) {
+    pub(super) fn mark_loss(&mut self) {
         self.mark(Some(self.phase), Stage::Loss, 1);
     }
 
@@ -406,7 +433,13 @@ impl Gen {
     /// A Linear's backward (`addmm` with a bias, `mm` without): the input's gradient, the
     /// weight's, then the bias's (reduced from the output's gradient); the output's gradient and
     /// the saved input die after. Returns the input's gradient.
-    fn linear_backward(&mut self, n: u128, w: usize, bias: Option<usize>, g_out: T) -> T {
+    pub(super) fn linear_backward(
+        &mut self,
+        n: u128,
+        w: usize,
+        bias: Option<usize>,
+        g_out: T,
+    ) -> T {
         let c_in = self.params[w] / 4 / self.out_features(w, bias);
         let g_in = self.bwd_matmul_out(4 * n * c_in, Term::BlockTransient);
         self.grad(w);
@@ -417,7 +450,7 @@ impl Gen {
         g_in
     }
 
-    fn out_features(&self, w: usize, bias: Option<usize>) -> u128 {
+    pub(super) fn out_features(&self, w: usize, bias: Option<usize>) -> u128 {
         match bias {
             Some(b) => self.params[b] / 4,
             None => {
@@ -430,17 +463,31 @@ impl Gen {
     }
 
     /// LayerNorm's backward from its output's gradient `gy`, summing its input's gradient into
-    /// `res` (the residual stream's buffer) and freeing its input `x` (kept by `var`).
-    fn ln_backward(&mut self, n: u128, ln: LnSaved, scale: usize, gy: T, x: T, res: &mut T) {
+    /// `res` (the residual stream's buffer) and freeing its input `x` (kept by `var`); only
+    /// `scale`'s and `shift`'s gradients when its input needs none.
+    pub(super) fn ln_backward(
+        &mut self,
+        n: u128,
+        ln: LnSaved,
+        scale: usize,
+        gy: T,
+        x: T,
+        res: &mut T,
+    ) {
         let (a, row) = (4 * n * self.d.c, 4 * n);
         let tr = Term::BlockTransient;
         // y = scale * nx + shift: shift's gradient reduced; scale's from gy * nx, reduced
         self.grad(scale + 1);
         let g_scale_full = self.a(a, tr);
-        let g_nx = self.a(a, tr);
+        // norm_x's gradient only when x needs one (`ln_train`'s `input_grad`)
+        let input_grad = ln.d.is_some();
+        let g_nx = if input_grad { self.a(a, tr) } else { None };
         self.grad(scale);
         self.f(g_scale_full);
         self.fs(&[gy, ln.nx]);
+        if !input_grad {
+            return;
+        }
         // nx = d / s: d's gradient, then s's: -grad * ((d / s) / s), reduced to (N, 1)
         let g_d = self.a(a, tr);
         let tmp = [self.a(a, tr), self.a(a, tr), self.a(a, tr)];
@@ -471,7 +518,7 @@ impl Gen {
 
     /// A gradient reaching a tensor that already has one: summed in place into the first (the
     /// engine's InputBuffer), the new one freed; the first becomes the buffer.
-    fn add_into(&mut self, buffer: &mut T, g: T) {
+    pub(super) fn add_into(&mut self, buffer: &mut T, g: T) {
         if buffer.is_none() {
             *buffer = g;
         } else {
@@ -479,7 +526,7 @@ impl Gen {
         }
     }
 
-    fn block_backward(
+    pub(super) fn block_backward(
         &mut self,
         b: u128,
         t: u128,
@@ -518,9 +565,17 @@ impl Gen {
         let g_y2 = self.linear_backward(n, p.w1, Some(p.w1 + 1), g_t3);
         self.f(s.ln2.y);
         self.ln_backward(n, s.ln2, p.n2, g_y2, s.x1, res);
-        // x1 = drop(proj) + x_in
+        // x1 = drop(proj) + x_in; when x_in needs no gradient the residual buffer ends with the
+        // node it feeds (the dropout's, or with p = 0 out_proj's)
+        let input_grad = s.ln1.d.is_some();
         let g_proj = self.dropout_backward(a, s.res_mask1, *res);
+        if !input_grad && d.dropout {
+            self.f(res.take());
+        }
         let g_cc = self.linear_backward(n, p.wo, Some(p.wo + 1), g_proj);
+        if !input_grad && !d.dropout {
+            self.f(res.take());
+        }
         self.f(s.cc);
         // the context's gradient laid out as bmm's output, then bmm(weights, values)
         let g_co = self.a(a, tr);
@@ -535,7 +590,10 @@ impl Gen {
         } else {
             g_w
         };
+        // softmax_backward_cuda_out: its output, then `grad * output` (freed as it returns)
         let g_ss = self.a(sz, tr);
+        let prod = self.a(sz, tr);
+        self.f(prod);
         self.fs(&[g_sm, s.sm]);
         let g_sc = self.a(sz, tr);
         self.f(g_ss);
@@ -563,7 +621,7 @@ impl Gen {
 
     /// A dropout's backward on the residual gradient: a new gradient (its mask then freed), or
     /// with p = 0 (no dropout node) the residual gradient itself, shared.
-    fn dropout_backward(&mut self, a: u128, mask: T, res: T) -> T {
+    pub(super) fn dropout_backward(&mut self, a: u128, mask: T, res: T) -> T {
         if self.d.dropout {
             let g = self.a(a, Term::BlockTransient);
             self.f(mask);
@@ -575,7 +633,7 @@ impl Gen {
         }
     }
 
-    fn backward(&mut self, b: u128, t: u128, mut fwd: Forward) {
+    pub(super) fn backward(&mut self, b: u128, t: u128, mut fwd: Forward) {
         let (c, v) = (self.d.c, self.d.v);
         let n = b * t;
         let a = 4 * n * c;
@@ -586,12 +644,12 @@ impl Gen {
         let g_logits = self.a(4 * n * v, Term::LossGrads);
         self.fs(&[g_nll, fwd.lsm]);
         // out_head: mm's two gradients
-        let head = self.params.len() - 1;
+        let head = self.head;
         let dx = self.bwd_matmul_out(a, Term::LmHeadGrads);
         self.grad(head);
         self.fs(&[g_logits, fwd.lnf.y]);
         let mut res: T = None;
-        let fnorm = self.final_norm();
+        let fnorm = self.final_norm;
         let lnf = std::mem::replace(
             &mut fwd.lnf,
             LnSaved {
@@ -623,7 +681,7 @@ impl Gen {
     /// `embedding_dense_backward` (CUDA): past 3,072 indices it sorts them (two int64 copies
     /// and the segment offsets) and sums per segment before scattering into the zeroed weight
     /// gradient.
-    fn embedding_backward(&mut self, param: usize, indices: u128, g_out: T, ids: T) {
+    pub(super) fn embedding_backward(&mut self, param: usize, indices: u128, g_out: T, ids: T) {
         let tr = Term::BlockTransient;
         let temps: Vec<T> = if indices > 3072 {
             vec![
@@ -642,10 +700,14 @@ impl Gen {
 
     // ---- optimizer ----------------------------------------------------------------------------
 
-    /// AdamW, foreach: its state at the first step (exp_avg, exp_avg_sq per parameter; `step` on
-    /// the CPU), then each step `_foreach_sqrt(exp_avg_sqs)`, freed when the step returns.
-    fn optimizer_step(&mut self) {
-        let sizes = self.params.clone();
+    /// AdamW, foreach: its state at the first step (exp_avg, exp_avg_sq per parameter with a
+    /// gradient — chapter 6's frozen ones have none; `step` on the CPU), then each step
+    /// `_foreach_sqrt(exp_avg_sqs)`, freed when the step returns.
+    pub(super) fn optimizer_step(&mut self) {
+        let sizes: Vec<u128> = (self.params.iter().zip(&self.grads))
+            .filter(|(_, g)| g.is_some())
+            .map(|(&s, _)| s)
+            .collect();
         if self.adam.is_empty() {
             for &s in &sizes {
                 let m = self.a(s, Term::AdamState);
@@ -657,7 +719,7 @@ impl Gen {
         self.fs(&sqrt);
     }
 
-    fn zero_grad(&mut self) {
+    pub(super) fn zero_grad(&mut self) {
         let grads = std::mem::take(&mut self.grads);
         self.fs(&grads);
         self.grads = vec![None; self.params.len()];
@@ -665,7 +727,7 @@ impl Gen {
 
     // ---- forward without gradients (evaluation and sampling) ----------------------------------
 
-    fn ln_eval(&mut self, n: u128) -> T {
+    pub(super) fn ln_eval(&mut self, n: u128) -> T {
         let (a, row) = (4 * n * self.d.c, 4 * n);
         let tr = Term::BlockTransient;
         let mean = self.a(row, tr);
@@ -682,7 +744,20 @@ impl Gen {
         y
     }
 
-    fn block_eval(&mut self, b: u128, t: u128) -> T {
+    /// A dropout that records nothing for autograd: its output, its mask gone with the tuple
+    /// `native_dropout` returned, its input gone as the name is rebound. With p = 0, or in eval
+    /// mode, the input itself.
+    pub(super) fn drop_no_grad(&mut self, x: T, bytes: u128, mask: u128) -> T {
+        let out = self.a(bytes, Term::BlockTransient);
+        let m = self.a(mask, Term::BlockTransient);
+        self.fs(&[m, x]);
+        out
+    }
+
+    /// One block's forward with nothing recorded for autograd: under `no_grad`, or in chapter
+    /// 6's frozen blocks (`dropout`: they run in training mode, so with p > 0 each dropout
+    /// makes a new tensor). Returns its output; its input is the caller's.
+    pub(super) fn block_eval(&mut self, b: u128, t: u128, dropout: bool) -> T {
         let d = self.d;
         let n = b * t;
         let a = 4 * n * d.c;
@@ -698,16 +773,22 @@ impl Gen {
         self.fs(&[qc, kc]);
         let mask = self.a(d.ctx * d.ctx, tr);
         let scaled = self.a(s, tr);
-        let sm = self.a(s, tr);
+        let mut sm = self.a(s, tr);
         self.f(scaled);
+        if dropout {
+            sm = self.drop_no_grad(sm, s, s / 4);
+        }
         let vc = self.a(a, tr);
         let co = self.a(a, tr);
         self.f(vc);
         let cc = self.a(a, tr);
         self.f(co);
-        let proj = self.a(a, tr);
+        let mut proj = self.a(a, tr);
         self.f(cc);
         self.fs(&[k, q, v, scores, mask, sm, y]);
+        if dropout {
+            proj = self.drop_no_grad(proj, a, n * d.c);
+        }
         let x1 = self.a(a, tr);
         self.f(proj);
         let y2 = self.ln_eval(n);
@@ -722,16 +803,19 @@ impl Gen {
         }
         let g = self.a(4 * a, tr);
         self.fs(&[t1, prev, h]);
-        let mlp = self.a(a, tr);
+        let mut mlp = self.a(a, tr);
         self.fs(&[g, y2]);
+        if dropout {
+            mlp = self.drop_no_grad(mlp, a, n * d.c);
+        }
         let out = self.a(a, tr);
         self.fs(&[mlp, x1]);
         out
     }
 
     /// `model(idx)` under no_grad in eval mode on `b` rows of `t` tokens: returns the logits.
-    fn forward_eval(&mut self, b: u128, t: u128) -> T {
-        let (c, v) = (self.d.c, self.d.v);
+    pub(super) fn forward_eval(&mut self, b: u128, t: u128) -> T {
+        let c = self.d.c;
         let n = b * t;
         let a = 4 * n * c;
         let tok = self.a(a, Term::ForwardLocals);
@@ -742,7 +826,7 @@ impl Gen {
         let x0 = self.a(a, Term::BlockTransient);
         let mut x = x0;
         for _ in 0..self.d.layers {
-            let out = self.block_eval(b, t);
+            let out = self.block_eval(b, t, false);
             if x != x0 {
                 self.f(x);
             }
@@ -751,14 +835,14 @@ impl Gen {
         self.f(x0);
         let y = self.ln_eval(n);
         self.f(x);
-        let logits = self.matmul_out(4 * n * v, Term::Logits);
+        let logits = self.matmul_out(4 * n * self.d.head, Term::Logits);
         self.fs(&[tok, pos, y]);
         logits
     }
 
     /// `calc_loss_batch` under no_grad: the batch to the GPU, the forward, the loss; its locals
     /// go as it returns.
-    fn loss_eval(&mut self, b: u128, t: u128) -> T {
+    pub(super) fn loss_eval(&mut self, b: u128, t: u128) -> T {
         let ids = self.a(8 * b * t, Term::TokenIds);
         let targets = self.a(8 * b * t, Term::TokenIds);
         let logits = self.forward_eval(b, t);
@@ -772,7 +856,7 @@ impl Gen {
     /// `evaluate_model(…, eval_iter)`: `calc_loss_loader` over the first `eval_iter` batches of
     /// the training loader (full), then of the validation loader (its last batch partial; none
     /// when it is empty). Each loss is `.item()`-ed, so each batch's tensors go before the next.
-    fn evaluate(&mut self, cfg: &Ch05Config) {
+    pub(super) fn evaluate(&mut self, cfg: &Ch05Config) {
         self.mark(Some(Phase::Eval), Stage::Eval, 0);
         let (b, t) = (u64::from(cfg.batch_size), self.d.ctx);
         let iters = u64::from(cfg.eval_iter);
@@ -786,7 +870,7 @@ impl Gen {
     }
 
     /// `generate_and_print_sample`: one row grown from the start context by 50 greedy tokens.
-    fn sample(&mut self) {
+    pub(super) fn sample(&mut self) {
         self.mark(Some(Phase::EvalAfterStep), Stage::Eval, 0);
         let encoded = self.a(8 * START_TOKENS, Term::TokenIds);
         let mut idx = encoded;
@@ -819,19 +903,11 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu) -> Sequence {
         layers: cfg.n_layers,
         dropout: cfg.drop_rate > 0.0,
         qkv_bias: cfg.qkv_bias,
+        // the untied language-model head, no bias
+        head: u128::from(cfg.vocab_size),
+        head_bias: false,
     };
-    let mut g = Gen {
-        out: Builder::default(),
-        d,
-        workspace: gpu.cublas_workspace_bytes(),
-        fwd_workspace: false,
-        bwd_workspace: false,
-        params: Vec::new(),
-        blocks: Vec::new(),
-        grads: Vec::new(),
-        adam: Vec::new(),
-        phase: Phase::TrainFirstIter,
-    };
+    let mut g = Gen::new(d, gpu);
     g.model_load();
     let (b, t) = (u128::from(cfg.batch_size), d.ctx);
     let per_epoch = cfg.train_batches();
