@@ -20,6 +20,11 @@ R = [
     ('cf_l_L120_b8', 'large', 8, 120, 2), ('cf_l_L120_b2', 'large', 2, 120, 1), ('cf_l_L120_b64', 'large', 64, 120, 2),
     ('cf_l_L512_b8', 'large', 8, 512, 1), ('cf_l_L1024_b8', 'large', 8, 1024, 1),
 ]
+# third call: dropout (the frozen blocks run in training mode: each dropout makes a new tensor)
+R_DROP = [
+    ('cf_s_L120_b8_d01', 'small', 8, 120, 2, '0.1'), ('cf_s_L1024_b8_d01', 'small', 8, 1024, 1, '0.1'),
+    ('cf_m_L512_b8_d01', 'medium', 8, 512, 1, '0.1'), ('cf_s_L512_b32_d01', 'small', 32, 512, 1, '0.1'),
+]
 # second call, if time is left: a repeat, bigger batches at the full context
 R_EXTRA = [
     ('cf_s_L120_b8_rep', 'small', 8, 120, 2), ('cf_s_L1024_b64', 'small', 64, 1024, 1),
@@ -41,15 +46,15 @@ def est(model, B, T, ep):
 
 
 if __name__ == '__main__':
-    sel = {'main': R, 'extra': R_EXTRA, 'all': R + R_EXTRA}[sys.argv[2] if len(sys.argv) > 2 else 'main']
+    sel = {'main': R, 'extra': R_EXTRA, 'all': R + R_EXTRA, 'drop': R_DROP}[sys.argv[2] if len(sys.argv) > 2 else 'main']
     names = set(sys.argv[3].split(',')) if len(sys.argv) > 3 and sys.argv[3] else None
     J = []
-    for n, model, B, T, ep in sel:
+    for n, model, B, T, ep, *drop in sel:
         if names and n not in names:
             continue
         gb, s = est(model, B, T, ep)
         cmd = ['python3', P + 'run_finetune.py', n, '--model', model, '--batch', str(B), '--max-len', str(T),
-               '--epochs', str(ep)]
+               '--epochs', str(ep)] + ['--drop-rate', drop[0]] * bool(drop)
         J.append({'kind': 'cf', 'name': n, 'gb': gb, 'est_s': s, 'cmd': cmd})
     J.sort(key=lambda j: -j['est_s'])  # longest first
     json.dump(J, open(sys.argv[1], 'w'), indent=0)

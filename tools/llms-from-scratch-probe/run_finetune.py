@@ -59,6 +59,7 @@ ap.add_argument('--model', default='small', choices=sorted(MODELS))
 ap.add_argument('--batch', type=int, default=8)
 ap.add_argument('--epochs', type=int, default=2)
 ap.add_argument('--max-len', type=int, default=120)
+ap.add_argument('--drop-rate', default='0.0')
 A = ap.parse_args()
 for k in ('PYTORCH_ALLOC_CONF', 'PYTORCH_CUDA_ALLOC_CONF'):
     os.environ.pop(k, None)
@@ -72,7 +73,8 @@ COMMIT = '28c65cdfbc3338e2e040016eea4b7fdf556e4d57'
 # ---- the script's source, edited by exact text replacement -----------------------------------------------------
 src = open(SCRIPT).read()
 rep = [('CHOOSE_MODEL = "gpt2-small (124M)"', f'CHOOSE_MODEL = "{MODELS[A.model]}"'),
-       ('batch_size = 8\n', f'batch_size = {A.batch}\n'), ('num_epochs = 5\n', f'num_epochs = {A.epochs}\n')]
+       ('batch_size = 8\n', f'batch_size = {A.batch}\n'), ('num_epochs = 5\n', f'num_epochs = {A.epochs}\n'),
+       ('"drop_rate": 0.0,        # Dropout rate', f'"drop_rate": {A.drop_rate},        # Dropout rate')]
 for old, new in rep:
     assert src.count(old) == 1, old
     src = src.replace(old, new, 1)
@@ -307,7 +309,7 @@ torch.linspace = linspace
 # ---- run -------------------------------------------------------------------------------------------------------
 E, NL, NH = {'small': (768, 12, 12), 'medium': (1024, 24, 16), 'large': (1280, 36, 20), 'xl': (1600, 48, 25)}[A.model]
 cfg = {'choose_model': MODELS[A.model], 'emb_dim': E, 'n_layers': NL, 'n_heads': NH, 'vocab_size': 50257,
-       'context_length': 1024, 'drop_rate': 0.0, 'qkv_bias': True, 'num_classes': 2, 'batch_size': A.batch,
+       'context_length': 1024, 'drop_rate': float(A.drop_rate), 'qkv_bias': True, 'num_classes': 2, 'batch_size': A.batch,
        'num_epochs': A.epochs, 'learning_rate': 5e-5, 'weight_decay': 0.1, 'eval_freq': 50, 'eval_iter': 5,
        'target_max_length': L, 'raw_rows': {'ham': N_HAM, 'spam': N_SPAM}, 'tokenizer': TOK, 'allocator': 'default'}
 rec = {'name': A.name, 'script': 'ch06/01_main-chapter-code/gpt_class_finetune.py', 'commit': COMMIT, 'config': cfg,

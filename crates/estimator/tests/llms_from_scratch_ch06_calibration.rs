@@ -72,7 +72,7 @@ fn measured_runs_within_targets() {
         median(reserved.clone()) * 100.0,
         reserved.iter().cloned().fold(0.0, f64::max) * 100.0
     );
-    assert_eq!(runs.len(), 25);
+    assert_eq!(runs.len(), 29);
     for ((key, _), e) in PHASES.iter().zip(&errs) {
         let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
         assert!(
