@@ -161,11 +161,25 @@ pub fn interpret(text: &str, current: &PageState) -> PasteOutcome {
         }
         return out;
     }
-    // a script's own text (a config file's lines, its constants): the first program, in the
-    // registry's order, that reads one of its lines
-    let best = Program::ALL
-        .into_iter()
-        .find_map(|p| current.configs.read_text(p, current.program == p, text));
+    // a script's own text (a config file's lines, its constants): the program that applies the
+    // most of its lines (a nanochat-free `batch_size = 8` is nanoGPT's and LLMs-from-scratch's
+    // alike: the one that also reads `CHOOSE_MODEL = …` is the script's), ties to the page's
+    // program and then the registry's order; an error only where no program reads it cleanly
+    let order = std::iter::once(current.program)
+        .chain(Program::ALL.into_iter().filter(|p| *p != current.program));
+    let reads: Vec<_> = order
+        .filter_map(|p| current.configs.read_text(p, current.program == p, text))
+        .collect();
+    let most = reads
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|r| r.applied))
+        .max();
+    let best = match most {
+        Some(n) => reads
+            .into_iter()
+            .find(|r| r.as_ref().is_ok_and(|r| r.applied == n)),
+        None => reads.into_iter().next(),
+    };
     match best {
         Some(Ok(read)) => {
             out.skipped = read.skipped;

@@ -34,6 +34,8 @@ registry::registry! {
     BuildNanoGpt(bng) => build_nanogpt::BuildNanoGpt,
     /// rasbt/LLMs-from-scratch's `ch05/01_main-chapter-code/gpt_train.py`.
     LfsCh05(lfs_ch05) => llms_from_scratch::GptTrain,
+    /// rasbt/LLMs-from-scratch's `ch06/01_main-chapter-code/gpt_class_finetune.py`.
+    LfsCh06(lfs_ch06) => llms_from_scratch::ch06::GptClassFinetune,
 }
 
 impl Program {

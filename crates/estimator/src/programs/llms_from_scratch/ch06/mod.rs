@@ -5,7 +5,11 @@
 //! Numbers are for PyTorch 2.11, fp32, checked against runs of the real script
 //! (`data/measured/llms-from-scratch-ch06.jsonl`).
 
+pub mod answer;
 pub mod config;
+pub mod explain;
+pub mod fixes;
+pub mod report;
 pub mod sequence;
 
 pub use config::Ch06Config;
@@ -62,6 +66,266 @@ pub fn params(cfg: &Ch06Config) -> (u64, u64) {
     let frozen =
         (u64::from(config::VOCAB_SIZE) + u64::from(config::CONTEXT_LENGTH)) * c + (l - 1) * block;
     (frozen + trained, trained)
+}
+
+/// LLMs-from-scratch's ch06 `gpt_class_finetune.py` behind the seam.
+pub struct GptClassFinetune;
+
+use crate::programs::inputs::{self, as_written, Group, Input, Label, Section};
+use crate::programs::seam::{Paste, Read};
+
+/// `CHOOSE_MODEL`'s options, shown as the script writes them.
+const MODEL_OPTIONS: &[(&str, Label)] = &[
+    as_written("gpt2-small (124M)"),
+    as_written("gpt2-medium (355M)"),
+    as_written("gpt2-large (774M)"),
+    as_written("gpt2-xl (1558M)"),
+];
+
+impl crate::programs::TrainingProgram for GptClassFinetune {
+    const ID: &'static str = "llms-from-scratch-ch06";
+    const SCRIPT: &'static str = "gpt_class_finetune.py";
+    const NAME: &'static str = "LLMs-from-scratch gpt_class_finetune.py";
+    const LAUNCH_WORDS: &'static [&'static str] = &["gpt_class_finetune.py"];
+    /// The script fine-tunes on one GPU (no DDP): a count other than 1 is refused.
+    const PROCESSES_KEY: &'static str = "nproc_per_node";
+    const MULTI_GPU: bool = false;
+    const WORDS: &'static str = "llms-from-scratch-ch06";
+    const HINTED: &'static [&'static str] = config::KEYS;
+    const FIX_KINDS: &'static [&'static str] = &fixes::Ch06FixKind::IDS;
+    const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
+        ("batch_size", &[1., 2., 4., 8., 16., 32.]),
+        ("max_length", &[60., 120., 256., 512., 1024.]),
+    ];
+    const INPUTS: &'static [Group] = &[
+        Group {
+            section: Section::Model,
+            inputs: &[
+                Input::Choice {
+                    key: "CHOOSE_MODEL",
+                    options: MODEL_OPTIONS,
+                },
+                Input::Number {
+                    key: "drop_rate",
+                    steps: &[0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
+                    float: true,
+                },
+                Input::number("num_classes", &[2., 3., 4., 8., 16., 100.]),
+            ],
+        },
+        Group {
+            section: Section::Batch,
+            inputs: &[
+                Input::number("batch_size", &[1., 2., 4., 8., 16., 32., 64.]),
+                Input::number("max_length", &[32., 60., 120., 256., 512., 1024.]),
+                Input::number("num_epochs", &[1., 2., 3., 5., 10., 20.]),
+                Input::number("train_rows", &[100., 1045., 5000., 20_000., 100_000.]),
+                Input::number("val_rows", &[10., 149., 1000., 5000., 20_000.]),
+                Input::BatchLine,
+            ],
+        },
+        Group {
+            section: Section::Precision,
+            inputs: &[Input::Choice {
+                key: "allocator",
+                options: inputs::ALLOCATORS,
+            }],
+        },
+    ];
+
+    const REPORT_WORDS: &'static [&'static str] = report::WORDS;
+
+    fn report(
+        a: &Ch06Analysis,
+        _fixes: Option<&fixes::Ch06FixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> crate::programs::report::Report {
+        report::report(a)
+    }
+
+    type Settings = answer::Settings;
+    type Answer = answer::Answer;
+    type FixAnswer = answer::FixAnswer;
+
+    fn settings(c: &Ch06Config) -> answer::Settings {
+        answer::settings(c)
+    }
+
+    fn answer(
+        a: &Ch06Analysis,
+        fixes: Option<&fixes::Ch06FixReport>,
+        _budget: &Budget,
+        _mfu: f64,
+    ) -> answer::Answer {
+        answer::answer(a, fixes)
+    }
+
+    fn fix_answers(
+        a: &Ch06Analysis,
+        fixes: &fixes::Ch06FixReport,
+        _budget: &Budget,
+    ) -> Vec<answer::FixAnswer> {
+        answer::fix_answers(a, fixes)
+    }
+
+    /// gpt_class_finetune.py takes only `--test_mode` (a CPU toy): the line says which
+    /// allocator, and the page's settings stay.
+    fn config_from_launch(
+        current: &Ch06Config,
+        launch: &crate::input::command_line::Launch,
+        _line: &str,
+    ) -> Result<Read<Ch06Config>, ConfigError> {
+        let mut cfg = current.clone();
+        launch.check_script_args()?;
+        for (k, v) in launch.launcher_settings() {
+            cfg.set(k, &v)?;
+        }
+        cfg.validate()?;
+        Ok(Read::config(cfg, 1))
+    }
+
+    /// The script's own lines (`CHOOSE_MODEL = "gpt2-medium (355M)"`, `batch_size = 8`,
+    /// `"drop_rate": 0.0,`), over the page's: from any page when they name `CHOOSE_MODEL`, else
+    /// only on this program's page (bare `batch_size = 8` is also a nanoGPT config line).
+    fn config_from_text(
+        current: &Ch06Config,
+        on_page: bool,
+        text: &str,
+    ) -> Option<Result<Read<Ch06Config>, ConfigError>> {
+        let (read, named) = config::script_lines(text);
+        if read == 0 || !(named || on_page) {
+            return None;
+        }
+        let mut cfg = current.clone();
+        Some(
+            cfg.apply_script_lines(text)
+                .and_then(|n| cfg.validate().map(|()| n))
+                .map(|n| Read::config(cfg, n)),
+        )
+    }
+
+    type Config = Ch06Config;
+    type Analysis = Ch06Analysis;
+    type Fixes = fixes::Ch06FixReport;
+
+    /// The script's lines as it writes them.
+    fn export(c: &Ch06Config) -> Vec<(Paste, String)> {
+        vec![(Paste::Config, config::script_text(c))]
+    }
+
+    fn fixes_view(
+        fixes: &fixes::Ch06FixReport,
+        from: &Ch06Config,
+        freed: u128,
+    ) -> crate::programs::fix_view::FixesView {
+        fixes::view(fixes, from, freed)
+    }
+
+    /// One batch of texts per optimizer step: no accumulation, one GPU.
+    fn batch(c: &Ch06Config) -> crate::programs::seam::Batch {
+        crate::programs::seam::Batch {
+            micro: u64::from(c.batch_size),
+            steps: 1,
+            sequences: u64::from(c.batch_size),
+            tokens: u64::from(c.batch_size) * u64::from(c.max_length),
+        }
+    }
+
+    fn formula(a: &Ch06Analysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
+        explain::formula(term, &a.config, bytes)
+    }
+
+    fn default_config() -> Ch06Config {
+        Ch06Config::default()
+    }
+
+    fn config_from_flags(flags: &[String]) -> Result<Ch06Config, ConfigError> {
+        Ch06Config::from_args(flags)
+    }
+
+    /// `--test_mode` swaps in a 1-layer, 12-wide model on the CPU: nothing on the card.
+    fn check_script_args(args: &[String]) -> Result<(), ConfigError> {
+        match args.first() {
+            Some(a) => Err(ConfigError::new(
+                "command",
+                a,
+                crate::error::Problem::Assertion {
+                    message: "gpt_class_finetune.py takes only --test_mode (a CPU toy run): give \
+                              its settings as --CHOOSE_MODEL=gpt2-medium --batch_size=4 … (or \
+                              paste its lines)"
+                        .into(),
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn json_flag(
+        key: &str,
+        value: &crate::input::json_config::Setting,
+    ) -> Result<Option<String>, ConfigError> {
+        crate::input::json_config::constant_flag(key, value)
+    }
+
+    fn analyze(cfg: &Ch06Config, budget: &Budget) -> Result<Ch06Analysis, ConfigError> {
+        analyze(cfg, budget)
+    }
+
+    fn run(a: &Ch06Analysis) -> &Run {
+        &a.run
+    }
+
+    fn replay(cfg: &Ch06Config, budget: &Budget) -> Result<Run, ConfigError> {
+        analyze(cfg, budget).map(|a| a.run)
+    }
+
+    fn params_reported(a: &Ch06Analysis) -> u64 {
+        params(&a.config).0
+    }
+
+    fn rank_fixes(cfg: &Ch06Config, budget: &Budget, _mfu: f64) -> Option<fixes::Ch06FixReport> {
+        fixes::rank_fixes(cfg, budget)
+    }
+
+    fn get(cfg: &Ch06Config, key: &str) -> Option<String> {
+        cfg.get(key)
+    }
+
+    fn set(cfg: &mut Ch06Config, key: &str, raw: &str) -> Result<(), ConfigError> {
+        let mut new = cfg.clone();
+        new.set(key, raw.trim())?;
+        *cfg = new;
+        Ok(())
+    }
+
+    fn validate(cfg: &Ch06Config) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+
+    fn changed(cfg: &Ch06Config) -> Vec<(String, String)> {
+        cfg.changed()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    /// The asserts (texts within the context, a full training batch, a validation set): the
+    /// offending settings back to the script's, the rest kept.
+    fn repair(cfg: &mut Ch06Config) -> Vec<ConfigError> {
+        let Err(e) = cfg.validate() else {
+            return Vec::new();
+        };
+        let d = Ch06Config::default();
+        cfg.max_length = cfg.max_length.min(config::CONTEXT_LENGTH);
+        if cfg.validate().is_err() {
+            *cfg = Ch06Config {
+                allocator: cfg.allocator,
+                ..d
+            };
+        }
+        vec![e]
+    }
 }
 
 #[cfg(test)]
