@@ -1,6 +1,6 @@
-// LLMs-from-scratch's ch05 gpt_train.py on the page: its numbers equal the CLI's on three
-// configs, its dict keys drive the URL, a pasted dict switches program, and its fixes come
-// with the dict entries to edit.
+// LLMs-from-scratch's ch05 gpt_train.py and ch06 gpt_class_finetune.py on the page: their numbers
+// equal the CLI's on three configs each, their names drive the URL, pasted script text switches
+// program, and their fixes come with the lines to edit.
 
 import assert from 'node:assert/strict';
 import { open, close, hooks, cli, waitForTotalChange, assertSameAsCli, shot } from '../lib/page.mjs';
@@ -16,6 +16,20 @@ const CASES = [
     query: `?program=${P}&emb_dim=1024&n_heads=16&n_layers=24&drop_rate=0.0&batch_size=8&gpu=t4`,
     args: [`--program=${P}`, '--emb_dim=1024', '--n_heads=16', '--n_layers=24', '--drop_rate=0.0', '--batch_size=8',
       '--gpu=t4'],
+  },
+];
+
+const P6 = 'llms-from-scratch-ch06';
+const CASES6 = [
+  { query: `?program=${P6}`, args: [`--program=${P6}`, '--gpu=rtx3060'] },
+  {
+    query: `?program=${P6}&CHOOSE_MODEL=gpt2-medium%20(355M)&max_length=512&batch_size=16&gpu=rtx4090`,
+    args: [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-medium (355M)', '--max_length=512', '--batch_size=16', '--gpu=rtx4090'],
+  },
+  {
+    query: `?program=${P6}&CHOOSE_MODEL=gpt2-large%20(774M)&drop_rate=0.1&max_length=256&train_rows=5000&gpu=t4`,
+    args: [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-large (774M)', '--drop_rate=0.1', '--max_length=256',
+      '--train_rows=5000', '--gpu=t4'],
   },
 ];
 
@@ -45,6 +59,35 @@ export const tests = {
     const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
     assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
     await shot(ctx, page, 'llms-from-scratch-ch05.png');
+    await close(page);
+  },
+
+  async 'gpt_class_finetune.py page numbers equal the CLI for the same config'(ctx) {
+    await assertSameAsCli(ctx, CASES6);
+  },
+
+  async 'pasted ch06 script lines switch program from nanoGPT; out of memory names the line to edit'(ctx) {
+    const page = await open(ctx, '?gpu=rtx3060');
+    const nano = await hooks(page);
+    // `batch_size = 16` is a nanoGPT config line too: CHOOSE_MODEL and the dataset line make it the script's
+    const text = '        CHOOSE_MODEL = "gpt2-xl (1558M)"\n' +
+      '    train_dataset = SpamDataset(\n        csv_file="train.csv",\n        max_length=1024,\n        tokenizer=tokenizer\n    )\n' +
+      '    num_workers = 0\n    batch_size = 16\n';
+    await page.fill('textarea[name=paste]', text);
+    await page.click('[data-testid="paste-read"]');
+    await waitForTotalChange(page, nano.total);
+    await page.waitForFunction((p) => location.search.includes(`program=${p}`), P6);
+    const args = [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-xl (1558M)', '--max_length=1024', '--batch_size=16',
+      '--gpu=rtx3060'];
+    const j = cli(ctx, args);
+    const h = await hooks(page);
+    assert.equal(h.total, j.peak_bytes.overall);
+    assert.equal(j.verdict.fits, false);
+    assert.equal(h.fits, false);
+    await page.waitForSelector('[data-testid="top-fix"]');
+    const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
+    assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
+    await shot(ctx, page, 'llms-from-scratch-ch06.png');
     await close(page);
   },
 };

@@ -148,8 +148,11 @@ impl Ch06Config {
                 self.model = MODELS
                     .iter()
                     .position(|(name, ..)| {
+                        // as written, or by its first word (gpt2-xl), size (xl) or count (1558M)
+                        let first = name.split(' ').next().unwrap_or("");
                         *name == t
-                            || name.split(' ').next() == Some(t)
+                            || first == t
+                            || first.strip_prefix("gpt2-") == Some(t)
                             || name.contains(&format!("({t})"))
                     })
                     .ok_or_else(|| {

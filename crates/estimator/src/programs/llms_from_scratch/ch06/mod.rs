@@ -331,6 +331,32 @@ impl crate::programs::TrainingProgram for GptClassFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::query::PageState;
+    use crate::programs::{Program, ProgramConfig};
+
+    /// The script's lines pasted on nanoGPT's page: `batch_size = 16` is a train.py config line
+    /// too, but the script's reader takes more of them (CHOOSE_MODEL, the dataset's max_length).
+    #[test]
+    fn pasted_script_lines_are_this_programs_from_any_page() {
+        let text = "        CHOOSE_MODEL = \"gpt2-xl (1558M)\"\n    train_dataset = SpamDataset(\n        \
+                    csv_file=\"train.csv\",\n        max_length=1024,\n        tokenizer=tokenizer\n    )\n    \
+                    num_workers = 0\n    batch_size = 16\n";
+        let out = crate::paste::interpret(text, &PageState::default());
+        assert!(out.error.is_none(), "{:?}", out.error);
+        assert_eq!(out.state.program, Program::LfsCh06);
+        let cfg =
+            Ch06Config::from_args(&["--CHOOSE_MODEL=xl", "--max_length=1024", "--batch_size=16"])
+                .unwrap();
+        assert!(out.state.configs.holds(&ProgramConfig::LfsCh06(cfg)));
+        // a nanoGPT config stays nanoGPT's, on this program's page too
+        let mut on_page = PageState::default();
+        on_page.program = Program::LfsCh06;
+        let nano = "batch_size = 8\nblock_size = 512\ngradient_accumulation_steps = 4\n";
+        assert_eq!(
+            crate::paste::interpret(nano, &on_page).state.program,
+            Program::NanoGpt
+        );
+    }
 
     #[test]
     fn parameters_as_the_script_counts_them() {
