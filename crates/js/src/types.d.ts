@@ -1,5 +1,5 @@
 /** The training programs vramfit models. */
-export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt" | "llms-from-scratch-ch05";
+export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt" | "llms-from-scratch-ch05" | "llms-from-scratch-ch06";
 
 /** One setting's value, as JSON writes it. */
 export type Setting = number | boolean | string | null;
@@ -104,6 +104,8 @@ export interface Analysis {
   steps_per_epoch?: number;
   val_sequences?: number;
   largest_batch_size_that_fits?: number | null;
+  /** LLMs-from-scratch ch06: the parameters it trains (the last block, final_norm, out_head). */
+  trainable_params?: number;
   /** What a pasted out-of-memory message says, and which tensor of this run it names (the
    *  CLI's `--oom-message`); always null from this package, which takes no message. */
   oom: OomReading | null;

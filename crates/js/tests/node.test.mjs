@@ -286,6 +286,7 @@ test('types.d.ts declares exactly what the package answers, for every program', 
     { program: 'nanochat', depth: 4 }, { program: 'nanochat-sft', depth: 4 },
     { program: 'nanochat', depth: 4, nproc_per_node: 4 },
     { program: 'build-nanogpt' }, { program: 'build-nanogpt', B: 64 },
+    { program: 'llms-from-scratch-ch05' }, { program: 'llms-from-scratch-ch06', CHOOSE_MODEL: 'gpt2-xl' },
   ];
   const answers = configs.map((c) => vramfit.analyze(c, 'rtx3060'));
   matchesInterface('Analysis', answers);
