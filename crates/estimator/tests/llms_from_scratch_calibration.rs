@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{median, project_runs};
+use common::{assert_within_targets, project_runs, score_phases};
 use estimator::programs::llms_from_scratch::{analyze, Ch05Config};
 use estimator::{gpu, Budget, Phase};
 use serde_json::Value;
@@ -46,11 +46,11 @@ fn config(run: &Value, whole: bool) -> Ch05Config {
     Ch05Config::from_args(&args).unwrap()
 }
 
-const PHASES: [(&str, Phase); 4] = [
-    ("peak_allocated_train_iter0", Phase::TrainFirstIter),
-    ("peak_allocated_train_steady", Phase::TrainSteady),
-    ("peak_allocated_eval", Phase::Eval),
-    ("peak_allocated_generate", Phase::EvalAfterStep),
+const PHASES: [(&str, &[Phase]); 4] = [
+    ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),
+    ("peak_allocated_train_steady", &[Phase::TrainSteady]),
+    ("peak_allocated_eval", &[Phase::Eval]),
+    ("peak_allocated_generate", &[Phase::EvalAfterStep]),
 ];
 
 #[test]
@@ -67,44 +67,16 @@ fn measured_runs_within_targets_from_the_texts_token_count() {
 fn check(whole: bool) {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let runs = project_runs("llms-from-scratch-ch05.jsonl");
-    let mut errs = vec![Vec::new(); PHASES.len()];
-    let mut reserved = Vec::new();
-    let mut table = String::new();
-    for run in &runs {
-        let a = analyze(&config(run, whole), &budget).unwrap();
-        table += &format!("{:24}", run["name"].as_str().unwrap());
-        for (i, (key, phase)) in PHASES.iter().enumerate() {
-            let Some(m) = run["measured_bytes"][key].as_f64().filter(|m| *m > 0.0) else {
-                continue;
-            };
-            let p = a.phase_bytes(*phase).unwrap_or(0) as f64;
-            errs[i].push((p - m).abs() / m);
-            table += &format!(" {}:{:+.2}%", &key[15..], (p - m) / m * 100.0);
-        }
-        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-        let r = a.run.free_run.peak_reserved as f64;
-        reserved.push((r - m).abs() / m);
-        table += &format!(" reserved:{:+.2}%\n", (r - m) / m * 100.0);
-    }
-    eprintln!("{table}");
-    for ((key, _), e) in PHASES.iter().zip(&errs) {
-        let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
+    let scored = score_phases(&runs, &PHASES, |run| {
+        analyze(&config(run, whole), &budget).unwrap().run
+    });
+    eprintln!("{}", scored.1);
+    for (key, med, max) in &scored.0 {
         eprintln!(
             "{key}: median {:.3}% worst {:.3}%",
             med * 100.0,
             max * 100.0
         );
     }
-    eprintln!(
-        "reserved: median {:.3}% worst {:.3}%",
-        median(reserved.clone()) * 100.0,
-        reserved.iter().cloned().fold(0.0, f64::max) * 100.0
-    );
-    for ((key, _), e) in PHASES.iter().zip(&errs) {
-        let (med, max) = (median(e.clone()), e.iter().cloned().fold(0.0, f64::max));
-        assert!(
-            med <= 0.005 && max <= 0.03,
-            "{key}: median {med} worst {max}\n{table}"
-        );
-    }
+    assert_within_targets(scored, 0.03);
 }

@@ -89,35 +89,28 @@ test("build-nanogpt's measured configs, on a 12 GB card", () => {
   });
 });
 
-test("LLMs-from-scratch's measured configs, on a 12 GB card", () => {
-  const all = runs('data/measured/llms-from-scratch-ch05.jsonl');
-  assert.ok(all.length >= 30);
+/** Every measured run of `program` (data/measured/`file`), its settings by `settingsOf(run)`: the
+ *  package's answer equals the CLI's on a 12 GB card (its fixes too, for every eighth). */
+function measuredConfigs(file, program, least, settingsOf) {
+  const all = runs(`data/measured/${file}`);
+  assert.ok(all.length >= least);
   all.forEach((run, i) => {
-    const c = run.config;
-    const settings = {
-      context_length: c.context_length, emb_dim: c.emb_dim, n_heads: c.n_heads, n_layers: c.n_layers,
-      drop_rate: c.drop_rate, qkv_bias: c.qkv_bias, batch_size: c.batch_size, num_epochs: c.num_epochs,
-      train_tokens: c.train_text_tokens, val_tokens: c.val_text_tokens,
-    };
+    const settings = settingsOf(run);
     const flags = Object.entries(settings).map(([k, v]) => `--${k}=${py(v)}`);
-    const config = { program: 'llms-from-scratch-ch05', ...settings };
-    sameAsCli(config, ['--program=llms-from-scratch-ch05', ...flags], 'rtx3060', { fixes: i % 8 === 0 });
+    sameAsCli({ program, ...settings }, [`--program=${program}`, ...flags], 'rtx3060', { fixes: i % 8 === 0 });
   });
-});
+}
 
-test("LLMs-from-scratch ch06's measured configs, on a 12 GB card", () => {
-  const all = runs('data/measured/llms-from-scratch-ch06.jsonl');
-  assert.ok(all.length >= 29);
-  all.forEach((run, i) => {
-    const c = run.config;
-    const settings = {
-      CHOOSE_MODEL: c.choose_model, drop_rate: c.drop_rate, batch_size: c.batch_size, num_epochs: c.num_epochs,
-      max_length: c.max_length, train_rows: run.dataset.train_rows, val_rows: run.dataset.val_rows,
-    };
-    const flags = Object.entries(settings).map(([k, v]) => `--${k}=${py(v)}`);
-    const config = { program: 'llms-from-scratch-ch06', ...settings };
-    sameAsCli(config, ['--program=llms-from-scratch-ch06', ...flags], 'rtx3060', { fixes: i % 8 === 0 });
-  });
+test("LLMs-from-scratch's measured configs, on a 12 GB card", () => {
+  measuredConfigs('llms-from-scratch-ch05.jsonl', 'llms-from-scratch-ch05', 30, ({ config: c }) => ({
+    context_length: c.context_length, emb_dim: c.emb_dim, n_heads: c.n_heads, n_layers: c.n_layers,
+    drop_rate: c.drop_rate, qkv_bias: c.qkv_bias, batch_size: c.batch_size, num_epochs: c.num_epochs,
+    train_tokens: c.train_text_tokens, val_tokens: c.val_text_tokens,
+  }));
+  measuredConfigs('llms-from-scratch-ch06.jsonl', 'llms-from-scratch-ch06', 29, ({ config: c, dataset: d }) => ({
+    CHOOSE_MODEL: c.choose_model, drop_rate: c.drop_rate, batch_size: c.batch_size, num_epochs: c.num_epochs,
+    max_length: c.max_length, train_rows: d.train_rows, val_rows: d.val_rows,
+  }));
 });
 
 test('a card object, a JSON text and the CLI answer itself are the same question', () => {

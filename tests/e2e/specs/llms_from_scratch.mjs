@@ -33,33 +33,42 @@ const CASES6 = [
   },
 ];
 
+/** Pastes `text` on a page at `query`, waits for `program` to take it, and checks the page's peak,
+ *  verdict (out of memory) and top fix's lines against the CLI's answer for `args`. */
+async function pasteSwitches(ctx, { query, text, program, args, shot: name }) {
+  const page = await open(ctx, query);
+  const before = await hooks(page);
+  await page.fill('textarea[name=paste]', text);
+  await page.click('[data-testid="paste-read"]');
+  await waitForTotalChange(page, before.total);
+  await page.waitForFunction((p) => location.search.includes(`program=${p}`), program);
+  const j = cli(ctx, args);
+  const h = await hooks(page);
+  assert.equal(h.total, j.peak_bytes.overall);
+  assert.equal(j.verdict.fits, false);
+  assert.equal(h.fits, false);
+  await page.waitForSelector('[data-testid="top-fix"]');
+  const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
+  assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
+  await shot(ctx, page, name);
+  await close(page);
+}
+
 export const tests = {
   async 'LLMs-from-scratch page numbers equal the CLI for the same config'(ctx) {
     await assertSameAsCli(ctx, CASES);
   },
 
   async 'a pasted dict switches program; out of memory names the dict entry to edit'(ctx) {
-    const page = await open(ctx, '?gpu=rtx4070');
-    const nano = await hooks(page);
-    const dict = 'GPT_CONFIG_124M = {\n    "vocab_size": 50257,\n    "context_length": 1024,  # Shortened context length (orig: 1024)\n' +
+    const text = 'GPT_CONFIG_124M = {\n    "vocab_size": 50257,\n    "context_length": 1024,  # Shortened context length (orig: 1024)\n' +
       '    "emb_dim": 768,\n    "n_heads": 12,\n    "n_layers": 12,\n    "drop_rate": 0.1,\n    "qkv_bias": False\n}\n' +
       'OTHER_SETTINGS = {"learning_rate": 5e-4, "num_epochs": 10, "batch_size": 4, "weight_decay": 0.1}';
-    await page.fill('textarea[name=paste]', dict);
-    await page.click('[data-testid="paste-read"]');
-    await waitForTotalChange(page, nano.total);
-    await page.waitForFunction((p) => location.search.includes(`program=${p}`), P);
-    const args = [`--program=${P}`, '--context_length=1024', '--batch_size=4', '--gpu=rtx4070'];
-    const j = cli(ctx, args);
-    const h = await hooks(page);
-    assert.equal(h.total, j.peak_bytes.overall);
     // the book's context at batch 4 (one 4-sequence step of the-verdict.txt) needs ~15 GB
-    assert.equal(j.verdict.fits, false);
-    assert.equal(h.fits, false);
-    await page.waitForSelector('[data-testid="top-fix"]');
-    const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
-    assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
-    await shot(ctx, page, 'llms-from-scratch-ch05.png');
-    await close(page);
+    await pasteSwitches(ctx, {
+      query: '?gpu=rtx4070', text, program: P,
+      args: [`--program=${P}`, '--context_length=1024', '--batch_size=4', '--gpu=rtx4070'],
+      shot: 'llms-from-scratch-ch05.png',
+    });
   },
 
   async 'gpt_class_finetune.py page numbers equal the CLI for the same config'(ctx) {
@@ -67,27 +76,14 @@ export const tests = {
   },
 
   async 'pasted ch06 script lines switch program from nanoGPT; out of memory names the line to edit'(ctx) {
-    const page = await open(ctx, '?gpu=rtx3060');
-    const nano = await hooks(page);
     // `batch_size = 16` is a nanoGPT config line too: CHOOSE_MODEL and the dataset line make it the script's
     const text = '        CHOOSE_MODEL = "gpt2-xl (1558M)"\n' +
       '    train_dataset = SpamDataset(\n        csv_file="train.csv",\n        max_length=1024,\n        tokenizer=tokenizer\n    )\n' +
       '    num_workers = 0\n    batch_size = 16\n';
-    await page.fill('textarea[name=paste]', text);
-    await page.click('[data-testid="paste-read"]');
-    await waitForTotalChange(page, nano.total);
-    await page.waitForFunction((p) => location.search.includes(`program=${p}`), P6);
-    const args = [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-xl (1558M)', '--max_length=1024', '--batch_size=16',
-      '--gpu=rtx3060'];
-    const j = cli(ctx, args);
-    const h = await hooks(page);
-    assert.equal(h.total, j.peak_bytes.overall);
-    assert.equal(j.verdict.fits, false);
-    assert.equal(h.fits, false);
-    await page.waitForSelector('[data-testid="top-fix"]');
-    const lines = await page.textContent('[data-testid="top-fix"] [data-testid="snippet-config"]');
-    assert.equal(lines.trim(), j.fixes[0].edits.join('\n'));
-    await shot(ctx, page, 'llms-from-scratch-ch06.png');
-    await close(page);
+    await pasteSwitches(ctx, {
+      query: '?gpu=rtx3060', text, program: P6,
+      args: [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-xl (1558M)', '--max_length=1024', '--batch_size=16', '--gpu=rtx3060'],
+      shot: 'llms-from-scratch-ch06.png',
+    });
   },
 };

@@ -97,3 +97,32 @@ pub struct PeakBytes {
     pub core: Option<Option<u128>>,
     pub reserved: u128,
 }
+
+impl PeakBytes {
+    /// A run's peaks as a program with one evaluation of each kind answers them: `eval` its
+    /// `Eval` phase, `eval_after_step` its `EvalAfterStep`, no split of either.
+    pub fn of(run: &crate::engine::run::Run) -> PeakBytes {
+        use crate::engine::events::Phase;
+        PeakBytes {
+            overall: run.peak_bytes(),
+            train_steady: run.phase_bytes(Phase::TrainSteady),
+            train_first_iter: run.phase_bytes(Phase::TrainFirstIter),
+            eval: run.phase_bytes(Phase::Eval),
+            eval_first: None,
+            eval_after_step: run.phase_bytes(Phase::EvalAfterStep),
+            core: None,
+            reserved: run.free_run.peak_reserved,
+        }
+    }
+}
+
+/// One fix of a script edited by hand (build-nanogpt's constants, LLMs-from-scratch's dicts and
+/// lines): the lines to edit, how sure the verdict is, the tokens a step then sees.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct EditedFix {
+    /// The script's lines to edit (and the environment to set).
+    pub edits: Vec<String>,
+    pub risk: crate::verdict::Risk,
+    pub tokens_per_iter: u64,
+}

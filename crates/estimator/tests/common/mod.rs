@@ -49,12 +49,22 @@ pub fn score(
     runs: &[Value],
     replay: impl Fn(&Value) -> Run,
 ) -> (Vec<(&'static str, f64, f64)>, String) {
-    let mut errs: Vec<Vec<f64>> = vec![Vec::new(); PHASES.len()];
+    score_phases(runs, &PHASES, replay)
+}
+
+/// [`score`] over a program's own phases: each measured key against the largest of its phases'
+/// replayed peaks; the table also shows the reserved peak's error.
+pub fn score_phases(
+    runs: &[Value],
+    keys: &[(&'static str, &[Phase])],
+    replay: impl Fn(&Value) -> Run,
+) -> (Vec<(&'static str, f64, f64)>, String) {
+    let mut errs: Vec<Vec<f64>> = vec![Vec::new(); keys.len()];
     let mut table = String::new();
     for run in runs {
         let r = replay(run);
         table += &format!("{:28}", run["name"].as_str().unwrap());
-        for (i, (key, phases)) in PHASES.iter().enumerate() {
+        for (i, (key, phases)) in keys.iter().enumerate() {
             let Some(m) = run["measured_bytes"][key].as_f64() else {
                 continue;
             };
@@ -72,9 +82,13 @@ pub fn score(
                 (p - m) / m * 100.0
             );
         }
+        if let Some(m) = run["measured_bytes"]["peak_reserved"].as_f64() {
+            let p = r.free_run.peak_reserved as f64;
+            table += &format!("  reserved: {:+.2}%", (p - m) / m * 100.0);
+        }
         table += "\n";
     }
-    let out = PHASES
+    let out = keys
         .iter()
         .zip(errs)
         .map(|((k, _), e)| (*k, median(e.clone()), e.iter().cloned().fold(0.0, f64::max)))

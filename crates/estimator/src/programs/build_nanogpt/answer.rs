@@ -5,7 +5,6 @@ use super::fixes::{edits, BngFixReport};
 use super::{BngAnalysis, BngConfig};
 use crate::engine::events::Phase;
 use crate::programs::answer::{Object, Params, PeakBytes, Scalar};
-use crate::verdict::Risk;
 
 /// The settings as the answer's `config` has them.
 pub type Settings = Object<Scalar>;
@@ -59,15 +58,8 @@ pub fn answer(a: &BngAnalysis, fixes: Option<&BngFixReport>) -> Answer {
     }
 }
 
-/// build-nanogpt's fields of one fix.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FixAnswer {
-    /// The lines of train_gpt2.py to edit (and the environment to set).
-    pub edits: Vec<String>,
-    pub risk: Risk,
-    pub tokens_per_iter: u64,
-}
+/// One fix: its lines to edit.
+pub type FixAnswer = crate::programs::answer::EditedFix;
 
 pub fn fix_answers(a: &BngAnalysis, fixes: &BngFixReport) -> Vec<FixAnswer> {
     fixes

@@ -4,9 +4,7 @@
 
 use super::fixes::{edits, Ch05FixReport};
 use super::{params, Ch05Analysis, Ch05Config};
-use crate::engine::events::Phase;
 use crate::programs::answer::{Object, Params, PeakBytes, Scalar};
-use crate::verdict::Risk;
 
 /// The settings as the answer's `config` has them.
 pub type Settings = Object<Scalar>;
@@ -36,7 +34,6 @@ pub fn settings(cfg: &Ch05Config) -> Settings {
 
 pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
     let cfg = &a.config;
-    let phase = |p| a.phase_bytes(p);
     Answer {
         config: settings(cfg),
         params: Params {
@@ -44,16 +41,7 @@ pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
             reported: params(cfg),
             scaling: None,
         },
-        peak_bytes: PeakBytes {
-            overall: a.peak_bytes(),
-            train_steady: phase(Phase::TrainSteady),
-            train_first_iter: phase(Phase::TrainFirstIter),
-            eval: phase(Phase::Eval),
-            eval_first: None,
-            eval_after_step: phase(Phase::EvalAfterStep),
-            core: None,
-            reserved: a.free_run.peak_reserved,
-        },
+        peak_bytes: PeakBytes::of(&a.run),
         effective_batch: u64::from(cfg.batch_size),
         tokens_per_iter: u64::from(cfg.batch_size) * u64::from(cfg.context_length),
         ddp: None,
@@ -63,15 +51,8 @@ pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
     }
 }
 
-/// gpt_train.py's fields of one fix.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FixAnswer {
-    /// The dict entries of gpt_train.py to edit (and the environment to set).
-    pub edits: Vec<String>,
-    pub risk: Risk,
-    pub tokens_per_iter: u64,
-}
+/// One fix: its lines to edit.
+pub type FixAnswer = crate::programs::answer::EditedFix;
 
 pub fn fix_answers(a: &Ch05Analysis, fixes: &Ch05FixReport) -> Vec<FixAnswer> {
     fixes

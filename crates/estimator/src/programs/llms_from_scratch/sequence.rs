@@ -35,7 +35,7 @@ type T = TensorId;
 
 /// Training steps replayed: the first (no AdamW state before its `step()`) and two more (the
 /// caching allocator's blocks settle by the third).
-const STEPS_REPLAYED: u64 = 3;
+pub(super) const STEPS_REPLAYED: u64 = 3;
 
 /// `start_context="Every effort moves you"`: 4 GPT-2 tokens; `max_new_tokens=50`.
 const START_TOKENS: u128 = 4;
@@ -719,6 +719,19 @@ impl Gen {
         self.fs(&sqrt);
     }
 
+    /// A training step's start: its phase, `optimizer.zero_grad()` (set_to_none: the last
+    /// step's gradients go), then the forward's mark.
+    pub(super) fn start_step(&mut self, step: u64) {
+        self.phase = if step == 0 {
+            Phase::TrainFirstIter
+        } else {
+            Phase::TrainSteady
+        };
+        self.mark(Some(self.phase), Stage::ZeroGrad, 0);
+        self.zero_grad();
+        self.mark(Some(self.phase), Stage::Forward, 1);
+    }
+
     pub(super) fn zero_grad(&mut self) {
         let grads = std::mem::take(&mut self.grads);
         self.fs(&grads);
@@ -915,23 +928,15 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu) -> Sequence {
     let mut loss: T = None;
     let mut sampled_after_training = false;
     for step in 0..steps {
-        let phase = if step == 0 {
-            Phase::TrainFirstIter
-        } else {
-            Phase::TrainSteady
-        };
-        g.phase = phase;
-        g.mark(Some(phase), Stage::ZeroGrad, 0);
-        g.zero_grad();
-        g.mark(Some(phase), Stage::Forward, 1);
+        g.start_step(step);
         let ids = g.a(8 * b * t, Term::TokenIds);
         let targets = g.a(8 * b * t, Term::TokenIds);
         let (fwd, new_loss) = g.forward_train(b, t, ids, targets);
         g.f(loss);
         loss = new_loss;
-        g.mark(Some(phase), Stage::Backward, 1);
+        g.mark(Some(g.phase), Stage::Backward, 1);
         g.backward(b, t, fwd);
-        g.mark(Some(phase), Stage::OptimizerStep, 0);
+        g.mark(Some(g.phase), Stage::OptimizerStep, 0);
         g.optimizer_step();
         if step % u64::from(cfg.eval_freq) == 0 {
             g.evaluate(cfg);

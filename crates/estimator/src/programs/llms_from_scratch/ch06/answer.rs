@@ -5,9 +5,7 @@
 
 use super::fixes::{edits, Ch06FixReport};
 use super::{params, Ch06Analysis, Ch06Config};
-use crate::engine::events::Phase;
 use crate::programs::answer::{Object, Params, PeakBytes, Scalar};
-use crate::verdict::Risk;
 
 /// The settings as the answer's `config` has them.
 pub type Settings = Object<Scalar>;
@@ -38,7 +36,6 @@ pub fn settings(cfg: &Ch06Config) -> Settings {
 
 pub fn answer(a: &Ch06Analysis, fixes: Option<&Ch06FixReport>) -> Answer {
     let cfg = &a.config;
-    let phase = |p| a.phase_bytes(p);
     let (total, trained) = params(cfg);
     Answer {
         config: settings(cfg),
@@ -48,16 +45,7 @@ pub fn answer(a: &Ch06Analysis, fixes: Option<&Ch06FixReport>) -> Answer {
             scaling: None,
         },
         trainable_params: trained,
-        peak_bytes: PeakBytes {
-            overall: a.peak_bytes(),
-            train_steady: phase(Phase::TrainSteady),
-            train_first_iter: phase(Phase::TrainFirstIter),
-            eval: phase(Phase::Eval),
-            eval_first: None,
-            eval_after_step: phase(Phase::EvalAfterStep),
-            core: None,
-            reserved: a.free_run.peak_reserved,
-        },
+        peak_bytes: PeakBytes::of(&a.run),
         effective_batch: u64::from(cfg.batch_size),
         tokens_per_iter: u64::from(cfg.batch_size) * u64::from(cfg.max_length),
         ddp: None,
@@ -66,15 +54,8 @@ pub fn answer(a: &Ch06Analysis, fixes: Option<&Ch06FixReport>) -> Answer {
     }
 }
 
-/// gpt_class_finetune.py's fields of one fix.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FixAnswer {
-    /// The lines of gpt_class_finetune.py to edit (and the environment to set).
-    pub edits: Vec<String>,
-    pub risk: Risk,
-    pub tokens_per_iter: u64,
-}
+/// One fix: its lines to edit.
+pub type FixAnswer = crate::programs::answer::EditedFix;
 
 pub fn fix_answers(a: &Ch06Analysis, fixes: &Ch06FixReport) -> Vec<FixAnswer> {
     fixes

@@ -349,8 +349,10 @@ mod tests {
                 .unwrap();
         assert!(out.state.configs.holds(&ProgramConfig::LfsCh06(cfg)));
         // a nanoGPT config stays nanoGPT's, on this program's page too
-        let mut on_page = PageState::default();
-        on_page.program = Program::LfsCh06;
+        let on_page = PageState {
+            program: Program::LfsCh06,
+            ..PageState::default()
+        };
         let nano = "batch_size = 8\nblock_size = 512\ngradient_accumulation_steps = 4\n";
         assert_eq!(
             crate::paste::interpret(nano, &on_page).state.program,

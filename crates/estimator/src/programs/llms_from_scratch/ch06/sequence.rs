@@ -17,17 +17,13 @@
 //!   `calc_accuracy_loader` over `eval_iter` batches of each after every epoch, beside the
 //!   gradients and AdamW's state.
 
-use super::super::sequence::{BlockSaved, Dims, Gen, LnSaved};
+use super::super::sequence::{BlockSaved, Dims, Gen, LnSaved, STEPS_REPLAYED};
 use super::config::{Ch06Config, CONTEXT_LENGTH, VOCAB_SIZE};
 use crate::engine::events::{Phase, Sequence, Stage, TensorId};
 use crate::gpu::Gpu;
 use crate::terms::Term;
 
 type T = TensorId;
-
-/// Training steps replayed: the first (no AdamW state before its `step()`) and two more (the
-/// caching allocator's blocks settle by the third).
-const STEPS_REPLAYED: u64 = 3;
 
 /// A training forward's saved tensors.
 struct ClassifierForward {
@@ -193,23 +189,15 @@ pub fn generate(cfg: &Ch06Config, gpu: &Gpu) -> Sequence {
         g.accuracy(batches(cfg.val_rows, b64, iters, false), t);
     };
     for step in 0..steps {
-        let phase = if step == 0 {
-            Phase::TrainFirstIter
-        } else {
-            Phase::TrainSteady
-        };
-        g.phase = phase;
-        g.mark(Some(phase), Stage::ZeroGrad, 0);
-        g.zero_grad();
-        g.mark(Some(phase), Stage::Forward, 1);
+        g.start_step(step);
         let ids = g.a(8 * b * t, Term::TokenIds);
         let targets = g.a(8 * b, Term::TokenIds);
         let (fwd, new_loss) = g.classifier_forward_train(b, t, ids, targets);
         g.f(loss);
         loss = new_loss;
-        g.mark(Some(phase), Stage::Backward, 1);
+        g.mark(Some(g.phase), Stage::Backward, 1);
         g.classifier_backward(b, t, fwd);
-        g.mark(Some(phase), Stage::OptimizerStep, 0);
+        g.mark(Some(g.phase), Stage::OptimizerStep, 0);
         g.optimizer_step();
         if step % u64::from(cfg.eval_freq) == 0 {
             g.mark(Some(Phase::Eval), Stage::Eval, 0);
