@@ -36,6 +36,16 @@ export const tests = {
     await close(page);
   },
 
+  async 'on any program\'s page an OOM message names the tensor that failed (gpt_class_finetune.py)'(ctx) {
+    const page = await open(ctx, '?program=llms-from-scratch-ch06&CHOOSE_MODEL=gpt2-xl&max_length=1024&batch_size=16&gpu=rtx3060');
+    const report = await paste(page,
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.56 GiB. GPU 0 has a total capacity of 11.69 GiB ' +
+      'of which 1.12 GiB is free. Including non-PyTorch memory, this process has 10.55 GiB memory in use. Of the ' +
+      'allocated memory 9.84 GiB is allocated by PyTorch, and 155.70 MiB is reserved by PyTorch but unallocated.');
+    assert.match(report, /working tensors of a block in first iteration, forward/);
+    await close(page);
+  },
+
   async 'an OOM message on the default page keeps the card, gives its facts and asks for the settings, with no verdict'(ctx) {
     const page = await open(ctx);
     assert.equal((await hooks(page)).fits, true, 'the defaults fit an RTX 3060');

@@ -297,12 +297,28 @@ fn same_size(displayed: u128, exact: u128) -> bool {
 /// Matches the failed request against `cfg`'s tensors on the message's card. `None` when no
 /// tensor of the config has the requested size (the config is probably not the run's).
 pub fn diagnose(m: &OomMessage, cfg: &TrainConfig) -> Option<Diagnosis> {
+    let seq = generate(cfg, &message_card(m), crate::physics::Patches::default());
+    diagnose_sequence(m, &seq, cfg.allocator, cfg.validate().is_ok())
+}
+
+/// The card a message names (a card of its size where it names none), for replaying the run it
+/// came from.
+pub fn message_card(m: &OomMessage) -> crate::gpu::Gpu {
+    m.card().cloned().unwrap_or_else(crate::query::custom_card)
+}
+
+/// [`diagnose`] for any program's allocation sequence `seq` on the message's card (`valid`:
+/// whether its config passes the program's asserts, so that replaying it means something).
+pub fn diagnose_sequence(
+    m: &OomMessage,
+    seq: &crate::engine::events::Sequence,
+    allocator: crate::config::Allocator,
+    valid: bool,
+) -> Option<Diagnosis> {
     let requested = m.tried_to_allocate_bytes?;
-    let card = m.card().cloned().unwrap_or_else(crate::query::custom_card);
-    let seq = generate(cfg, &card, crate::physics::Patches::default());
     // replay under the budget the message implies: does it fail at this request?
-    if let (Some(cap), true) = (m.allocator_cap(), cfg.validate().is_ok()) {
-        if let Some(o) = replay(&seq, cfg.allocator, Some(cap)).oom {
+    if let (Some(cap), true) = (m.allocator_cap(), valid) {
+        if let Some(o) = replay(seq, allocator, Some(cap)).oom {
             if same_size(requested, o.requested) {
                 return Some(Diagnosis {
                     term: o.term,

@@ -197,12 +197,14 @@ pub trait TrainingProgram {
     fn batch(config: &Self::Config) -> Batch;
 
     /// Which tensor a pasted out-of-memory message's request was, read off the run's allocation
-    /// sequence (`None`: not read for this program yet).
+    /// sequence on the message's card (`None`: no tensor of this config has the requested size).
     fn diagnose(
-        _config: &Self::Config,
-        _message: &crate::oom::OomMessage,
+        config: &Self::Config,
+        message: &crate::oom::OomMessage,
     ) -> Option<crate::oom::Diagnosis> {
-        None
+        let budget = Budget::for_gpu(&crate::oom::message_card(message));
+        let run = Self::replay(config, &budget).ok()?;
+        crate::oom::diagnose_sequence(message, &run.sequence, run.allocator, true)
     }
 
     /// Whether the page asks for the link between the GPUs (its bandwidth sets how long a step's

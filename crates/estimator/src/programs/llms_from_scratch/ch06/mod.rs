@@ -360,6 +360,27 @@ mod tests {
         );
     }
 
+    /// A pasted out-of-memory message names its tensor: the message PyTorch 2.11 prints for GPT-2
+    /// XL on 1,024-token texts at batch 16 on a 12 GB card, as this run's replay on the card
+    /// fails (the request, what PyTorch had allocated and reserved).
+    #[test]
+    fn an_out_of_memory_message_names_its_tensor() {
+        let cfg =
+            Ch06Config::from_args(&["--CHOOSE_MODEL=xl", "--max_length=1024", "--batch_size=16"])
+                .unwrap();
+        let message = crate::oom::parse(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.56 GiB. GPU 0 has a \
+             total capacity of 11.69 GiB of which 1.12 GiB is free. Including non-PyTorch memory, \
+             this process has 10.55 GiB memory in use. Of the allocated memory 9.84 GiB is \
+             allocated by PyTorch, and 155.70 MiB is reserved by PyTorch but unallocated.",
+        );
+        let d = <GptClassFinetune as crate::programs::TrainingProgram>::diagnose(&cfg, &message)
+            .unwrap();
+        assert_eq!(d.term, crate::Term::BlockTransient);
+        assert_eq!(d.phase, Some(crate::engine::events::Phase::TrainFirstIter));
+        assert!(d.reproduced);
+    }
+
     #[test]
     fn parameters_as_the_script_counts_them() {
         // measured: GPT-2 small with a 2-class head, 124,441,346 in all, 7,090,946 trainable
