@@ -121,7 +121,10 @@ plt = types.ModuleType('matplotlib.pyplot')
 plt.__getattr__ = _no_dunder
 mpl = types.ModuleType('matplotlib')
 mpl.pyplot = plt
-sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'] = mpl, plt
+ticker = types.ModuleType('matplotlib.ticker')
+ticker.__getattr__ = _no_dunder  # previous_chapters imports MaxNLocator for its plot
+mpl.ticker = ticker
+sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'], sys.modules['matplotlib.ticker'] = mpl, plt, ticker
 try:
     import tqdm  # noqa: F401
 except ImportError:
