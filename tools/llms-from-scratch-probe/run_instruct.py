@@ -15,7 +15,7 @@ AdamW, device = its own choice, cuda), with only these changes:
   * tiktoken: always the stub (the device has no network for the BPE files): one id per whitespace-separated word;
     the shapes follow its counts, which the record keeps (batch widths, the sample's and responses' prompts);
   * GPT-2 weights: gpt_download stubbed, load_weights_into_gpt a no-op (random init of the same shapes, fp32);
-    importlib.metadata.version answers 'n/a' for a package not installed (the script prints tensorflow's);
+    its `version(p)` answers 'n/a' for a package not installed (it prints tensorflow's);
     matplotlib and tqdm stubbed where missing; torch.save keeps the object (no file).
 
 Phases (as run_train.py; a phase's peak starts at the allocation when it begins): setup (exec start .. the initial
@@ -25,7 +25,7 @@ over 5 batches of each), post_eval, generate (generate_and_print_sample after ea
 format_input(val_data[0])), post_generate, respond (main's generate() over the test entries, after training), tail.
 usage: python3 run_instruct.py NAME [--model small|medium|large|xl] [--batch 8] [--epochs 1] [--len 256] [--respond 2]
 """
-import argparse, importlib.metadata, json, os, shutil, sys, tempfile, time, types
+import argparse, json, os, shutil, sys, tempfile, time, types
 
 MODELS = {'small': 'gpt2-small (124M)', 'medium': 'gpt2-medium (355M)', 'large': 'gpt2-large (774M)',
           'xl': 'gpt2-xl (1558M)'}
@@ -49,7 +49,12 @@ COMMIT = '28c65cdfbc3338e2e040016eea4b7fdf556e4d57'
 src = open(SCRIPT).read()
 rep = [('CHOOSE_MODEL = "gpt2-medium (355M)"', f'CHOOSE_MODEL = "{MODELS[A.model]}"'),
        ('batch_size = 8\n', f'batch_size = {A.batch}\n'), ('num_epochs = 2\n', f'num_epochs = {A.epochs}\n'),
-       ('enumerate(test_data), total=len(test_data)', f'enumerate(test_data[:{A.respond}]), total={A.respond}')]
+       ('enumerate(test_data), total=len(test_data)', f'enumerate(test_data[:{A.respond}]), total={A.respond}'),
+       # the versions it prints: 'n/a' for a package not installed (tensorflow); a global patch of
+       # importlib.metadata would make torch believe optree is installed
+       ('from importlib.metadata import version\n',
+        'from importlib.metadata import version as _version\n'
+        'def version(p):\n    try:\n        return _version(p)\n    except Exception:\n        return "n/a"\n')]
 for old, new in rep:
     assert src.count(old) == 1, old
     src = src.replace(old, new, 1)
@@ -85,17 +90,6 @@ class StubEncoding:
 
 
 sys.modules['tiktoken'] = types.SimpleNamespace(get_encoding=lambda name: StubEncoding(), __stub__=True)
-_version = importlib.metadata.version
-
-
-def version(p):
-    try:
-        return _version(p)
-    except importlib.metadata.PackageNotFoundError:
-        return 'n/a'
-
-
-importlib.metadata.version = version
 import torch  # noqa: E402
 import torch.utils.data  # noqa: E402
 
