@@ -7,7 +7,7 @@ SHAPE = {'small': (768, 12, 12), 'medium': (1024, 24, 16), 'large': (1280, 36, 2
 # (name, model, batch_size, example length = every batch's width, num_epochs); in_m_L256_b8_e2: the script's own
 # model, batch and epochs on examples of 256 tokens
 R = [
-    ('in_m_L256_b8_e2', 'medium', 8, 256, 2), ('in_m_L128_b8', 'medium', 8, 128, 1),
+    ('in_m_L256_b8_e2', 'medium', 8, 256, 2), ('in_m_L256_b8', 'medium', 8, 256, 1), ('in_m_L128_b8', 'medium', 8, 128, 1),
     ('in_m_L512_b8', 'medium', 8, 512, 1), ('in_m_L1024_b4', 'medium', 4, 1024, 1),
     ('in_m_L256_b2', 'medium', 2, 256, 1), ('in_m_L256_b16', 'medium', 16, 256, 1),
     ('in_s_L256_b8', 'small', 8, 256, 1), ('in_s_L1024_b8', 'small', 8, 1024, 1),
