@@ -6,6 +6,7 @@
 
 pub mod answer;
 pub mod ch06;
+pub mod ch07;
 pub mod config;
 pub mod explain;
 pub mod fixes;

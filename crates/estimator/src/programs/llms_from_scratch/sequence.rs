@@ -885,18 +885,25 @@ impl Gen {
     /// `generate_and_print_sample`: one row grown from the start context by 50 greedy tokens.
     pub(super) fn sample(&mut self) {
         self.mark(Some(Phase::EvalAfterStep), Stage::Eval, 0);
-        let encoded = self.a(8 * START_TOKENS, Term::TokenIds);
+        self.generate_tokens(START_TOKENS, NEW_TOKENS);
+    }
+
+    /// `generate_text_simple` (and `generate` until its end-of-text token): one row grown from
+    /// a `start`-token prompt by `new` greedy tokens, a full forward of the row per token (no
+    /// cache), its last `ctx` tokens once it is longer.
+    pub(super) fn generate_tokens(&mut self, start: u128, new: u128) {
+        let encoded = self.a(8 * start, Term::TokenIds);
         let mut idx = encoded;
         let (mut logits, mut next): (T, T) = (None, None);
-        for i in 0..NEW_TOKENS {
-            let t = (START_TOKENS + i).min(self.d.ctx);
+        for i in 0..new {
+            let t = (start + i).min(self.d.ctx);
             let l = self.forward_eval(1, t);
             self.f(logits);
             logits = l;
             let argmax = self.a(8, Term::TokenIds);
             self.f(next);
             next = argmax;
-            let grown = self.a(8 * (START_TOKENS + i + 1), Term::TokenIds);
+            let grown = self.a(8 * (start + i + 1), Term::TokenIds);
             if idx != encoded {
                 self.f(idx);
             }

@@ -41,6 +41,30 @@ pub const SPAM_TRAIN_ROWS: u64 = 1_045;
 pub const SPAM_VAL_ROWS: u64 = 149;
 pub const SPAM_MAX_LENGTH: u32 = 120;
 
+/// `CHOOSE_MODEL`'s value: as the script writes it, or by its first word (gpt2-xl), size (xl) or
+/// count (1558M); the index into [`MODELS`].
+pub fn model_in(key: &str, text: &str) -> Result<usize, ConfigError> {
+    let t = text.trim().trim_matches(['"', '\'']);
+    MODELS
+        .iter()
+        .position(|(name, ..)| {
+            let first = name.split(' ').next().unwrap_or("");
+            *name == t
+                || first == t
+                || first.strip_prefix("gpt2-") == Some(t)
+                || name.contains(&format!("({t})"))
+        })
+        .ok_or_else(|| {
+            ConfigError::new(
+                key,
+                t,
+                Problem::NotOneOf {
+                    choices: MODEL_NAMES,
+                },
+            )
+        })
+}
+
 /// The settings of one gpt_class_finetune.py run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ch06Config {
@@ -143,28 +167,7 @@ impl Ch06Config {
             ))
         };
         match key {
-            "CHOOSE_MODEL" | "choose_model" | "model" => {
-                let t = text.trim().trim_matches(['"', '\'']);
-                self.model = MODELS
-                    .iter()
-                    .position(|(name, ..)| {
-                        // as written, or by its first word (gpt2-xl), size (xl) or count (1558M)
-                        let first = name.split(' ').next().unwrap_or("");
-                        *name == t
-                            || first == t
-                            || first.strip_prefix("gpt2-") == Some(t)
-                            || name.contains(&format!("({t})"))
-                    })
-                    .ok_or_else(|| {
-                        ConfigError::new(
-                            key,
-                            t,
-                            Problem::NotOneOf {
-                                choices: MODEL_NAMES,
-                            },
-                        )
-                    })?;
-            }
+            "CHOOSE_MODEL" | "choose_model" | "model" => self.model = model_in(key, text)?,
             "vocab_size" => fixed(&int_in(key, text, 1, 1 << 22)?.to_string(), "50257")?,
             "context_length" => fixed(&int_in(key, text, 1, 1 << 20)?.to_string(), "1024")?,
             "qkv_bias" => fixed(
