@@ -73,7 +73,7 @@ async function overflowing(page) {
 export const tests = {
   async 'every language: translated main view, <html lang>, title, 360 px without overflow'(ctx) {
     // train.py with two GPUs (the DDP panel and the link field), nanochat's base_train.py out of
-    // memory (its best fix and launch line), chat_sft.py, LLMs-from-scratch's two scripts out of memory
+    // memory (its best fix and launch line), chat_sft.py, LLMs-from-scratch's three scripts out of memory
     // (their dicts and lines)
     const views = [
       { query: 'batch_size=16&compile=False&world_size=2', tagline: 'nanogpt.tagline', shot: '' },
@@ -89,6 +89,11 @@ export const tests = {
         query: 'program=llms-from-scratch-ch06&CHOOSE_MODEL=gpt2-xl&max_length=1024&batch_size=16&gpu=rtx3060',
         tagline: 'llms-from-scratch-ch06.tagline',
         shot: '-lfs6',
+      },
+      {
+        query: 'program=llms-from-scratch-ch07&CHOOSE_MODEL=gpt2-large&max_length=1024&gpu=rtx4090',
+        tagline: 'llms-from-scratch-ch07.tagline',
+        shot: '-lfs7',
       },
     ];
     for (const tag of LANGS) {

@@ -54,6 +54,20 @@ async function pasteSwitches(ctx, { query, text, program, args, shot: name }) {
   await close(page);
 }
 
+const P7 = 'llms-from-scratch-ch07';
+const CASES7 = [
+  { query: `?program=${P7}`, args: [`--program=${P7}`, '--gpu=rtx3060'] },
+  {
+    query: `?program=${P7}&CHOOSE_MODEL=gpt2-large%20(774M)&max_length=512&batch_size=2&gpu=rtx4090`,
+    args: [`--program=${P7}`, '--CHOOSE_MODEL=gpt2-large (774M)', '--max_length=512', '--batch_size=2', '--gpu=rtx4090'],
+  },
+  {
+    query: `?program=${P7}&CHOOSE_MODEL=gpt2-small%20(124M)&drop_rate=0.1&max_length=300&allowed_max_length=256&gpu=t4`,
+    args: [`--program=${P7}`, '--CHOOSE_MODEL=gpt2-small (124M)', '--drop_rate=0.1', '--max_length=300',
+      '--allowed_max_length=256', '--gpu=t4'],
+  },
+];
+
 export const tests = {
   async 'LLMs-from-scratch page numbers equal the CLI for the same config'(ctx) {
     await assertSameAsCli(ctx, CASES);
@@ -84,6 +98,21 @@ export const tests = {
       query: '?gpu=rtx3060', text, program: P6,
       args: [`--program=${P6}`, '--CHOOSE_MODEL=gpt2-xl (1558M)', '--max_length=1024', '--batch_size=16', '--gpu=rtx3060'],
       shot: 'llms-from-scratch-ch06.png',
+    });
+  },
+
+  async 'gpt_instruction_finetuning.py page numbers equal the CLI for the same config'(ctx) {
+    await assertSameAsCli(ctx, CASES7);
+  },
+
+  async 'pasted ch07 script lines switch program; out of memory names the line to edit'(ctx) {
+    // the book's GPT-2 large at the collate's full 1024 tokens, batch 8: far past a 24 GB card
+    const text = '    customized_collate_fn = partial(custom_collate_fn, device=device, allowed_max_length=1024)\n' +
+      '    num_workers = 0\n    batch_size = 8\n        CHOOSE_MODEL = "gpt2-large (774M)"\n';
+    await pasteSwitches(ctx, {
+      query: `?program=${P7}&max_length=1024&gpu=rtx4090`, text, program: P7,
+      args: [`--program=${P7}`, '--CHOOSE_MODEL=gpt2-large (774M)', '--max_length=1024', '--gpu=rtx4090'],
+      shot: 'llms-from-scratch-ch07.png',
     });
   },
 };

@@ -36,6 +36,8 @@ registry::registry! {
     LfsCh05(lfs_ch05) => llms_from_scratch::GptTrain,
     /// rasbt/LLMs-from-scratch's `ch06/01_main-chapter-code/gpt_class_finetune.py`.
     LfsCh06(lfs_ch06) => llms_from_scratch::ch06::GptClassFinetune,
+    /// rasbt/LLMs-from-scratch's `ch07/01_main-chapter-code/gpt_instruction_finetuning.py`.
+    LfsCh07(lfs_ch07) => llms_from_scratch::ch07::GptInstructionFinetuning,
 }
 
 impl Program {

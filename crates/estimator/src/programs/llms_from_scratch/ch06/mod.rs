@@ -75,7 +75,7 @@ use crate::programs::inputs::{self, as_written, Group, Input, Label, Section};
 use crate::programs::seam::{Paste, Read};
 
 /// `CHOOSE_MODEL`'s options, shown as the script writes them.
-const MODEL_OPTIONS: &[(&str, Label)] = &[
+pub(super) const MODEL_OPTIONS: &[(&str, Label)] = &[
     as_written("gpt2-small (124M)"),
     as_written("gpt2-medium (355M)"),
     as_written("gpt2-large (774M)"),

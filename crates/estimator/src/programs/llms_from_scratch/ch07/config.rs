@@ -13,6 +13,23 @@ use crate::error::{ConfigError, Problem};
 /// `custom_collate_fn(..., allowed_max_length=1024)`: longer examples are cut to it.
 pub const ALLOWED_MAX_LENGTH: u32 = 1024;
 
+/// The settings, the script's names first, then the data's and vramfit's.
+pub const KEYS: &[&str] = &[
+    "CHOOSE_MODEL",
+    "drop_rate",
+    "batch_size",
+    "num_epochs",
+    "allowed_max_length",
+    "eval_freq",
+    "eval_iter",
+    "max_length",
+    "entries",
+    "sample_prompt",
+    "test_prompt",
+    "allocator",
+    "nproc_per_node",
+];
+
 /// instruction-data.json (1,100 entries) as the script splits and encodes it (tiktoken's gpt2;
 /// `tools/llms-from-scratch-probe/make_ch07_data_lengths.py`): its longest training example is
 /// 91 tokens, `format_input(val_data[0])` 41, its longest test prompt 56.
@@ -31,6 +48,8 @@ pub struct Ch07Config {
     pub num_epochs: u32,
     /// The longest example in tokens (instruction, input and response): the widest batch.
     pub max_length: u32,
+    /// `partial(custom_collate_fn, ..., allowed_max_length=1024)`: where examples are cut.
+    pub allowed_max_length: u32,
     /// Entries of the JSON file: 85 % train, 10 % test, the rest validation.
     pub entries: u64,
     /// Tokens of the prompt the sample after each epoch starts from, and of the longest test
@@ -50,6 +69,7 @@ impl Default for Ch07Config {
             batch_size: 8,
             num_epochs: 2,
             max_length: DATA_LONGEST,
+            allowed_max_length: ALLOWED_MAX_LENGTH,
             entries: DATA_ENTRIES,
             sample_prompt: DATA_SAMPLE_PROMPT,
             test_prompt: DATA_TEST_PROMPT,
@@ -76,6 +96,11 @@ impl Ch07Config {
             "batch_size" => self.batch_size = int_in(key, text, 1, u64::from(MAX_BATCH))? as u32,
             "num_epochs" => self.num_epochs = int_in(key, text, 1, 1_000_000)? as u32,
             "max_length" => self.max_length = int_in(key, text, 1, 1 << 20)? as u32,
+            // the position embeddings hold 1024: a longer cut would index past them
+            "allowed_max_length" => {
+                self.allowed_max_length =
+                    int_in(key, text, 1, u64::from(ALLOWED_MAX_LENGTH))? as u32
+            }
             "entries" => self.entries = int_in(key, text, 0, 1 << 40)?,
             "sample_prompt" => self.sample_prompt = int_in(key, text, 1, 1 << 20)? as u32,
             "test_prompt" => self.test_prompt = int_in(key, text, 1, 1 << 20)? as u32,
@@ -124,7 +149,47 @@ impl Ch07Config {
 
     /// Every batch's width: the longest example, cut to `allowed_max_length`.
     pub fn width(&self) -> u32 {
-        self.max_length.min(ALLOWED_MAX_LENGTH)
+        self.max_length.min(self.allowed_max_length)
+    }
+
+    /// A setting's value as the script would write it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "CHOOSE_MODEL" => MODELS[self.model].0.to_string(),
+            "drop_rate" => super::super::config::py_float(self.drop_rate),
+            "batch_size" => self.batch_size.to_string(),
+            "num_epochs" => self.num_epochs.to_string(),
+            "allowed_max_length" => self.allowed_max_length.to_string(),
+            "eval_freq" => self.eval_freq.to_string(),
+            "eval_iter" => self.eval_iter.to_string(),
+            "max_length" => self.max_length.to_string(),
+            "entries" => self.entries.to_string(),
+            "sample_prompt" => self.sample_prompt.to_string(),
+            "test_prompt" => self.test_prompt.to_string(),
+            "allocator" => self.allocator.as_str().to_string(),
+            "nproc_per_node" => "1".to_string(),
+            _ => return None,
+        })
+    }
+
+    /// The settings that differ from the script's, as `(key, value)`.
+    pub fn changed(&self) -> Vec<(&'static str, String)> {
+        let d = Ch07Config::default();
+        KEYS.iter()
+            .filter(|k| self.get(k) != d.get(k))
+            .map(|k| (*k, self.get(k).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The script's lines pasted: `CHOOSE_MODEL = "gpt2-large (774M)"`, `batch_size = 4`,
+    /// `num_epochs = 2`, `"drop_rate": 0.1,`, the collate's `allowed_max_length=512`. Returns
+    /// how many were read.
+    pub fn apply_script_lines(&mut self, text: &str) -> Result<usize, ConfigError> {
+        let entries = script_entries(text);
+        for (k, v) in &entries {
+            self.set(k, v)?;
+        }
+        Ok(entries.len())
     }
 
     /// `train_portion = int(len(data) * 0.85)`, `test_portion = int(len(data) * 0.1)`.
@@ -149,6 +214,63 @@ impl Ch07Config {
     }
 }
 
+/// `BASE_CONFIG`'s `"drop_rate"` and the names the script assigns or passes (a literal only).
+fn script_entries(text: &str) -> Vec<(&str, &str)> {
+    let mut out = super::super::config::dict_entries(text, &["drop_rate"]);
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("");
+        for part in code.split(',') {
+            let Some((k, v)) = part.split_once('=') else {
+                continue;
+            };
+            if v.starts_with('=') || k.ends_with(['!', '<', '>']) {
+                continue;
+            }
+            let k = k.rsplit(['(', ' ']).find(|w| !w.is_empty()).unwrap_or("");
+            let v = v.trim().trim_end_matches(')').trim();
+            let literal = v.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'');
+            let names = [
+                "CHOOSE_MODEL",
+                "batch_size",
+                "num_epochs",
+                "allowed_max_length",
+                "eval_freq",
+                "eval_iter",
+            ];
+            if names.contains(&k) && literal {
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
+/// How many of the script's settings pasted text sets, and whether it names `CHOOSE_MODEL`.
+pub fn script_lines(text: &str) -> (usize, bool) {
+    let entries = script_entries(text);
+    (
+        entries.len(),
+        entries.iter().any(|(k, _)| *k == "CHOOSE_MODEL"),
+    )
+}
+
+/// The script's lines as it writes them (what the page's export shows).
+pub fn script_text(cfg: &Ch07Config) -> String {
+    let get = |k: &str| cfg.get(k).unwrap_or_default();
+    format!(
+        "customized_collate_fn = partial(custom_collate_fn, device=device, allowed_max_length={})\n\
+         batch_size = {}\nBASE_CONFIG = {{\n    \"drop_rate\": {},\n}}\nCHOOSE_MODEL = \"{}\"\n\
+         num_epochs = {}\ntrain_model_simple(..., eval_freq={}, eval_iter={})",
+        get("allowed_max_length"),
+        get("batch_size"),
+        get("drop_rate"),
+        get("CHOOSE_MODEL"),
+        get("num_epochs"),
+        get("eval_freq"),
+        get("eval_iter"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +290,25 @@ mod tests {
         assert_eq!(c.width(), 1024);
         assert!(Ch07Config::from_args(&["--batch_size=1000"]).is_err());
         assert!(Ch07Config::from_args(&["--CHOOSE_MODEL=gpt2-huge"]).is_err());
+        assert_eq!(
+            Ch07Config::from_args(&["--allowed_max_length=256", "--max_length=300"])
+                .unwrap()
+                .width(),
+            256
+        );
+    }
+
+    #[test]
+    fn reads_the_script_as_it_is_written() {
+        let text = "    customized_collate_fn = partial(custom_collate_fn, device=device, allowed_max_length=512)\n\
+                    num_workers = 0\n    batch_size = 4\n        CHOOSE_MODEL = \"gpt2-large (774M)\"\n\
+                    num_epochs=num_epochs, eval_freq=5, eval_iter=5,";
+        assert_eq!(script_lines(text), (5, true));
+        let mut c = Ch07Config::default();
+        c.apply_script_lines(text).unwrap();
+        assert_eq!((c.model, c.batch_size, c.allowed_max_length), (2, 4, 512));
+        let mut back = Ch07Config::default();
+        back.apply_script_lines(&script_text(&c)).unwrap();
+        assert_eq!(back, c);
     }
 }
