@@ -399,6 +399,35 @@ pub(super) fn dict_entries<'a>(text: &'a str, keys: &[&str]) -> Vec<(&'a str, &'
     out
 }
 
+/// The settings pasted script text sets: the `"key": value` entries of `dict_keys`, then each
+/// `name = value` (an assignment, or a keyword of a call) of `names` whose value is a literal —
+/// `num_epochs=num_epochs` and `max_length=None` leave the script's own.
+pub(super) fn script_entries<'a>(
+    text: &'a str,
+    dict_keys: &[&str],
+    names: &[&str],
+) -> Vec<(&'a str, &'a str)> {
+    let mut out = dict_entries(text, dict_keys);
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("");
+        for part in code.split(',') {
+            let Some((k, v)) = part.split_once('=') else {
+                continue;
+            };
+            if v.starts_with('=') || k.ends_with(['!', '<', '>']) {
+                continue;
+            }
+            let k = k.rsplit(['(', ' ']).find(|w| !w.is_empty()).unwrap_or("");
+            let v = v.trim().trim_end_matches(')').trim();
+            let literal = v.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'');
+            if names.contains(&k) && literal {
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
 /// How many of the dicts' keys pasted text sets.
 pub fn dict_lines(text: &str) -> usize {
     dict_entries(text, DICT_KEYS).len()

@@ -4,6 +4,121 @@
 //! (`sequence`), and the fixes with its own keys (`fixes`). Numbers are for PyTorch 2.11, fp32,
 //! checked against runs of the real script (`data/measured/llms-from-scratch-ch05.jsonl`).
 
+/// The seam's methods every LLMs-from-scratch program forwards the same way to its own folder
+/// (`analyze`, `config`, `fixes`, `answer`, `explain`): one text, expanded in each impl.
+macro_rules! lfs_forwards {
+    ($config:ty, $analysis:ty, $fixes:ty) => {
+        type Config = $config;
+        type Analysis = $analysis;
+        type Fixes = $fixes;
+        type Settings = answer::Settings;
+        type Answer = answer::Answer;
+        type FixAnswer = answer::FixAnswer;
+
+        fn settings(c: &$config) -> answer::Settings {
+            answer::settings(c)
+        }
+
+        fn answer(
+            a: &$analysis,
+            fixes: Option<&$fixes>,
+            _budget: &Budget,
+            _mfu: f64,
+        ) -> answer::Answer {
+            answer::answer(a, fixes)
+        }
+
+        fn fix_answers(a: &$analysis, fixes: &$fixes, _budget: &Budget) -> Vec<answer::FixAnswer> {
+            answer::fix_answers(a, fixes)
+        }
+
+        /// The scripts take no settings on their line (ch06 and ch07 only `--test_mode`, a CPU
+        /// toy): the line says which allocator, and the page's settings stay.
+        fn config_from_launch(
+            current: &$config,
+            launch: &crate::input::command_line::Launch,
+            _line: &str,
+        ) -> Result<crate::programs::seam::Read<$config>, ConfigError> {
+            let mut cfg = current.clone();
+            launch.check_script_args()?;
+            for (k, v) in launch.launcher_settings() {
+                cfg.set(k, &v)?;
+            }
+            cfg.validate()?;
+            Ok(crate::programs::seam::Read::config(cfg, 1))
+        }
+
+        fn fixes_view(
+            fixes: &$fixes,
+            from: &$config,
+            freed: u128,
+        ) -> crate::programs::fix_view::FixesView {
+            fixes::view(fixes, from, freed)
+        }
+
+        fn formula(
+            a: &$analysis,
+            term: crate::Term,
+            bytes: u128,
+        ) -> crate::programs::seam::Formula {
+            explain::formula(term, &a.config, bytes)
+        }
+
+        fn default_config() -> $config {
+            <$config>::default()
+        }
+
+        fn config_from_flags(flags: &[String]) -> Result<$config, ConfigError> {
+            <$config>::from_args(flags)
+        }
+
+        fn json_flag(
+            key: &str,
+            value: &crate::input::json_config::Setting,
+        ) -> Result<Option<String>, ConfigError> {
+            crate::input::json_config::constant_flag(key, value)
+        }
+
+        fn analyze(cfg: &$config, budget: &Budget) -> Result<$analysis, ConfigError> {
+            analyze(cfg, budget)
+        }
+
+        fn run(a: &$analysis) -> &Run {
+            &a.run
+        }
+
+        fn replay(cfg: &$config, budget: &Budget) -> Result<Run, ConfigError> {
+            analyze(cfg, budget).map(|a| a.run)
+        }
+
+        fn rank_fixes(cfg: &$config, budget: &Budget, _mfu: f64) -> Option<$fixes> {
+            fixes::rank_fixes(cfg, budget)
+        }
+
+        fn get(cfg: &$config, key: &str) -> Option<String> {
+            cfg.get(key)
+        }
+
+        fn set(cfg: &mut $config, key: &str, raw: &str) -> Result<(), ConfigError> {
+            let mut new = cfg.clone();
+            new.set(key, raw.trim())?;
+            *cfg = new;
+            Ok(())
+        }
+
+        fn validate(cfg: &$config) -> Result<(), ConfigError> {
+            cfg.validate()
+        }
+
+        fn changed(cfg: &$config) -> Vec<(String, String)> {
+            cfg.changed()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        }
+    };
+}
+
 pub mod answer;
 pub mod ch06;
 pub mod ch07;
@@ -76,6 +191,8 @@ use crate::programs::inputs::{self, Group, Input, Section};
 use crate::programs::seam::{Paste, Read};
 
 impl crate::programs::TrainingProgram for GptTrain {
+    lfs_forwards!(Ch05Config, Ch05Analysis, fixes::Ch05FixReport);
+
     const ID: &'static str = "llms-from-scratch-ch05";
     const SCRIPT: &'static str = "gpt_train.py";
     const NAME: &'static str = "LLMs-from-scratch gpt_train.py";
@@ -149,46 +266,6 @@ impl crate::programs::TrainingProgram for GptTrain {
         report::notes(&a.config)
     }
 
-    type Settings = answer::Settings;
-    type Answer = answer::Answer;
-    type FixAnswer = answer::FixAnswer;
-
-    fn settings(c: &Ch05Config) -> answer::Settings {
-        answer::settings(c)
-    }
-
-    fn answer(
-        a: &Ch05Analysis,
-        fixes: Option<&fixes::Ch05FixReport>,
-        _budget: &Budget,
-        _mfu: f64,
-    ) -> answer::Answer {
-        answer::answer(a, fixes)
-    }
-
-    fn fix_answers(
-        a: &Ch05Analysis,
-        fixes: &fixes::Ch05FixReport,
-        _budget: &Budget,
-    ) -> Vec<answer::FixAnswer> {
-        answer::fix_answers(a, fixes)
-    }
-
-    /// gpt_train.py takes no arguments: the line says which allocator, and the page's dicts stay.
-    fn config_from_launch(
-        current: &Ch05Config,
-        launch: &crate::input::command_line::Launch,
-        _line: &str,
-    ) -> Result<Read<Ch05Config>, ConfigError> {
-        let mut cfg = current.clone();
-        launch.check_script_args()?;
-        for (k, v) in launch.launcher_settings() {
-            cfg.set(k, &v)?;
-        }
-        cfg.validate()?;
-        Ok(Read::config(cfg, 1))
-    }
-
     /// The script's dicts as it writes them (`"context_length": 1024,  # …`), over the page's.
     fn config_from_text(
         current: &Ch05Config,
@@ -206,21 +283,9 @@ impl crate::programs::TrainingProgram for GptTrain {
         )
     }
 
-    type Config = Ch05Config;
-    type Analysis = Ch05Analysis;
-    type Fixes = fixes::Ch05FixReport;
-
     /// The two dicts as the script writes them.
     fn export(c: &Ch05Config) -> Vec<(Paste, String)> {
         vec![(Paste::Config, config::dicts(c))]
-    }
-
-    fn fixes_view(
-        fixes: &fixes::Ch05FixReport,
-        from: &Ch05Config,
-        freed: u128,
-    ) -> crate::programs::fix_view::FixesView {
-        fixes::view(fixes, from, freed)
     }
 
     /// One sequence batch per optimizer step: no accumulation, one GPU.
@@ -231,18 +296,6 @@ impl crate::programs::TrainingProgram for GptTrain {
             sequences: u64::from(c.batch_size),
             tokens: u64::from(c.batch_size) * u64::from(c.context_length),
         }
-    }
-
-    fn formula(a: &Ch05Analysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
-        explain::formula(term, &a.config, bytes)
-    }
-
-    fn default_config() -> Ch05Config {
-        Ch05Config::default()
-    }
-
-    fn config_from_flags(flags: &[String]) -> Result<Ch05Config, ConfigError> {
-        Ch05Config::from_args(flags)
     }
 
     /// gpt_train.py reads no arguments: its settings are its dicts.
@@ -261,53 +314,8 @@ impl crate::programs::TrainingProgram for GptTrain {
         }
     }
 
-    fn json_flag(
-        key: &str,
-        value: &crate::input::json_config::Setting,
-    ) -> Result<Option<String>, ConfigError> {
-        crate::input::json_config::constant_flag(key, value)
-    }
-
-    fn analyze(cfg: &Ch05Config, budget: &Budget) -> Result<Ch05Analysis, ConfigError> {
-        analyze(cfg, budget)
-    }
-
-    fn run(a: &Ch05Analysis) -> &Run {
-        &a.run
-    }
-
-    fn replay(cfg: &Ch05Config, budget: &Budget) -> Result<Run, ConfigError> {
-        analyze(cfg, budget).map(|a| a.run)
-    }
-
     fn params_reported(a: &Ch05Analysis) -> u64 {
         params(&a.config)
-    }
-
-    fn rank_fixes(cfg: &Ch05Config, budget: &Budget, _mfu: f64) -> Option<fixes::Ch05FixReport> {
-        fixes::rank_fixes(cfg, budget)
-    }
-
-    fn get(cfg: &Ch05Config, key: &str) -> Option<String> {
-        cfg.get(key)
-    }
-
-    fn set(cfg: &mut Ch05Config, key: &str, raw: &str) -> Result<(), ConfigError> {
-        let mut new = cfg.clone();
-        new.set(key, raw.trim())?;
-        *cfg = new;
-        Ok(())
-    }
-
-    fn validate(cfg: &Ch05Config) -> Result<(), ConfigError> {
-        cfg.validate()
-    }
-
-    fn changed(cfg: &Ch05Config) -> Vec<(String, String)> {
-        cfg.changed()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
     }
 
     /// The one assert (heads divide the width): the head count back to the script's, the rest

@@ -9,7 +9,7 @@
 //! `qkv_bias` True — are read but only at those values: any other makes the load fail.
 
 use super::super::config::{
-    allocator_in, dict_entries, float_in, int_in, one_gpu, py_bool_in, py_float, MAX_BATCH,
+    allocator_in, float_in, int_in, one_gpu, py_bool_in, py_float, MAX_BATCH,
 };
 use crate::config::Allocator;
 use crate::error::{ConfigError, Problem};
@@ -320,26 +320,7 @@ impl Ch06Config {
 /// The settings pasted script text sets, by the script's names: `BASE_CONFIG`'s entries, the
 /// assignments and keywords vramfit reads.
 fn script_entries(text: &str) -> Vec<(&str, &str)> {
-    let mut out = dict_entries(text, DICT_KEYS);
-    for line in text.lines() {
-        let code = line.split('#').next().unwrap_or("");
-        for part in code.split(',') {
-            let Some((k, v)) = part.split_once('=') else {
-                continue;
-            };
-            if v.starts_with('=') || k.ends_with(['!', '<', '>']) {
-                continue;
-            }
-            let k = k.rsplit(['(', ' ']).find(|w| !w.is_empty()).unwrap_or("");
-            let v = v.trim().trim_end_matches(')').trim();
-            // a literal only: `num_epochs=num_epochs` and `max_length=None` pass the script's own
-            let literal = v.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'');
-            if ASSIGNED_KEYS.contains(&k) && literal {
-                out.push((k, v));
-            }
-        }
-    }
-    out
+    super::super::config::script_entries(text, DICT_KEYS, ASSIGNED_KEYS)
 }
 
 /// How many of the script's settings pasted text sets, and whether it names `CHOOSE_MODEL` (the

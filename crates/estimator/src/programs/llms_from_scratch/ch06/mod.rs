@@ -83,6 +83,8 @@ pub(super) const MODEL_OPTIONS: &[(&str, Label)] = &[
 ];
 
 impl crate::programs::TrainingProgram for GptClassFinetune {
+    lfs_forwards!(Ch06Config, Ch06Analysis, fixes::Ch06FixReport);
+
     const ID: &'static str = "llms-from-scratch-ch06";
     const SCRIPT: &'static str = "gpt_class_finetune.py";
     const NAME: &'static str = "LLMs-from-scratch gpt_class_finetune.py";
@@ -144,47 +146,6 @@ impl crate::programs::TrainingProgram for GptClassFinetune {
         report::report(a)
     }
 
-    type Settings = answer::Settings;
-    type Answer = answer::Answer;
-    type FixAnswer = answer::FixAnswer;
-
-    fn settings(c: &Ch06Config) -> answer::Settings {
-        answer::settings(c)
-    }
-
-    fn answer(
-        a: &Ch06Analysis,
-        fixes: Option<&fixes::Ch06FixReport>,
-        _budget: &Budget,
-        _mfu: f64,
-    ) -> answer::Answer {
-        answer::answer(a, fixes)
-    }
-
-    fn fix_answers(
-        a: &Ch06Analysis,
-        fixes: &fixes::Ch06FixReport,
-        _budget: &Budget,
-    ) -> Vec<answer::FixAnswer> {
-        answer::fix_answers(a, fixes)
-    }
-
-    /// gpt_class_finetune.py takes only `--test_mode` (a CPU toy): the line says which
-    /// allocator, and the page's settings stay.
-    fn config_from_launch(
-        current: &Ch06Config,
-        launch: &crate::input::command_line::Launch,
-        _line: &str,
-    ) -> Result<Read<Ch06Config>, ConfigError> {
-        let mut cfg = current.clone();
-        launch.check_script_args()?;
-        for (k, v) in launch.launcher_settings() {
-            cfg.set(k, &v)?;
-        }
-        cfg.validate()?;
-        Ok(Read::config(cfg, 1))
-    }
-
     /// The script's own lines (`CHOOSE_MODEL = "gpt2-medium (355M)"`, `batch_size = 8`,
     /// `"drop_rate": 0.0,`), over the page's: from any page when they name `CHOOSE_MODEL`, else
     /// only on this program's page (bare `batch_size = 8` is also a nanoGPT config line).
@@ -205,21 +166,9 @@ impl crate::programs::TrainingProgram for GptClassFinetune {
         )
     }
 
-    type Config = Ch06Config;
-    type Analysis = Ch06Analysis;
-    type Fixes = fixes::Ch06FixReport;
-
     /// The script's lines as it writes them.
     fn export(c: &Ch06Config) -> Vec<(Paste, String)> {
         vec![(Paste::Config, config::script_text(c))]
-    }
-
-    fn fixes_view(
-        fixes: &fixes::Ch06FixReport,
-        from: &Ch06Config,
-        freed: u128,
-    ) -> crate::programs::fix_view::FixesView {
-        fixes::view(fixes, from, freed)
     }
 
     /// One batch of texts per optimizer step: no accumulation, one GPU.
@@ -230,18 +179,6 @@ impl crate::programs::TrainingProgram for GptClassFinetune {
             sequences: u64::from(c.batch_size),
             tokens: u64::from(c.batch_size) * u64::from(c.max_length),
         }
-    }
-
-    fn formula(a: &Ch06Analysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
-        explain::formula(term, &a.config, bytes)
-    }
-
-    fn default_config() -> Ch06Config {
-        Ch06Config::default()
-    }
-
-    fn config_from_flags(flags: &[String]) -> Result<Ch06Config, ConfigError> {
-        Ch06Config::from_args(flags)
     }
 
     /// `--test_mode` swaps in a 1-layer, 12-wide model on the CPU: nothing on the card.
@@ -261,53 +198,8 @@ impl crate::programs::TrainingProgram for GptClassFinetune {
         }
     }
 
-    fn json_flag(
-        key: &str,
-        value: &crate::input::json_config::Setting,
-    ) -> Result<Option<String>, ConfigError> {
-        crate::input::json_config::constant_flag(key, value)
-    }
-
-    fn analyze(cfg: &Ch06Config, budget: &Budget) -> Result<Ch06Analysis, ConfigError> {
-        analyze(cfg, budget)
-    }
-
-    fn run(a: &Ch06Analysis) -> &Run {
-        &a.run
-    }
-
-    fn replay(cfg: &Ch06Config, budget: &Budget) -> Result<Run, ConfigError> {
-        analyze(cfg, budget).map(|a| a.run)
-    }
-
     fn params_reported(a: &Ch06Analysis) -> u64 {
         params(&a.config).0
-    }
-
-    fn rank_fixes(cfg: &Ch06Config, budget: &Budget, _mfu: f64) -> Option<fixes::Ch06FixReport> {
-        fixes::rank_fixes(cfg, budget)
-    }
-
-    fn get(cfg: &Ch06Config, key: &str) -> Option<String> {
-        cfg.get(key)
-    }
-
-    fn set(cfg: &mut Ch06Config, key: &str, raw: &str) -> Result<(), ConfigError> {
-        let mut new = cfg.clone();
-        new.set(key, raw.trim())?;
-        *cfg = new;
-        Ok(())
-    }
-
-    fn validate(cfg: &Ch06Config) -> Result<(), ConfigError> {
-        cfg.validate()
-    }
-
-    fn changed(cfg: &Ch06Config) -> Vec<(String, String)> {
-        cfg.changed()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
     }
 
     /// The asserts (texts within the context, a full training batch, a validation set): the

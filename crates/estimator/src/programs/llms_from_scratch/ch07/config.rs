@@ -214,35 +214,17 @@ impl Ch07Config {
     }
 }
 
-/// `BASE_CONFIG`'s `"drop_rate"` and the names the script assigns or passes (a literal only).
+/// `BASE_CONFIG`'s `"drop_rate"` and the names the script assigns or passes.
 fn script_entries(text: &str) -> Vec<(&str, &str)> {
-    let mut out = super::super::config::dict_entries(text, &["drop_rate"]);
-    for line in text.lines() {
-        let code = line.split('#').next().unwrap_or("");
-        for part in code.split(',') {
-            let Some((k, v)) = part.split_once('=') else {
-                continue;
-            };
-            if v.starts_with('=') || k.ends_with(['!', '<', '>']) {
-                continue;
-            }
-            let k = k.rsplit(['(', ' ']).find(|w| !w.is_empty()).unwrap_or("");
-            let v = v.trim().trim_end_matches(')').trim();
-            let literal = v.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'');
-            let names = [
-                "CHOOSE_MODEL",
-                "batch_size",
-                "num_epochs",
-                "allowed_max_length",
-                "eval_freq",
-                "eval_iter",
-            ];
-            if names.contains(&k) && literal {
-                out.push((k, v));
-            }
-        }
-    }
-    out
+    let names = [
+        "CHOOSE_MODEL",
+        "batch_size",
+        "num_epochs",
+        "allowed_max_length",
+        "eval_freq",
+        "eval_iter",
+    ];
+    super::super::config::script_entries(text, &["drop_rate"], &names)
 }
 
 /// How many of the script's settings pasted text sets, and whether it names `CHOOSE_MODEL`.

@@ -75,6 +75,8 @@ use crate::programs::inputs::{self, Group, Input, Section};
 use crate::programs::seam::{Paste, Read};
 
 impl crate::programs::TrainingProgram for GptInstructionFinetuning {
+    lfs_forwards!(Ch07Config, Ch07Analysis, fixes::Ch07FixReport);
+
     const ID: &'static str = "llms-from-scratch-ch07";
     const SCRIPT: &'static str = "gpt_instruction_finetuning.py";
     const NAME: &'static str = "LLMs-from-scratch gpt_instruction_finetuning.py";
@@ -135,47 +137,6 @@ impl crate::programs::TrainingProgram for GptInstructionFinetuning {
         report::report(a)
     }
 
-    type Settings = answer::Settings;
-    type Answer = answer::Answer;
-    type FixAnswer = answer::FixAnswer;
-
-    fn settings(c: &Ch07Config) -> answer::Settings {
-        answer::settings(c)
-    }
-
-    fn answer(
-        a: &Ch07Analysis,
-        fixes: Option<&fixes::Ch07FixReport>,
-        _budget: &Budget,
-        _mfu: f64,
-    ) -> answer::Answer {
-        answer::answer(a, fixes)
-    }
-
-    fn fix_answers(
-        a: &Ch07Analysis,
-        fixes: &fixes::Ch07FixReport,
-        _budget: &Budget,
-    ) -> Vec<answer::FixAnswer> {
-        answer::fix_answers(a, fixes)
-    }
-
-    /// The script takes only `--test_mode` (a CPU toy): the line says which allocator, and the
-    /// page's settings stay.
-    fn config_from_launch(
-        current: &Ch07Config,
-        launch: &crate::input::command_line::Launch,
-        _line: &str,
-    ) -> Result<Read<Ch07Config>, ConfigError> {
-        let mut cfg = current.clone();
-        launch.check_script_args()?;
-        for (k, v) in launch.launcher_settings() {
-            cfg.set(k, &v)?;
-        }
-        cfg.validate()?;
-        Ok(Read::config(cfg, 1))
-    }
-
     /// The script's own lines (`CHOOSE_MODEL = "gpt2-large (774M)"`, `batch_size = 4`, the
     /// collate's `allowed_max_length=512`), over the page's: from any page when they name
     /// `CHOOSE_MODEL`, else only on this program's page.
@@ -196,21 +157,9 @@ impl crate::programs::TrainingProgram for GptInstructionFinetuning {
         )
     }
 
-    type Config = Ch07Config;
-    type Analysis = Ch07Analysis;
-    type Fixes = fixes::Ch07FixReport;
-
     /// The script's lines as it writes them.
     fn export(c: &Ch07Config) -> Vec<(Paste, String)> {
         vec![(Paste::Config, config::script_text(c))]
-    }
-
-    fn fixes_view(
-        fixes: &fixes::Ch07FixReport,
-        from: &Ch07Config,
-        freed: u128,
-    ) -> crate::programs::fix_view::FixesView {
-        fixes::view(fixes, from, freed)
     }
 
     /// One batch of examples per optimizer step, at its widest: no accumulation, one GPU.
@@ -221,18 +170,6 @@ impl crate::programs::TrainingProgram for GptInstructionFinetuning {
             sequences: u64::from(c.batch_size),
             tokens: u64::from(c.batch_size) * u64::from(c.width()),
         }
-    }
-
-    fn formula(a: &Ch07Analysis, term: crate::Term, bytes: u128) -> crate::programs::seam::Formula {
-        explain::formula(term, &a.config, bytes)
-    }
-
-    fn default_config() -> Ch07Config {
-        Ch07Config::default()
-    }
-
-    fn config_from_flags(flags: &[String]) -> Result<Ch07Config, ConfigError> {
-        Ch07Config::from_args(flags)
     }
 
     /// `--test_mode` swaps in a 1-layer, 12-wide model on the CPU: nothing on the card.
@@ -252,53 +189,8 @@ impl crate::programs::TrainingProgram for GptInstructionFinetuning {
         }
     }
 
-    fn json_flag(
-        key: &str,
-        value: &crate::input::json_config::Setting,
-    ) -> Result<Option<String>, ConfigError> {
-        crate::input::json_config::constant_flag(key, value)
-    }
-
-    fn analyze(cfg: &Ch07Config, budget: &Budget) -> Result<Ch07Analysis, ConfigError> {
-        analyze(cfg, budget)
-    }
-
-    fn run(a: &Ch07Analysis) -> &Run {
-        &a.run
-    }
-
-    fn replay(cfg: &Ch07Config, budget: &Budget) -> Result<Run, ConfigError> {
-        analyze(cfg, budget).map(|a| a.run)
-    }
-
     fn params_reported(a: &Ch07Analysis) -> u64 {
         params(&a.config)
-    }
-
-    fn rank_fixes(cfg: &Ch07Config, budget: &Budget, _mfu: f64) -> Option<fixes::Ch07FixReport> {
-        fixes::rank_fixes(cfg, budget)
-    }
-
-    fn get(cfg: &Ch07Config, key: &str) -> Option<String> {
-        cfg.get(key)
-    }
-
-    fn set(cfg: &mut Ch07Config, key: &str, raw: &str) -> Result<(), ConfigError> {
-        let mut new = cfg.clone();
-        new.set(key, raw.trim())?;
-        *cfg = new;
-        Ok(())
-    }
-
-    fn validate(cfg: &Ch07Config) -> Result<(), ConfigError> {
-        cfg.validate()
-    }
-
-    fn changed(cfg: &Ch07Config) -> Vec<(String, String)> {
-        cfg.changed()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
     }
 
     /// The one check (a full training batch): the script's settings back, the allocator kept.
