@@ -31,8 +31,10 @@ pub fn ProgramPicker() -> impl IntoView {
         })
         .collect_view();
     view! {
-        <fieldset class="program" data-testid="program">
-            <legend class="program__legend">{tr.program_label}</legend>
+        // named by a flex item, not a <legend>: every engine keeps the words on the options'
+        // first line (WebKit lays a fieldset's legend out on a line of its own)
+        <fieldset class="program" data-testid="program" aria-labelledby="program-label">
+            <span class="program__label" id="program-label">{tr.program_label}</span>
             {options}
         </fieldset>
     }
