@@ -9,6 +9,7 @@ pub mod components;
 pub use vramfit_i18n::format;
 pub mod html;
 pub mod i18n;
+pub mod snapshot_worker;
 pub mod state;
 
 pub use components::app::App;

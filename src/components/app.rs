@@ -19,6 +19,7 @@ use super::paste_panel::PastePanel;
 use super::program_inputs::ProgramInputs;
 use super::program_picker::ProgramPicker;
 use super::run_summary::RunSummary;
+use super::snapshot_panel::SnapshotPanel;
 use super::sticky_summary::StickySummary;
 use super::timeline_chart::TimelineChart;
 use super::verdict_panel::VerdictPanel;
@@ -128,6 +129,7 @@ fn Page() -> impl IntoView {
                             <NanochatRanks />
                             <TimelineChart />
                             <ConfigExport />
+                            <SnapshotPanel />
                         </div>
                     </Show>
                 </section>

@@ -21,6 +21,7 @@ pub mod paste_panel;
 pub mod program_inputs;
 pub mod program_picker;
 pub mod run_summary;
+pub mod snapshot_panel;
 pub mod sticky_summary;
 pub mod timeline_chart;
 pub mod toggle_field;

@@ -9,6 +9,7 @@ pub mod breakdown;
 pub mod export;
 pub mod fixes;
 pub mod paste;
+pub mod snapshot;
 pub mod timeline;
 
 /// Escapes text for HTML element content and quoted attribute values.

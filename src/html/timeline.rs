@@ -49,6 +49,76 @@ fn px(x: f64) -> Fixed {
     Fixed(x, 1)
 }
 
+/// The y of `b` bytes on a plot whose top edge is `top` bytes.
+pub(super) fn y_at(top: f64, b: u128) -> f64 {
+    TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - b as f64 / top)
+}
+
+/// An x on the plot as a percentage of its width, a y of its height: where the overlay's words
+/// and marks go.
+pub(super) fn pct_of(x: f64, y: f64) -> (Fixed, Fixed) {
+    (px(x / WIDTH * 100.0), px(y / HEIGHT * 100.0))
+}
+
+/// The y axis for a plot `top` bytes high: a few round GiB values, each a grid line (the plot's
+/// SVG) with its label at the left (the overlay's).
+pub(super) fn grid(top: f64) -> (String, String) {
+    let (mut svg, mut overlay) = (String::new(), String::new());
+    let step = tick_step(top / GIB / 4.0);
+    let places = if step < 1.0 { 2 } else { 0 };
+    let mut tick = step;
+    while tick * GIB < top {
+        let y = y_at(top, (tick * GIB) as u128);
+        svg += &format!(
+            "<line class=\"chart__grid\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
+            Shortest(WIDTH),
+            px(y),
+            px(y)
+        );
+        overlay += &format!(
+            "<text class=\"chart__label chart__tick\" x=\"2\" y=\"{}%\" dy=\"-3\">{} GiB</text>",
+            pct_of(0.0, y).1,
+            escape(&format::decimal(tick, places))
+        );
+        tick += step;
+    }
+    (svg, overlay)
+}
+
+/// The allocated bytes of `env` as a filled area and a line, the reserved as a line above it.
+pub(super) fn lines(env: &[(u128, u128)], top: f64) -> String {
+    let x_of = |i: f64| i / env.len().max(1) as f64 * WIDTH;
+    let points = |pick: &dyn Fn(&(u128, u128)) -> u128| -> String {
+        env.iter()
+            .enumerate()
+            .map(|(i, p)| format!("{},{}", px(x_of(i as f64 + 0.5)), px(y_at(top, pick(p)))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let alloc_pts = points(&|p| p.0);
+    let base = px(y_at(top, 0));
+    format!(
+        "<polygon class=\"chart__area\" points=\"{},{base} {alloc_pts} {},{base}\"/>\
+         <polyline class=\"chart__reserved\" points=\"{}\"/>\
+         <polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>",
+        px(x_of(0.5)),
+        px(x_of(env.len() as f64 - 0.5)),
+        points(&|p| p.1)
+    )
+}
+
+/// The plot (`svg`, stretched to the chart's width) under its `overlay` of words and marks,
+/// labelled by the element `title_id`.
+pub(super) fn plot(svg: &str, overlay: &str, title_id: &str) -> String {
+    format!(
+        "<div class=\"chart__plot\">\
+         <svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"{title_id}\" preserveAspectRatio=\"none\">{svg}</svg>\
+         <svg class=\"chart__overlay\" aria-hidden=\"true\">{overlay}</svg></div>",
+        Shortest(WIDTH),
+        Shortest(HEIGHT)
+    )
+}
+
 /// The maxima of allocated and reserved over `BUCKETS` stretches of `samples[from..]`.
 fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
     let samples = &r.samples[from.min(r.samples.len())..];
@@ -120,35 +190,13 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
         .max(budget)
         .max(1) as f64
         * 1.08;
-    let x_of = |i: f64| i / env.len().max(1) as f64 * WIDTH;
-    let y_of = |b: u128| TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - b as f64 / top);
+    let y_of = |b: u128| y_at(top, b);
     let ev_to_x = |e: usize| (e.saturating_sub(from)) as f64 / (len - from) as f64 * WIDTH;
-
-    let mut svg = String::new();
-    // words and marks go in an overlay of their own, positioned in percent and never scaled: the
-    // plot below is stretched to the chart's width, which would distort text and circles
-    let mut overlay = String::new();
     let pct_x = |x: f64| px(x / WIDTH * 100.0);
     let pct_y = |y: f64| px(y / HEIGHT * 100.0);
-    // the y axis: a few round GiB values, each a grid line with its label at the left
-    let step = tick_step(top / GIB / 4.0);
-    let places = if step < 1.0 { 2 } else { 0 };
-    let mut tick = step;
-    while tick * GIB < top {
-        let y = y_of((tick * GIB) as u128);
-        svg += &format!(
-            "<line class=\"chart__grid\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
-            Shortest(WIDTH),
-            px(y),
-            px(y)
-        );
-        overlay += &format!(
-            "<text class=\"chart__label chart__tick\" x=\"2\" y=\"{}%\" dy=\"-3\">{} GiB</text>",
-            pct_y(y),
-            escape(&format::decimal(tick, places))
-        );
-        tick += step;
-    }
+    // words and marks go in an overlay of their own, positioned in percent and never scaled: the
+    // plot below is stretched to the chart's width, which would distort text and circles
+    let (mut svg, mut overlay) = grid(top);
     // the run's stretches (each iteration one), alternately shaded; the wide ones numbered, and
     // named under the chart, where the words wrap at any width and in any language
     let mut phase_start: Option<(Option<Phase>, usize)> = None;
@@ -196,26 +244,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
             _ => named.push((no, no, label)),
         }
     }
-    // areas and lines
-    let points = |pick: &dyn Fn(&(u128, u128)) -> u128| -> String {
-        env.iter()
-            .enumerate()
-            .map(|(i, p)| format!("{},{}", px(x_of(i as f64 + 0.5)), px(y_of(pick(p)))))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let alloc_pts = points(&|p| p.0);
-    let base = px(y_of(0));
-    svg += &format!(
-        "<polygon class=\"chart__area\" points=\"{},{base} {alloc_pts} {},{base}\"/>",
-        px(x_of(0.5)),
-        px(x_of(env.len() as f64 - 0.5))
-    );
-    svg += &format!(
-        "<polyline class=\"chart__reserved\" points=\"{}\"/>",
-        points(&|p| p.1)
-    );
-    svg += &format!("<polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>");
+    svg += &lines(&env, top);
     let by = y_of(budget);
     svg += &format!(
         "<line class=\"chart__budget\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
@@ -246,13 +275,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
             escape(tr.chart_oom)
         );
     }
-    let svg = format!(
-        "<div class=\"chart__plot\">\
-         <svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"chart-title\" preserveAspectRatio=\"none\">{svg}</svg>\
-         <svg class=\"chart__overlay\" aria-hidden=\"true\">{overlay}</svg></div>",
-        Shortest(WIDTH),
-        Shortest(HEIGHT)
-    );
+    let svg = plot(&svg, &overlay, "chart-title");
     let phases: String = named
         .iter()
         .map(|(first, last, label)| {

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use estimator::Component;
 use vramfit_i18n::format::{bytes, grouped};
 use vramfit_i18n::{fill, CliLang};
-use vramfit_snapshot::{follow, moment, read, History, Moment, Snapshot};
+use vramfit_report::snapshot::SITES;
+use vramfit_snapshot::{follow, moment, read, segments_at_dump, History, Moment, Snapshot};
 
 use crate::args::{Args, Source};
 use crate::report::{head, notes, Text};
@@ -37,15 +38,11 @@ pub fn main(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
         return fail(format!("--snapshot {path}: {}", tr.cli.snapshot_empty));
     }
     let history = follow(&snap);
-    let at_peak = moment(&snap, &history, history.peak_event, history.peak_allocated);
-    let at_oom = history
-        .oom
-        .map(|o| moment(&snap, &history, o.event, o.allocated));
     let file = std::path::Path::new(path)
         .file_name()
         .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
     if json {
-        let mut answer = to_json(&history, &snap, &at_peak, at_oom.as_ref());
+        let mut answer = vramfit_report::snapshot::to_json(&snap, &history);
         if let Some(p) = &predicted {
             answer["snapshot"]["predicted"] = serde_json::json!({
                 "peak_allocated_bytes": p.allocated,
@@ -54,6 +51,10 @@ pub fn main(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
         }
         emit(&(answer.to_string() + "\n"))
     } else {
+        let at_peak = moment(&snap, &history, history.peak_event, history.peak_allocated);
+        let at_oom = history
+            .oom
+            .map(|o| moment(&snap, &history, o.event, o.allocated));
         let moments = [Some(&at_peak), at_oom.as_ref()];
         emit(&to_text(
             tr,
@@ -165,9 +166,6 @@ pub fn export(args: &Args, path: &str, tr: &CliLang) -> ExitCode {
     }
 }
 
-/// How many of the allocating lines a report names.
-const SITES: usize = 5;
-
 /// The report: the recording, the peaks (and vramfit's, given the run's settings), an OOM, and
 /// what was live at the peak and at the OOM (`moments`).
 fn to_text(
@@ -208,6 +206,16 @@ fn to_text(
             said += &fill(c.snapshot_internal, &[("bytes", &bytes(internal.into()))]);
         }
         rows.push((c.row_oom, said));
+    }
+    rows.push((c.row_cache, cache(tr, snap)));
+    if let Some((program, script)) = vramfit_report::snapshot::recognised(snap) {
+        rows.push((
+            c.row_recorded_from,
+            fill(
+                c.snapshot_script,
+                &[("script", &script), ("program", program.id())],
+            ),
+        ));
     }
     if let Some(p) = predicted {
         rows.push((c.row_predicted, prediction(tr, p, h)));
@@ -262,44 +270,21 @@ fn sites(m: &Moment) -> String {
         .join(" · ")
 }
 
-fn moment_json(m: &Moment) -> serde_json::Value {
-    serde_json::json!({
-        "components_bytes": Component::ALL
-            .iter()
-            .map(|&c| (c.id().to_string(), serde_json::Value::from(m.components[c as usize])))
-            .collect::<serde_json::Map<_, _>>(),
-        "before_recording_bytes": m.before_recording,
-        "allocated_by": m.sites
-            .iter()
-            .take(SITES)
-            .map(|(site, b)| serde_json::json!({"site": site, "bytes": b}))
-            .collect::<Vec<_>>(),
-    })
-}
-
-fn to_json(
-    h: &History,
-    snap: &Snapshot,
-    at_peak: &Moment,
-    at_oom: Option<&Moment>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "snapshot": {
-            "events": snap.events.len(),
-            "live_at_peak": moment_json(at_peak),
-            "live_at_oom": at_oom.map(moment_json),
-            "whole_run": h.whole_run,
-            "exact": h.exact,
-            "peak_allocated_bytes": h.peak_allocated,
-            "peak_reserved_bytes": h.peak_reserved,
-            "oom": h.oom.map(|o| serde_json::json!({
-                "requested_bytes": o.requested,
-                "allocated_bytes": o.allocated,
-                "reserved_bytes": o.reserved,
-                "cached_free_bytes": o.cached_free,
-                "largest_free_block_bytes": o.largest_free,
-                "internal_fragmentation_bytes": o.internal,
-            })),
-        }
-    })
+/// The cache at the dump: what its segments hold, and the segment with the most free bytes.
+fn cache(tr: &CliLang, snap: &Snapshot) -> String {
+    let segments = segments_at_dump(snap);
+    let sum = |f: fn(&vramfit_snapshot::SegmentUse) -> u64| -> u64 { segments.iter().map(f).sum() };
+    let most = segments.first().map_or((0, 0), |s| (s.free, s.total));
+    fill(
+        tr.cli.snapshot_cache,
+        &[
+            ("segments", &grouped(segments.len() as u64)),
+            ("reserved", &bytes(sum(|s| s.total).into())),
+            ("allocated", &bytes(sum(|s| s.allocated).into())),
+            ("internal", &bytes(sum(|s| s.internal).into())),
+            ("free", &bytes(sum(|s| s.free).into())),
+            ("most", &bytes(most.0.into())),
+            ("of", &bytes(most.1.into())),
+        ],
+    )
 }

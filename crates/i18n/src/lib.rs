@@ -154,6 +154,62 @@ strings! {
     chart_col_stage,
     chart_col_allocated,
     chart_col_reserved,
+    snapshot_heading,
+    snapshot_intro,
+    snapshot_choose,
+    snapshot_export,
+    snapshot_export_help,
+    snapshot_exporting,
+    /// `{file} {size}`: the exported snapshot.
+    snapshot_exported,
+    /// `{file} {stage}`: one of the `snapshot_stage_*` words.
+    snapshot_progress,
+    snapshot_stage_load,
+    snapshot_stage_read,
+    snapshot_stage_follow,
+    snapshot_stage_explain,
+    /// `{file} {why}`: the reader's own reason (English, as the CLI prints it).
+    snapshot_refused,
+    /// `{file}`.
+    snapshot_empty,
+    /// `{file} {why}`: the browser's error.
+    snapshot_crashed,
+    /// `{file} {size} {limit}`.
+    snapshot_too_large,
+    /// `{file} {events}`.
+    snapshot_whole,
+    /// `{file} {events}`.
+    snapshot_cut,
+    snapshot_peak_allocated,
+    snapshot_peak_reserved,
+    /// `{requested} {allocated} {reserved} {free} {largest}`.
+    snapshot_oom,
+    snapshot_chart_title,
+    snapshot_peak,
+    snapshot_live_peak,
+    snapshot_live_oom,
+    snapshot_before,
+    snapshot_allocated_by,
+    /// `{segments}`.
+    snapshot_cache_title,
+    snapshot_col_segment,
+    snapshot_col_total,
+    snapshot_col_allocated,
+    snapshot_col_internal,
+    snapshot_col_free,
+    /// `{n} {bytes}`.
+    snapshot_cache_more,
+    snapshot_compare_title,
+    snapshot_col_measured,
+    snapshot_col_predicted,
+    snapshot_col_difference,
+    /// `{component} {difference}`.
+    snapshot_largest_difference,
+    /// `{script} {program}`.
+    snapshot_other_program,
+    snapshot_unknown_script,
+    /// `{script}`.
+    snapshot_same_program,
     jump_to_paste,
     paste_heading,
     paste_placeholder,
@@ -339,6 +395,13 @@ strings! {
     row_allocated_by,
     /// `{bytes}`: what a snapshot cut short counts that none of its events allocated.
     snapshot_before,
+    row_cache,
+    /// `{segments} {reserved} {allocated} {internal} {free} {most} {of}`: the cache at the dump,
+    /// and the segment with the most free bytes (`{most}` of its `{of}`).
+    snapshot_cache,
+    row_recorded_from,
+    /// `{script} {program}`: the script the frames name, the program vramfit models it as.
+    snapshot_script,
     row_predicted,
     /// `{allocated} {off} {reserved} {off_reserved}`: vramfit's prediction for the snapshot's run.
     snapshot_predicted,

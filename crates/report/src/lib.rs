@@ -8,6 +8,7 @@
 //! ([`answer`]).
 
 pub mod common;
+pub mod snapshot;
 
 use estimator::error::ConfigError;
 use estimator::input::json_config::{self, Setting};

@@ -131,3 +131,87 @@ fn is_generated(path: &str) -> bool {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
     })
 }
+
+/// One segment of the cache at the dump, summed as PyTorch's `_memory_viz segsum` sums it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentUse {
+    pub address: u64,
+    pub total: u64,
+    /// Bytes of its blocks handed out (and those freed whose stream is not done yet: neither is
+    /// reusable).
+    pub allocated: u64,
+    /// Inside those blocks beyond their requests: the allocator's rounding and the rests it did
+    /// not split off ("internal" fragmentation).
+    pub internal: u64,
+    /// In its free blocks: cached, reusable only by requests that fit a gap ("external").
+    pub free: u64,
+    /// Of the small pool (requests up to 1 MiB, 2 MiB segments).
+    pub small: bool,
+    pub expandable: bool,
+}
+
+/// The segments at the dump, the most free first (then the largest).
+pub fn segments_at_dump(snap: &Snapshot) -> Vec<SegmentUse> {
+    let mut out: Vec<SegmentUse> = snap
+        .segments
+        .iter()
+        .map(|s| {
+            let (mut allocated, mut internal, mut free) = (0u64, 0u64, 0u64);
+            for b in &s.blocks {
+                if b.state == "inactive" {
+                    free += b.size;
+                } else {
+                    allocated += b.size;
+                    internal += b.size.saturating_sub(b.requested_size);
+                }
+            }
+            SegmentUse {
+                address: s.address,
+                total: s.total_size,
+                allocated,
+                internal,
+                free,
+                small: s.small,
+                expandable: s.expandable,
+            }
+        })
+        .collect();
+    out.sort_by_key(|s| (std::cmp::Reverse(s.free), std::cmp::Reverse(s.total)));
+    out
+}
+
+/// The history drawn with at most `points` points: each the maxima of allocated and reserved
+/// over its stretch of events, with the stretch's first event (so a peak is never smoothed away).
+pub fn envelope(history: &History, points: usize) -> Vec<(usize, u64, u64)> {
+    let per = history.samples.len().div_ceil(points.max(1)).max(1);
+    history
+        .samples
+        .chunks(per)
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                i * per,
+                c.iter().map(|s| s.0).max().unwrap_or(0),
+                c.iter().map(|s| s.1).max().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The files of the user's code the recorded events were allocated under (`train.py`,
+/// `model.py`, a harness around them), each once, the most often named first: the run's script
+/// is among them.
+pub fn files(snap: &Snapshot) -> Vec<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for f in snap.events.iter().flat_map(|e| &e.frames) {
+        if is_users(f) {
+            let file = f.filename.rsplit('/').next().unwrap_or(&f.filename);
+            match counts.iter_mut().find(|(n, _)| *n == file) {
+                Some(c) => c.1 += 1,
+                None => counts.push((file, 1)),
+            }
+        }
+    }
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts.into_iter().map(|c| c.0.to_string()).collect()
+}

@@ -11,6 +11,6 @@ pub mod history;
 pub mod pickle;
 pub mod read;
 
-pub use explain::{moment, Moment};
+pub use explain::{moment, segments_at_dump, Moment, SegmentUse};
 pub use history::{follow, History, Oom};
 pub use read::{read, ReadError, Snapshot};

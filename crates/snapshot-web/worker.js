@@ -1,0 +1,31 @@
+// The page's snapshot worker: reads a dropped snapshot and writes vramfit's run as one with the
+// module beside it (crates/snapshot-web), off the page's thread. A classic worker with the
+// no-modules glue: every engine the page supports runs it.
+//
+// Messages in:  {kind: 'read', file: File} · {kind: 'export', query: string}
+// Messages out: {kind: 'progress', stage} · {kind: 'read', json} · {kind: 'export', bytes}
+//               · {kind: 'error', message, crashed}
+importScripts('vramfit_snapshot_web.js');
+
+let ready = null;
+
+onmessage = async ({ data }) => {
+  try {
+    ready ??= wasm_bindgen({ module_or_path: 'vramfit_snapshot_web_bg.wasm' });
+    await ready;
+    if (data.kind === 'read') {
+      postMessage({ kind: 'progress', stage: 'load' });
+      const bytes = new Uint8Array(await data.file.arrayBuffer());
+      const json = wasm_bindgen.read_snapshot(bytes, (stage) => postMessage({ kind: 'progress', stage }));
+      postMessage({ kind: 'read', json });
+    } else if (data.kind === 'export') {
+      const bytes = wasm_bindgen.export_snapshot(data.query);
+      postMessage({ kind: 'export', bytes }, [bytes.buffer]);
+    }
+  } catch (e) {
+    // a string is the reader's own refusal; anything else (a trap, memory the browser would not
+    // give) leaves the module unusable: the page starts a fresh worker next time
+    const refused = typeof e === 'string';
+    postMessage({ kind: 'error', message: refused ? e : String((e && e.message) || e), crashed: !refused });
+  }
+};
