@@ -507,9 +507,23 @@ pub fn view(
         "dl",
         &[("class", "snapshot__peaks")],
         &(el("dt", &[], &escape(tr.snapshot_peak_allocated))
-            + &el("dd", &[("data-testid", "snapshot-peak")], &b(m.peak_allocated))
+            + &el(
+                "dd",
+                &[
+                    ("data-testid", "snapshot-peak"),
+                    ("data-bytes", &m.peak_allocated.to_string()),
+                ],
+                &b(m.peak_allocated),
+            )
             + &el("dt", &[], &escape(tr.snapshot_peak_reserved))
-            + &el("dd", &[("data-testid", "snapshot-reserved")], &b(m.peak_reserved))),
+            + &el(
+                "dd",
+                &[
+                    ("data-testid", "snapshot-reserved"),
+                    ("data-bytes", &m.peak_reserved.to_string()),
+                ],
+                &b(m.peak_reserved),
+            )),
     );
     if let Some(o) = &m.oom {
         facts += &el(
