@@ -8,8 +8,6 @@ use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::html::snapshot::Json;
-
 /// The worker's script, beside the page (scripts/build-snapshot-worker.sh writes it).
 const SCRIPT: &str = "snapshot/worker.js";
 
@@ -17,8 +15,8 @@ const SCRIPT: &str = "snapshot/worker.js";
 pub enum Reply {
     /// A stage started: `load`, `read`, `follow`, `explain`.
     Progress(String),
-    /// The snapshot read: its JSON, parsed.
-    Read(JsValue),
+    /// The last snapshot read, explained (HTML, escaped by the worker's view).
+    View(String),
     /// vramfit's run as a snapshot pickle.
     Exported(Vec<u8>),
     /// Refused (`crashed` false: the reader's reason) or failed (the worker is gone).
@@ -27,6 +25,13 @@ pub enum Reply {
 
 thread_local! {
     static WORKER: RefCell<Option<web_sys::Worker>> = const { RefCell::new(None) };
+    /// The worker holds a snapshot it has read (a fresh one holds none).
+    static READ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the worker holds a snapshot to explain again.
+pub fn has_reading() -> bool {
+    READ.with(std::cell::Cell::get)
 }
 
 fn text(v: &JsValue, key: &str) -> Option<String> {
@@ -44,6 +49,7 @@ fn worker() -> Result<web_sys::Worker, String> {
 
 /// Ends the worker, so the next request starts a fresh one.
 fn forget() {
+    READ.with(|r| r.set(false));
     if let Some(w) = WORKER.with(|w| w.borrow_mut().take()) {
         w.terminate();
     }
@@ -62,40 +68,38 @@ fn ask(message: &Object, on_reply: impl Fn(Reply) + 'static) {
     };
     let on_reply = std::rc::Rc::new(on_reply);
     let reply = on_reply.clone();
-    let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-        let data = e.data();
-        let r = match text(&data, "kind").as_deref() {
-            Some("progress") => Reply::Progress(text(&data, "stage").unwrap_or_default()),
-            Some("read") => match text(&data, "json").map(|j| js_sys::JSON::parse(&j)) {
-                Some(Ok(v)) => Reply::Read(v),
-                _ => Reply::Failed {
-                    message: "no JSON".into(),
-                    crashed: true,
-                },
-            },
-            Some("export") => match Reflect::get(&data, &JsValue::from_str("bytes")) {
-                Ok(b) => Reply::Exported(Uint8Array::new(&b).to_vec()),
-                Err(_) => Reply::Failed {
-                    message: "no bytes".into(),
-                    crashed: true,
-                },
-            },
-            _ => {
-                let crashed = Reflect::get(&data, &JsValue::from_str("crashed"))
-                    .ok()
-                    .and_then(|c| c.as_bool())
-                    .unwrap_or(true);
-                if crashed {
-                    forget();
+    let on_message =
+        Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let data = e.data();
+            let r = match text(&data, "kind").as_deref() {
+                Some("progress") => Reply::Progress(text(&data, "stage").unwrap_or_default()),
+                Some("view") => {
+                    READ.with(|r| r.set(true));
+                    Reply::View(text(&data, "html").unwrap_or_default())
                 }
-                Reply::Failed {
-                    message: text(&data, "message").unwrap_or_default(),
-                    crashed,
+                Some("export") => match Reflect::get(&data, &JsValue::from_str("bytes")) {
+                    Ok(b) => Reply::Exported(Uint8Array::new(&b).to_vec()),
+                    Err(_) => Reply::Failed {
+                        message: "no bytes".into(),
+                        crashed: true,
+                    },
+                },
+                _ => {
+                    let crashed = Reflect::get(&data, &JsValue::from_str("crashed"))
+                        .ok()
+                        .and_then(|c| c.as_bool())
+                        .unwrap_or(true);
+                    if crashed {
+                        forget();
+                    }
+                    Reply::Failed {
+                        message: text(&data, "message").unwrap_or_default(),
+                        crashed,
+                    }
                 }
-            }
-        };
-        reply(r);
-    });
+            };
+            reply(r);
+        });
     // the script itself failed (it could not be fetched, or the worker was killed)
     let reply = on_reply.clone();
     let on_error = Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
@@ -127,10 +131,28 @@ fn object(pairs: &[(&str, &JsValue)]) -> Object {
     o
 }
 
-/// Reads `file` in the worker.
-pub fn read(file: &web_sys::File, on_reply: impl Fn(Reply) + 'static) {
+/// Reads `file` in the worker, then explains it beside the prediction for the page's settings
+/// (`query`) in language `lang` (a tag).
+pub fn read(file: &web_sys::File, query: &str, lang: &str, on_reply: impl Fn(Reply) + 'static) {
     ask(
-        &object(&[("kind", &"read".into()), ("file", file.as_ref())]),
+        &object(&[
+            ("kind", &"read".into()),
+            ("file", file.as_ref()),
+            ("query", &query.into()),
+            ("lang", &lang.into()),
+        ]),
+        on_reply,
+    );
+}
+
+/// The last snapshot read explained again, for the page's settings now.
+pub fn view(query: &str, lang: &str, on_reply: impl Fn(Reply) + 'static) {
+    ask(
+        &object(&[
+            ("kind", &"view".into()),
+            ("query", &query.into()),
+            ("lang", &lang.into()),
+        ]),
         on_reply,
     );
 }
@@ -166,32 +188,4 @@ pub fn download(bytes: &[u8], name: &str) {
         let _ = web_sys::Url::revoke_object_url(&url);
     })
     .forget();
-}
-
-/// A JavaScript value read as JSON ([`crate::html::snapshot::Measured::from_json`]).
-impl Json for JsValue {
-    fn key(&self, k: &str) -> Option<Self> {
-        if !self.is_object() {
-            return None;
-        }
-        Reflect::get(self, &JsValue::from_str(k))
-            .ok()
-            .filter(|v| !v.is_null() && !v.is_undefined())
-    }
-    fn num(&self) -> Option<f64> {
-        self.as_f64()
-    }
-    fn text(&self) -> Option<String> {
-        self.as_string()
-    }
-    fn flag(&self) -> Option<bool> {
-        self.as_bool()
-    }
-    fn items(&self) -> Vec<Self> {
-        if js_sys::Array::is_array(self) {
-            js_sys::Array::from(self).iter().collect()
-        } else {
-            Vec::new()
-        }
-    }
 }

@@ -1,9 +1,10 @@
-// The page's snapshot worker: reads a dropped snapshot and writes vramfit's run as one with the
-// module beside it (crates/snapshot-web), off the page's thread. A classic worker with the
-// no-modules glue: every engine the page supports runs it.
+// The page's snapshot worker: reads a dropped snapshot, explains it and writes vramfit's run as
+// one with the module beside it (crates/snapshot-web), off the page's thread. A classic worker
+// with the no-modules glue: every engine the page supports runs it.
 //
-// Messages in:  {kind: 'read', file: File} · {kind: 'export', query: string}
-// Messages out: {kind: 'progress', stage} · {kind: 'read', json} · {kind: 'export', bytes}
+// Messages in:  {kind: 'read', file: File, query, lang} · {kind: 'view', query, lang}
+//               · {kind: 'export', query}
+// Messages out: {kind: 'progress', stage} · {kind: 'view', html} · {kind: 'export', bytes}
 //               · {kind: 'error', message, crashed}
 importScripts('vramfit_snapshot_web.js');
 
@@ -16,8 +17,10 @@ onmessage = async ({ data }) => {
     if (data.kind === 'read') {
       postMessage({ kind: 'progress', stage: 'load' });
       const bytes = new Uint8Array(await data.file.arrayBuffer());
-      const json = wasm_bindgen.read_snapshot(bytes, (stage) => postMessage({ kind: 'progress', stage }));
-      postMessage({ kind: 'read', json });
+      wasm_bindgen.read_snapshot(data.file.name, bytes, (stage) => postMessage({ kind: 'progress', stage }));
+    }
+    if (data.kind === 'read' || data.kind === 'view') {
+      postMessage({ kind: 'view', html: wasm_bindgen.view(data.query, data.lang) });
     } else if (data.kind === 'export') {
       const bytes = wasm_bindgen.export_snapshot(data.query);
       postMessage({ kind: 'export', bytes }, [bytes.buffer]);

@@ -1,12 +1,11 @@
 //! Bring your own run: a PyTorch memory snapshot dropped on the panel (or chosen) is read in a
-//! worker, in this browser, and explained beside the page's prediction
-//! ([`crate::html::snapshot`]); and the page's run is written as a snapshot to download, for
-//! pytorch.org/memory_viz.
+//! worker, in this browser, and explained there beside the page's prediction (its view is the
+//! worker's, crates/snapshot-web: this module carries only the controls); and the page's run is
+//! written as a snapshot to download, for pytorch.org/memory_viz.
 
 use leptos::prelude::*;
 
 use crate::format;
-use crate::html::snapshot::Measured;
 use crate::i18n::{fill, use_strings, Strings};
 use crate::snapshot_worker::{self, Reply};
 use crate::state::use_app;
@@ -38,7 +37,7 @@ pub fn SnapshotPanel() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let status = RwSignal::new(Status::Idle);
-    let measured = RwSignal::new(None::<(String, Measured)>);
+    let html = RwSignal::new(String::new());
     let dragging = RwSignal::new(false);
 
     let read = move |file: web_sys::File| {
@@ -59,21 +58,16 @@ pub fn SnapshotPanel() -> impl IntoView {
             tr.snapshot_progress,
             &[("file", &name), ("stage", tr.snapshot_stage_load)],
         )));
-        snapshot_worker::read(&file, move |reply| match reply {
+        let query = app.page.with_untracked(|p| p.to_query());
+        snapshot_worker::read(&file, &query, tr.lang, move |reply| match reply {
             Reply::Progress(stage) => status.set(Status::Busy(fill(
                 tr.snapshot_progress,
                 &[("file", &name), ("stage", stage_word(tr, &stage))],
             ))),
-            Reply::Read(json) => match Measured::from_json(&json) {
-                Some(m) => {
-                    measured.set(Some((name.clone(), m)));
-                    status.set(Status::Idle);
-                }
-                None => status.set(Status::Failed(fill(
-                    tr.snapshot_crashed,
-                    &[("file", &name), ("why", "no answer")],
-                ))),
-            },
+            Reply::View(h) => {
+                html.set(h);
+                status.set(Status::Idle);
+            }
             Reply::Failed { message, crashed } => {
                 let words = if crashed {
                     tr.snapshot_crashed
@@ -90,6 +84,18 @@ pub fn SnapshotPanel() -> impl IntoView {
             Reply::Exported(_) => {}
         });
     };
+    // the comparison follows the settings once they settle (and a language switch, which builds
+    // the panel anew, asks at once)
+    Effect::new(move |_| {
+        let query = app.settled.with(|p| p.to_query());
+        if snapshot_worker::has_reading() {
+            snapshot_worker::view(&query, tr.lang, move |reply| {
+                if let Reply::View(h) = reply {
+                    html.set(h);
+                }
+            });
+        }
+    });
     let export = move |_| {
         let query = app.page.with_untracked(|p| p.to_query());
         let program = app.page.with_untracked(|p| p.program);
@@ -100,7 +106,10 @@ pub fn SnapshotPanel() -> impl IntoView {
                 snapshot_worker::download(&bytes, &name);
                 status.set(Status::Said(fill(
                     tr.snapshot_exported,
-                    &[("file", &name), ("size", &format::bytes(bytes.len() as u128))],
+                    &[
+                        ("file", &name),
+                        ("size", &format::bytes(bytes.len() as u128)),
+                    ],
                 )));
             }
             Reply::Failed { message, .. } => status.set(Status::Failed(message)),
@@ -125,16 +134,6 @@ pub fn SnapshotPanel() -> impl IntoView {
         }
         // the same file chosen again reads again
         input.set_value("");
-    };
-    let explanation = move || {
-        measured.with(|m| {
-            m.as_ref().map(|(file, m)| {
-                app.analysis.with(|a| {
-                    let page = a.as_ref().ok().map(|a| (a, a.program()));
-                    crate::html::snapshot::view(tr, file, m, page)
-                })
-            })
-        })
     };
     let status_text = move || match status.get() {
         Status::Idle => String::new(),
@@ -183,7 +182,7 @@ pub fn SnapshotPanel() -> impl IntoView {
                 </button>
             </div>
             <p class=status_class data-testid="snapshot-status" role="status">{status_text}</p>
-            <div class="snapshot__explained" data-testid="snapshot-explained" inner_html=explanation></div>
+            <div class="snapshot__explained" data-testid="snapshot-explained" inner_html=move || html.get()></div>
         </section>
     }
 }

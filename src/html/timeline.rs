@@ -2,7 +2,7 @@
 //! first `estimate_loss()` to the last simulated iteration, against the card's usable memory,
 //! with the out-of-memory point when there is one — and the same numbers as a table.
 
-use estimator::decimal::{Fixed, Shortest};
+use estimator::decimal::Shortest;
 use estimator::engine::run::Run;
 use estimator::programs::Program;
 use estimator::replay::Replay;
@@ -12,112 +12,10 @@ use estimator::Phase;
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
+use vramfit_html::chart::{grid, lines, pct_of, plot, px, y_at, BOTTOM, HEIGHT, TOP, WIDTH};
 
 /// Points across the chart (each the maximum of its stretch of events).
 const BUCKETS: usize = 360;
-const WIDTH: f64 = 800.0;
-const HEIGHT: f64 = 240.0;
-const TOP: f64 = 26.0;
-const BOTTOM: f64 = 18.0;
-
-const GIB: f64 = (1u64 << 30) as f64;
-
-/// A round step for about four grid lines, the first of ¼, ½, 1, 2, 5, 10, 20, 50 … GiB at
-/// least `raw`.
-fn tick_step(raw: f64) -> f64 {
-    if raw <= 0.25 {
-        return 0.25;
-    }
-    if raw <= 0.5 {
-        return 0.5;
-    }
-    let mut unit = 1.0;
-    // past any card's memory (and for a NaN), one step is enough
-    while unit < 1e6 {
-        for m in [1.0, 2.0, 5.0] {
-            if unit * m >= raw {
-                return unit * m;
-            }
-        }
-        unit *= 10.0;
-    }
-    1e6
-}
-
-/// An SVG coordinate: a tenth of a unit is finer than a pixel at any width the chart is shown.
-fn px(x: f64) -> Fixed {
-    Fixed(x, 1)
-}
-
-/// The y of `b` bytes on a plot whose top edge is `top` bytes.
-pub(super) fn y_at(top: f64, b: u128) -> f64 {
-    TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - b as f64 / top)
-}
-
-/// An x on the plot as a percentage of its width, a y of its height: where the overlay's words
-/// and marks go.
-pub(super) fn pct_of(x: f64, y: f64) -> (Fixed, Fixed) {
-    (px(x / WIDTH * 100.0), px(y / HEIGHT * 100.0))
-}
-
-/// The y axis for a plot `top` bytes high: a few round GiB values, each a grid line (the plot's
-/// SVG) with its label at the left (the overlay's).
-pub(super) fn grid(top: f64) -> (String, String) {
-    let (mut svg, mut overlay) = (String::new(), String::new());
-    let step = tick_step(top / GIB / 4.0);
-    let places = if step < 1.0 { 2 } else { 0 };
-    let mut tick = step;
-    while tick * GIB < top {
-        let y = y_at(top, (tick * GIB) as u128);
-        svg += &format!(
-            "<line class=\"chart__grid\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
-            Shortest(WIDTH),
-            px(y),
-            px(y)
-        );
-        overlay += &format!(
-            "<text class=\"chart__label chart__tick\" x=\"2\" y=\"{}%\" dy=\"-3\">{} GiB</text>",
-            pct_of(0.0, y).1,
-            escape(&format::decimal(tick, places))
-        );
-        tick += step;
-    }
-    (svg, overlay)
-}
-
-/// The allocated bytes of `env` as a filled area and a line, the reserved as a line above it.
-pub(super) fn lines(env: &[(u128, u128)], top: f64) -> String {
-    let x_of = |i: f64| i / env.len().max(1) as f64 * WIDTH;
-    let points = |pick: &dyn Fn(&(u128, u128)) -> u128| -> String {
-        env.iter()
-            .enumerate()
-            .map(|(i, p)| format!("{},{}", px(x_of(i as f64 + 0.5)), px(y_at(top, pick(p)))))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let alloc_pts = points(&|p| p.0);
-    let base = px(y_at(top, 0));
-    format!(
-        "<polygon class=\"chart__area\" points=\"{},{base} {alloc_pts} {},{base}\"/>\
-         <polyline class=\"chart__reserved\" points=\"{}\"/>\
-         <polyline class=\"chart__allocated\" points=\"{alloc_pts}\"/>",
-        px(x_of(0.5)),
-        px(x_of(env.len() as f64 - 0.5)),
-        points(&|p| p.1)
-    )
-}
-
-/// The plot (`svg`, stretched to the chart's width) under its `overlay` of words and marks,
-/// labelled by the element `title_id`.
-pub(super) fn plot(svg: &str, overlay: &str, title_id: &str) -> String {
-    format!(
-        "<div class=\"chart__plot\">\
-         <svg class=\"chart__svg\" viewBox=\"0 0 {} {}\" role=\"img\" aria-labelledby=\"{title_id}\" preserveAspectRatio=\"none\">{svg}</svg>\
-         <svg class=\"chart__overlay\" aria-hidden=\"true\">{overlay}</svg></div>",
-        Shortest(WIDTH),
-        Shortest(HEIGHT)
-    )
-}
 
 /// The maxima of allocated and reserved over `BUCKETS` stretches of `samples[from..]`.
 fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
@@ -192,8 +90,8 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
         * 1.08;
     let y_of = |b: u128| y_at(top, b);
     let ev_to_x = |e: usize| (e.saturating_sub(from)) as f64 / (len - from) as f64 * WIDTH;
-    let pct_x = |x: f64| px(x / WIDTH * 100.0);
-    let pct_y = |y: f64| px(y / HEIGHT * 100.0);
+    let pct_x = |x: f64| pct_of(x, 0.0).0;
+    let pct_y = |y: f64| pct_of(0.0, y).1;
     // words and marks go in an overlay of their own, positioned in percent and never scaled: the
     // plot below is stretched to the chart's width, which would distort text and circles
     let (mut svg, mut overlay) = grid(top);
@@ -369,16 +267,6 @@ fn table(tr: &Strings, a: &Run, program: Program, spans: &[Span]) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(tick_step(0.1), 0.25);
-        assert_eq!(tick_step(0.3), 0.5);
-        assert_eq!(tick_step(0.8), 1.0);
-        assert_eq!(tick_step(2.2), 5.0);
-        assert_eq!(tick_step(17.0), 20.0);
-        assert_eq!(tick_step(f64::MAX), 1e6);
-        assert_eq!(tick_step(f64::NAN), 1e6);
-    }
     use crate::i18n::en;
     use estimator::{analyze, gpu, Budget, TrainConfig};
 

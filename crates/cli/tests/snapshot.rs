@@ -25,12 +25,32 @@ fn a_capped_runs_snapshot_says_what_its_oom_message_said() {
     assert_eq!(s["oom"]["requested_bytes"], 3_296_722_944u64);
     assert_eq!(s["oom"]["allocated_bytes"], 5_841_425_408u64);
     assert_eq!(s["oom"]["cached_free_bytes"], 1_769_139_200u64);
+    // recognised by its frames; the cache at the dump per segment, as segsum sums it
+    assert_eq!(s["program"], "build-nanogpt");
+    assert_eq!(s["script"], "train_gpt2.py");
+    let segments = s["segments_at_dump"].as_array().unwrap();
+    let sum = |k: &str| -> u64 { segments.iter().map(|g| g[k].as_u64().unwrap()).sum() };
+    assert_eq!(
+        sum("total_bytes"),
+        sum("allocated_bytes") + sum("free_bytes"),
+        "every byte of a segment is in a block, allocated or free"
+    );
+    assert!(sum("internal_bytes") <= sum("allocated_bytes"));
+    // the memory over the run keeps its peak, in at most 400 points
+    let allocated = s["timeline"]["allocated_bytes"].as_array().unwrap();
+    assert!(allocated.len() <= 400);
+    assert_eq!(
+        allocated.iter().map(|v| v.as_u64().unwrap()).max(),
+        s["peak_allocated_bytes"].as_u64()
+    );
     let text =
         String::from_utf8(run(&["--snapshot", &fixture("snap_bng_b16_cap8")]).stdout).unwrap();
     assert!(
         text.contains("tried to allocate 3.07 GiB with 5.44 GiB allocated"),
         "{text}"
     );
+    assert!(text.contains("recorded from"), "{text}");
+    assert!(text.contains("cache at the dump"), "{text}");
 }
 
 #[test]

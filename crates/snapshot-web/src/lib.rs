@@ -4,20 +4,36 @@
 //! snapshot is asked for: the pickle reader, the history and the JSON writer are not part of
 //! what every visitor downloads.
 //!
+//! The view is rendered here too (view.rs), in the page's language: the page's own module carries
+//! only the panel's controls.
+//!
 //! Errors come back as text the page shows; nothing a file holds can panic the reader (its
 //! tests feed it thousands of broken files), and should the worker die anyway (a file too large
 //! for the browser's memory), the page stays as it was and says so.
 
-use estimator::programs::replay_page;
+pub mod view;
+
+use std::cell::RefCell;
+
+use estimator::programs::{analyze_page, replay_page};
 use estimator::query::PageState;
+use vramfit_i18n::Lang;
 use vramfit_snapshot::{export, follow, read};
 use wasm_bindgen::prelude::*;
 
-/// Reads a snapshot file's bytes (the pickle, or gzipped) into the JSON of
-/// `vramfit_report::snapshot::to_json`; `progress` is called with each stage's name as it
-/// starts (`read`, `follow`, `explain`).
+use view::Measured;
+
+thread_local! {
+    /// The last snapshot read, and its file's name: the page asks for its view again whenever
+    /// its settings or its language change.
+    static READING: RefCell<Option<(String, Measured)>> = const { RefCell::new(None) };
+}
+
+/// Reads a snapshot file's bytes (the pickle, or gzipped) and keeps what [`view`] shows;
+/// `progress` is called with each stage's name as it starts (`read`, `follow`, `explain`).
+/// An error is the reader's reason (`empty`: a snapshot without events).
 #[wasm_bindgen]
-pub fn read_snapshot(bytes: &[u8], progress: &js_sys::Function) -> Result<String, String> {
+pub fn read_snapshot(file: &str, bytes: &[u8], progress: &js_sys::Function) -> Result<(), String> {
     let stage = |name: &str| {
         // a progress callback that throws changes nothing here
         let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(name));
@@ -30,9 +46,27 @@ pub fn read_snapshot(bytes: &[u8], progress: &js_sys::Function) -> Result<String
     stage("follow");
     let history = follow(&snap);
     stage("explain");
-    Ok(vramfit_report::snapshot::to_json(&snap, &history).to_string())
+    let json = vramfit_report::snapshot::to_json(&snap, &history);
+    let measured = Measured::from_json(&json).ok_or("no reading")?;
+    READING.with(|r| *r.borrow_mut() = Some((file.to_string(), measured)));
+    Ok(())
 }
 
+/// The last snapshot read, explained in language `lang` (a tag: `de`, `zh-Hans`) beside
+/// vramfit's prediction for the page's settings (`query`, the page URL's query string); empty
+/// before any.
+#[wasm_bindgen]
+pub fn view(query: &str, lang: &str) -> String {
+    let tr = Lang::from_tag(lang).unwrap_or(Lang::En).bundled();
+    vramfit_i18n::format::use_separators(&tr.bar_words());
+    let (page, _) = PageState::from_query(query);
+    let analysis = analyze_page(&page, &page.budget()).ok();
+    READING.with(|r| {
+        r.borrow().as_ref().map_or(String::new(), |(file, m)| {
+            view::view(tr, file, m, analysis.as_ref().map(|a| (a, a.program())))
+        })
+    })
+}
 /// vramfit's run for the page's settings (`query`, the page URL's query string) as a snapshot
 /// pickle, the file pytorch.org/memory_viz opens.
 #[wasm_bindgen]

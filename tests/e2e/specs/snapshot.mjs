@@ -77,6 +77,19 @@ export const tests = {
     assert.match(await page.textContent('[data-testid=snapshot-compare]'), /Recorded from train\.py/);
     await page.waitForSelector('[data-testid=snapshot-largest]');
     await shotPanel(ctx, page, 'snapshot-desktop.png');
+    // the comparison follows the settings: a smaller batch, a smaller prediction beside the run
+    const predicted = async () => page.evaluate(() =>
+      document.querySelector('[data-testid=snapshot-compare] tbody tr td:nth-child(3)')?.textContent);
+    const before = await predicted();
+    await page.evaluate(() => document.querySelector('input[type=range][name=batch_size]').scrollIntoView());
+    await page.locator('input[type=range][name=batch_size]').focus();
+    await page.keyboard.press('ArrowLeft');
+    await page.waitForFunction((b) =>
+      document.querySelector('[data-testid=snapshot-compare] tbody tr td:nth-child(3)')?.textContent !== b, before);
+    // and the language: the page built anew in German keeps the reading, in German
+    await page.selectOption('[data-testid="lang"]', 'de');
+    await page.waitForFunction(() => /Spitze belegt/.test(document.querySelector('[data-testid=snapshot-explained]')?.textContent ?? ''));
+    assert.equal(Number(await page.getAttribute('[data-testid=snapshot-peak]', 'data-bytes')), j.peak_allocated_bytes);
     await close(page);
   },
 

@@ -2,18 +2,15 @@
 //! run, what was live at the peak and at a failed request, the cache at the dump per segment,
 //! and the same run as vramfit predicts it for the page's settings, side by side.
 //!
-//! The snapshot is read in a worker (crates/snapshot-web), which hands the page the JSON of
-//! `vramfit_report::snapshot::to_json`; [`Measured::from_json`] takes what this view shows out
-//! of it, through [`Json`], so the page reads it from a JavaScript object and the tests from
-//! serde_json without the page carrying a JSON library.
+//! Rendered in the worker, off the page's module: [`Measured::from_json`] takes what the view shows
+//! out of the JSON of `vramfit_report::snapshot::to_json` (the CLI's `--json`, one contract).
 
 use estimator::programs::{Program, ProgramAnalysis};
 use estimator::Component;
 
-use super::timeline::{grid, lines, pct_of, plot, y_at};
-use super::{el, escape};
-use crate::format;
-use crate::i18n::{fill, Strings};
+use vramfit_html::chart::{grid, lines, pct_of, plot, px, y_at, WIDTH};
+use vramfit_html::{el, escape};
+use vramfit_i18n::{fill, format, Strings};
 
 /// A parsed JSON value, as much of one as [`Measured::from_json`] reads.
 pub trait Json: Sized {
@@ -23,6 +20,24 @@ pub trait Json: Sized {
     fn text(&self) -> Option<String>;
     fn flag(&self) -> Option<bool>;
     fn items(&self) -> Vec<Self>;
+}
+
+impl Json for serde_json::Value {
+    fn key(&self, k: &str) -> Option<Self> {
+        self.get(k).filter(|v| !v.is_null()).cloned()
+    }
+    fn num(&self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn text(&self) -> Option<String> {
+        self.as_str().map(str::to_string)
+    }
+    fn flag(&self) -> Option<bool> {
+        self.as_bool()
+    }
+    fn items(&self) -> Vec<Self> {
+        self.as_array().cloned().unwrap_or_default()
+    }
 }
 
 /// What was live at one moment of the recorded run.
@@ -228,7 +243,7 @@ fn chart(tr: &Strings, m: &Measured) -> String {
     svg += &lines(&env, top);
     let last = m.events.max(1) as f64;
     let mut mark = |event: u64, bytes: u64, class: &str, word: &str| {
-        let (x, y) = pct_of(event as f64 / last * 800.0, y_at(top, bytes.into()));
+        let (x, y) = pct_of(event as f64 / last * WIDTH, y_at(top, bytes.into()));
         let right = event as f64 / last > 0.6;
         overlay += &format!(
             "<circle class=\"{class}\" cx=\"{x}%\" cy=\"{y}%\" r=\"5\"/>\
@@ -238,7 +253,12 @@ fn chart(tr: &Strings, m: &Measured) -> String {
             escape(word)
         );
     };
-    mark(m.peak_event, m.peak_allocated, "chart__peak", tr.snapshot_peak);
+    mark(
+        m.peak_event,
+        m.peak_allocated,
+        "chart__peak",
+        tr.snapshot_peak,
+    );
     if let Some(o) = &m.oom {
         mark(o.event, o.reserved, "chart__oom", tr.chart_oom);
     }
@@ -279,13 +299,17 @@ fn live_view(tr: &Strings, title: &str, l: &Live, testid: &str) -> String {
         bar += &format!(
             "<rect class=\"snapshot__seg--{}\" x=\"{}\" y=\"0\" width=\"{}\" height=\"20\"/>",
             c.id(),
-            format::decimal(x, 2),
-            format::decimal(width, 2)
+            // SVG numbers, never the language's decimal comma
+            px(x),
+            px(width)
         );
         x += width;
         legend += &el(
             "li",
-            &[("data-component", c.id()), ("data-bytes", &bytes.to_string())],
+            &[
+                ("data-component", c.id()),
+                ("data-bytes", &bytes.to_string()),
+            ],
             &format!(
                 "<span class=\"snapshot__swatch snapshot__seg--{}\"></span>{} {}",
                 c.id(),
@@ -304,7 +328,13 @@ fn live_view(tr: &Strings, title: &str, l: &Live, testid: &str) -> String {
     let sites: String = l
         .sites
         .iter()
-        .map(|(site, bytes)| el("li", &[], &(el("code", &[], &escape(site)) + " " + &b(*bytes))))
+        .map(|(site, bytes)| {
+            el(
+                "li",
+                &[],
+                &(el("code", &[], &escape(site)) + " " + &b(*bytes)),
+            )
+        })
         .collect();
     el(
         "div",
@@ -349,11 +379,7 @@ fn cache(tr: &Strings, m: &Measured) -> String {
                 ),
             ],
         );
-        rows += &el(
-            "tr",
-            &[],
-            &el("td", &[("colspan", "5")], &escape(&more)),
-        );
+        rows += &el("tr", &[], &el("td", &[("colspan", "5")], &escape(&more)));
     }
     let title = fill(
         tr.snapshot_cache_title,
@@ -361,7 +387,10 @@ fn cache(tr: &Strings, m: &Measured) -> String {
     );
     el(
         "div",
-        &[("class", "snapshot__cache"), ("data-testid", "snapshot-cache")],
+        &[
+            ("class", "snapshot__cache"),
+            ("data-testid", "snapshot-cache"),
+        ],
         &(el("h3", &[], &escape(&title))
             + &scroll_table(
                 &(el(
@@ -382,7 +411,13 @@ fn cache(tr: &Strings, m: &Measured) -> String {
 /// A signed difference, predicted − measured, with its share of the measured.
 fn difference(predicted: u64, measured: u64) -> String {
     let d = i128::from(predicted) - i128::from(measured);
-    let sign = if d > 0 { "+" } else if d < 0 { "−" } else { "" };
+    let sign = if d > 0 {
+        "+"
+    } else if d < 0 {
+        "−"
+    } else {
+        ""
+    };
     let pct = if measured > 0 {
         format!(
             " ({sign}{} %)",
@@ -396,16 +431,16 @@ fn difference(predicted: u64, measured: u64) -> String {
 
 /// The recorded run beside vramfit's prediction for the page's settings (`a`, of `program`).
 fn comparison(tr: &Strings, m: &Measured, a: &ProgramAnalysis, program: Program) -> String {
-    let recognised = m
-        .program
-        .as_deref()
-        .and_then(Program::parse);
+    let recognised = m.program.as_deref().and_then(Program::parse);
     let script = m.script.clone().unwrap_or_default();
     let lead = match recognised {
         Some(p) if p != program => {
             return el(
                 "p",
-                &[("class", "snapshot__note"), ("data-testid", "snapshot-compare")],
+                &[
+                    ("class", "snapshot__note"),
+                    ("data-testid", "snapshot-compare"),
+                ],
                 &escape(&fill(
                     tr.snapshot_other_program,
                     &[("script", &script), ("program", p.name())],
@@ -444,7 +479,12 @@ fn comparison(tr: &Strings, m: &Measured, a: &ProgramAnalysis, program: Program)
             continue;
         }
         rows += &row(
-            &[escape(tr.component(c)), b(mm), b(p), escape(&difference(p, mm))],
+            &[
+                escape(tr.component(c)),
+                b(mm),
+                b(p),
+                escape(&difference(p, mm)),
+            ],
             true,
         );
         if largest.is_none_or(|(_, lp, lm)| p.abs_diff(mm) > lp.abs_diff(lm)) {
@@ -459,14 +499,20 @@ fn comparison(tr: &Strings, m: &Measured, a: &ProgramAnalysis, program: Program)
                 &[("data-testid", "snapshot-largest")],
                 &escape(&fill(
                     tr.snapshot_largest_difference,
-                    &[("component", tr.component(c)), ("difference", &difference(p, mm))],
+                    &[
+                        ("component", tr.component(c)),
+                        ("difference", &difference(p, mm)),
+                    ],
                 )),
             )
         })
         .unwrap_or_default();
     el(
         "div",
-        &[("class", "snapshot__compare"), ("data-testid", "snapshot-compare")],
+        &[
+            ("class", "snapshot__compare"),
+            ("data-testid", "snapshot-compare"),
+        ],
         &(el("h3", &[], &escape(tr.snapshot_compare_title))
             + &el("p", &[("class", "snapshot__note")], &escape(&lead))
             + &scroll_table(
@@ -557,14 +603,14 @@ pub fn view(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::i18n::en;
     use estimator::programs::analyze_page;
     use estimator::query::PageState;
+    use vramfit_i18n::en;
 
     /// A fixture of data/snapshots as the page's worker hands it over.
     fn measured(name: &str) -> Measured {
         let path = format!(
-            "{}/data/snapshots/{name}.pickle.gz",
+            "{}/../../data/snapshots/{name}.pickle.gz",
             env!("CARGO_MANIFEST_DIR")
         );
         let snap = vramfit_snapshot::read(&std::fs::read(path).unwrap()).unwrap();
@@ -618,8 +664,35 @@ mod tests {
         let m = measured("snap_bng_l4");
         let html = view(en(), "bng.pickle.gz", &m, Some((&a, a.program())));
         assert!(html.contains("train_gpt2.py"));
-        assert!(html.contains(estimator::programs::Program::parse("build-nanogpt").unwrap().name()));
+        assert!(html.contains(
+            estimator::programs::Program::parse("build-nanogpt")
+                .unwrap()
+                .name()
+        ));
         assert!(!html.contains("snapshot-largest"));
+    }
+
+    #[test]
+    fn svg_numbers_keep_their_point_in_a_language_with_a_decimal_comma() {
+        let de = vramfit_i18n::Lang::De.bundled();
+        vramfit_i18n::format::use_separators(&de.bar_words());
+        let html = view(de, "x", &measured("snap_nanogpt_char"), None);
+        vramfit_i18n::format::use_separators(&en().bar_words());
+        let values = |attr: &str| -> Vec<String> {
+            html.split(attr)
+                .skip(1)
+                .map(|part| part[..part.find('"').unwrap()].to_string())
+                .collect()
+        };
+        for attr in [" x=\"", " width=\"", " cx=\"", " cy=\""] {
+            for v in values(attr) {
+                assert!(!v.contains(','), "{attr}{v}");
+            }
+        }
+        // a polyline's points are x,y pairs: one comma each
+        for v in values(" points=\"") {
+            assert!(v.split(' ').all(|p| p.matches(',').count() == 1), "{v}");
+        }
     }
 
     #[test]
@@ -628,23 +701,5 @@ mod tests {
         // a reading with its optional parts missing still renders
         let m = Measured::from_json(&serde_json::json!({"snapshot": {"events": 0}})).unwrap();
         assert!(!view(en(), "x", &m, None).is_empty());
-    }
-
-    impl Json for serde_json::Value {
-        fn key(&self, k: &str) -> Option<Self> {
-            self.get(k).filter(|v| !v.is_null()).cloned()
-        }
-        fn num(&self) -> Option<f64> {
-            self.as_f64()
-        }
-        fn text(&self) -> Option<String> {
-            self.as_str().map(str::to_string)
-        }
-        fn flag(&self) -> Option<bool> {
-            self.as_bool()
-        }
-        fn items(&self) -> Vec<Self> {
-            self.as_array().cloned().unwrap_or_default()
-        }
     }
 }
