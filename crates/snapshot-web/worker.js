@@ -15,6 +15,9 @@ onmessage = async ({ data }) => {
     ready ??= wasm_bindgen({ module_or_path: 'vramfit_snapshot_web_bg.wasm' });
     await ready;
     if (data.kind === 'read') {
+      // (not even read into memory: the module's own check needs the bytes)
+      const limit = wasm_bindgen.limit_bytes();
+      if (data.file.size > limit) throw `too_large ${data.file.size} ${limit}`;
       postMessage({ kind: 'progress', stage: 'load' });
       const bytes = new Uint8Array(await data.file.arrayBuffer());
       wasm_bindgen.read_snapshot(data.file.name, bytes, (stage) => postMessage({ kind: 'progress', stage }));

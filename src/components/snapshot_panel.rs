@@ -10,10 +10,6 @@ use crate::i18n::{fill, use_strings, Strings};
 use crate::snapshot_worker::{self, Reply};
 use crate::state::use_app;
 
-/// The largest file the page reads: the reader holds the file, its unpacked pickle and the
-/// parsed objects at once, several times the file, in a 4 GiB wasm memory.
-const LIMIT_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
-
 /// What the panel says under its controls.
 #[derive(Clone, Debug, PartialEq)]
 enum Status {
@@ -32,6 +28,32 @@ fn stage_word(tr: &Strings, stage: &str) -> &'static str {
     }
 }
 
+/// Why `file` was not read, in the page's words: the worker's codes (`empty`, `too_large N L`), the
+/// reader's own reason, or the worker's end.
+fn refusal(tr: &Strings, file: &str, message: &str, crashed: bool) -> String {
+    if crashed {
+        return fill(tr.snapshot_crashed, &[("file", file), ("why", message)]);
+    }
+    if message == "empty" {
+        return fill(tr.snapshot_empty, &[("file", file)]);
+    }
+    let mut sizes = message
+        .strip_prefix("too_large ")
+        .into_iter()
+        .flat_map(|n| n.split(' ').filter_map(|b| b.parse::<u128>().ok()));
+    if let (Some(size), Some(limit)) = (sizes.next(), sizes.next()) {
+        return fill(
+            tr.snapshot_too_large,
+            &[
+                ("file", file),
+                ("size", &format::bytes(size)),
+                ("limit", &format::bytes(limit)),
+            ],
+        );
+    }
+    fill(tr.snapshot_refused, &[("file", file), ("why", message)])
+}
+
 #[component]
 pub fn SnapshotPanel() -> impl IntoView {
     let app = use_app();
@@ -42,18 +64,6 @@ pub fn SnapshotPanel() -> impl IntoView {
 
     let read = move |file: web_sys::File| {
         let name = file.name();
-        let size = file.size();
-        if size > LIMIT_BYTES {
-            status.set(Status::Failed(fill(
-                tr.snapshot_too_large,
-                &[
-                    ("file", &name),
-                    ("size", &format::bytes(size as u128)),
-                    ("limit", &format::bytes(LIMIT_BYTES as u128)),
-                ],
-            )));
-            return;
-        }
         status.set(Status::Busy(fill(
             tr.snapshot_progress,
             &[("file", &name), ("stage", tr.snapshot_stage_load)],
@@ -69,17 +79,7 @@ pub fn SnapshotPanel() -> impl IntoView {
                 status.set(Status::Idle);
             }
             Reply::Failed { message, crashed } => {
-                let words = if crashed {
-                    tr.snapshot_crashed
-                } else if message == "empty" {
-                    tr.snapshot_empty
-                } else {
-                    tr.snapshot_refused
-                };
-                status.set(Status::Failed(fill(
-                    words,
-                    &[("file", &name), ("why", &message)],
-                )));
+                status.set(Status::Failed(refusal(tr, &name, &message, crashed)))
             }
             Reply::Exported(_) => {}
         });

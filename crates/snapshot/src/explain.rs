@@ -69,15 +69,15 @@ pub fn component(alloc: &Event) -> Component {
     }
     let any = |f: &dyn Fn(&Frame) -> bool| frames.iter().any(f);
     if any(&|f| {
-        matches!(f.name.as_str(), "_apply" | "to_empty" | "load_state_dict")
+        matches!(&*f.name, "_apply" | "to_empty" | "load_state_dict")
             || f.filename.ends_with("nn/init.py")
     }) {
         Component::Params
     } else if any(&|f| f.filename.contains("torch/optim/")) {
         Component::Optimizer
-    } else if any(&|f| matches!(f.name.as_str(), "cross_entropy" | "nll_loss")) || head(frames) {
+    } else if any(&|f| matches!(&*f.name, "cross_entropy" | "nll_loss")) || head(frames) {
         Component::Logits
-    } else if any(&|f| f.name == "forward") {
+    } else if any(&|f| &*f.name == "forward") {
         Component::Activations
     } else {
         Component::Other
@@ -99,9 +99,9 @@ fn modelled_term(f: &Frame) -> Option<Term> {
 fn head(frames: &[Frame]) -> bool {
     let forwards = frames
         .iter()
-        .filter(|f| f.name == "forward" && is_users(f))
+        .filter(|f| &*f.name == "forward" && is_users(f))
         .count();
-    forwards == 1 && !frames.iter().any(|f| f.name == "embedding")
+    forwards == 1 && !frames.iter().any(|f| &*f.name == "embedding")
 }
 
 fn is_users(f: &Frame) -> bool {

@@ -136,9 +136,9 @@ fn frame(seq: &Sequence, i: usize, script: &str) -> Frame {
         format!("{stage} ({phase}): {term}")
     };
     Frame {
-        filename: format!("{script}{MODELLED}"),
+        filename: format!("{script}{MODELLED}").into(),
         line: u64::from(micro),
-        name,
+        name: name.into(),
     }
 }
 

@@ -3,17 +3,21 @@
 //! snapshot is dicts, lists, strings and numbers ([`crate::pickle`] reads those and refuses
 //! anything that would import or call), and anything else is refused with a message that names it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
+use std::rc::Rc;
 
 use crate::pickle::{self, Py};
 
-/// One frame of the Python stack an event or a block was recorded with.
+/// One frame of the Python stack an event or a block was recorded with. Its words are the
+/// pickle's own strings, shared: a snapshot names the same few hundred frames from tens of
+/// thousands of events, and a copy per event made a reading take ~50 times its file's size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
-    pub filename: String,
+    pub filename: Rc<str>,
     pub line: u64,
-    pub name: String,
+    pub name: Rc<str>,
 }
 
 /// What a trace entry records (`TraceEntry::Action` in c10/cuda/CUDACachingAllocator.h).
@@ -98,15 +102,29 @@ fn refuse(why: impl Into<String>) -> ReadError {
 
 /// Reads a snapshot from the bytes of its file: the pickle itself or the pickle gzipped.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, ReadError> {
+    match unpack(bytes, u64::MAX)? {
+        Some(data) => read_pickle(&data),
+        None => Err(refuse("a gzip file that could not be unpacked")),
+    }
+}
+
+/// The pickle a file's bytes hold: themselves, or gzip inflated; `None` where it would be more
+/// than `limit` bytes (inflated no further than that: a reader with little memory, the page's
+/// worker, asks for a limit).
+pub fn unpack(bytes: &[u8], limit: u64) -> Result<Option<Cow<'_, [u8]>>, ReadError> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok((bytes.len() as u64 <= limit).then_some(Cow::Borrowed(bytes)));
+    }
     let mut unzipped = Vec::new();
-    let data = if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_end(&mut unzipped)
-            .map_err(|e| refuse(format!("a gzip file that could not be unpacked: {e}")))?;
-        &unzipped[..]
-    } else {
-        bytes
-    };
+    flate2::read::GzDecoder::new(bytes)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut unzipped)
+        .map_err(|e| refuse(format!("a gzip file that could not be unpacked: {e}")))?;
+    Ok((unzipped.len() as u64 <= limit).then_some(Cow::Owned(unzipped)))
+}
+
+/// Reads a snapshot from its pickle's bytes.
+pub fn read_pickle(data: &[u8]) -> Result<Snapshot, ReadError> {
     // a pickle of protocol 2 or later starts with PROTO; `_dump_snapshot` writes 4
     if data.first() != Some(&0x80) {
         return Err(refuse(
@@ -140,11 +158,24 @@ fn snapshot(root: &Py) -> Result<Snapshot, ReadError> {
         .items()
         .ok_or_else(|| refuse("the snapshot's 'device_traces' is not a list"))?;
     // the first device that recorded anything; a run on one GPU has one
-    let first = traces.iter().filter_map(Py::items).find(|t| !t.is_empty());
-    let events = first
-        .map(|t| t.iter().map(event).collect::<Result<Vec<_>, _>>())
-        .transpose()?
-        .unwrap_or_default();
+    let first = traces
+        .iter()
+        .find(|t| t.items().is_some_and(|t| !t.is_empty()));
+    let events = match first {
+        // taken out of the pickle's tree and converted one by one, each event's values freed
+        // once read: the tree and the events are never both whole in memory
+        Some(Py::List(list)) => std::mem::take(&mut *list.borrow_mut())
+            .into_iter()
+            .map(|e| event(&e))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(t) => t
+            .items()
+            .unwrap_or_default()
+            .iter()
+            .map(event)
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
     let settings = root.get("allocator_settings").filter(Py::is_dict);
     let alloc_conf = settings
         .as_ref()
@@ -222,15 +253,9 @@ fn event(d: &Py) -> Result<Event, ReadError> {
             fs.iter()
                 .filter(|f| f.is_dict())
                 .map(|f| Frame {
-                    filename: f
-                        .get("filename")
-                        .and_then(|v| v.str().map(str::to_string))
-                        .unwrap_or_default(),
+                    filename: shared_str(f.get("filename")),
                     line: f.get("line").and_then(|v| int(&v)).unwrap_or(0),
-                    name: f
-                        .get("name")
-                        .and_then(|v| v.str().map(str::to_string))
-                        .unwrap_or_default(),
+                    name: shared_str(f.get("name")),
                 })
                 .collect()
         })
@@ -242,6 +267,14 @@ fn event(d: &Py) -> Result<Event, ReadError> {
         size: d.get("size").and_then(|v| int(&v)).unwrap_or(0),
         frames,
     })
+}
+
+/// A string of the pickle, shared with it (empty if it is none).
+fn shared_str(v: Option<Py>) -> Rc<str> {
+    match v {
+        Some(Py::Str(s)) => s,
+        _ => Rc::from(""),
+    }
 }
 
 fn int(v: &Py) -> Option<u64> {

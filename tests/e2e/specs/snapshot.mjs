@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { open, close, hooks, cli, shot, waitForTotalChange } from '../lib/page.mjs';
 
 const fixture = (ctx, name) => path.join(ctx.root, 'data', 'snapshots', `${name}.pickle.gz`);
@@ -122,6 +123,20 @@ export const tests = {
     // a pickle of something else: {'a': 1}
     await give(page, 'other.pickle', Buffer.from('80049506000000000000007d948c0161944b01732e', 'hex'));
     assert.match(await said(/other\.pickle is not a snapshot/), /not a memory snapshot/);
+    // too large for a browser: a 200 MiB file refused before it is read, and a gzip file whose
+    // pickle would be 200 MiB before it is inflated; the command line is named for both
+    await reach(page);
+    await page.evaluate(() => {
+      const mib = new Blob([new Uint8Array(1 << 20)]);
+      const dt = new DataTransfer();
+      dt.items.add(new File(Array(200).fill(mib), 'huge.pickle'));
+      const input = document.querySelector('[data-testid=snapshot-file]');
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    assert.match(await said(/huge\.pickle is 200\.0 MiB/), /vramfit --snapshot huge\.pickle/);
+    await give(page, 'bomb.pickle.gz', gzipSync(Buffer.alloc(200 << 20)), 'drop');
+    assert.match(await said(/bomb\.pickle\.gz is 200\.0 MiB/), /128\.0 MiB/);
     assert.equal(await page.locator('[data-testid=snapshot-peak]').count(), 0, 'nothing explained');
     // the calculator answers as before, and a good file after the bad ones is read
     const before = (await hooks(page)).total;
