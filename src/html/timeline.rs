@@ -12,7 +12,9 @@ use estimator::Phase;
 use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
-use vramfit_html::chart::{grid, lines, pct_of, plot, px, y_at, BOTTOM, HEIGHT, TOP, WIDTH};
+use vramfit_html::chart::{
+    across, grid, lines, pct_of, plot, px, y_at, BOTTOM, HEIGHT, TOP, WIDTH,
+};
 
 /// Points across the chart (each the maximum of its stretch of events).
 const BUCKETS: usize = 360;
@@ -144,12 +146,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     }
     svg += &lines(&env, top);
     let by = y_of(budget);
-    svg += &format!(
-        "<line class=\"chart__budget\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
-        Shortest(WIDTH),
-        px(by),
-        px(by)
-    );
+    svg += &across("chart__budget", by);
     overlay += &format!(
         "<text class=\"chart__label chart__label--budget\" x=\"99%\" y=\"{}%\" dy=\"-4\" text-anchor=\"end\">{} {}</text>",
         pct_y(by),

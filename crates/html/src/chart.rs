@@ -63,12 +63,7 @@ pub fn grid(top: f64) -> (String, String) {
     let mut tick = step;
     while tick * GIB < top {
         let y = y_at(top, (tick * GIB) as u128);
-        svg += &format!(
-            "<line class=\"chart__grid\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
-            Shortest(WIDTH),
-            px(y),
-            px(y)
-        );
+        svg += &across("chart__grid", y);
         overlay += &format!(
             "<text class=\"chart__label chart__tick\" x=\"2\" y=\"{}%\" dy=\"-3\">{} GiB</text>",
             pct_of(0.0, y).1,
@@ -77,6 +72,16 @@ pub fn grid(top: f64) -> (String, String) {
         tick += step;
     }
     (svg, overlay)
+}
+
+/// A line across the plot at `y`, of CSS class `class` (a grid line, the usable memory).
+pub fn across(class: &str, y: f64) -> String {
+    format!(
+        "<line class=\"{class}\" x1=\"0\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>",
+        Shortest(WIDTH),
+        px(y),
+        px(y)
+    )
 }
 
 /// The allocated bytes of `env` as a filled area and a line, the reserved as a line above it.
