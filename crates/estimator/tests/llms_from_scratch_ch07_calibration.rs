@@ -40,7 +40,7 @@ const PHASES: [(&str, &[Phase]); 3] = [
 fn measured_runs_within_targets() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let runs = project_runs("llms-from-scratch-ch07.jsonl");
-    assert_eq!(runs.len(), 7);
+    assert_eq!(runs.len(), 13);
     let scored = score_phases(&runs, &PHASES, |run| replay(&config(run), &budget).unwrap());
     eprintln!("{}", scored.1);
     for (key, med, max) in &scored.0 {
