@@ -102,7 +102,8 @@ pub const DICT_KEYS: &[&str] = &[
 
 pub(super) fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
     let t = text.trim();
-    let v: u64 = t.replace('_', "").parse().map_err(|_| {
+    // (signed: a negative count is an integer out of range, not a wrong type)
+    let v: i128 = t.replace('_', "").parse().map_err(|_| {
         ConfigError::new(
             key,
             t,
@@ -111,7 +112,7 @@ pub(super) fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, C
             },
         )
     })?;
-    if v < min || v > max {
+    if v < i128::from(min) || v > i128::from(max) {
         return Err(ConfigError::new(
             key,
             t,
@@ -121,7 +122,7 @@ pub(super) fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, C
             },
         ));
     }
-    Ok(v)
+    Ok(v as u64)
 }
 
 /// A Python bool (`true`/`false` and 1/0 too, as URLs and JSON carry them).
@@ -463,6 +464,11 @@ mod tests {
         assert!(Ch05Config::from_args(&["--drop_rate=1.5"]).is_err());
         assert!(Ch05Config::from_args(&["--qkv_bias=maybe"]).is_err());
         assert!(Ch05Config::from_args(&["--B=4"]).is_err());
+        // a negative count is an integer out of range; a fraction is not an integer
+        let e = Ch05Config::from_args(&["--batch_size=-3"]).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let e = Ch05Config::from_args(&["--batch_size=2.5"]).unwrap_err();
+        assert!(e.to_string().contains("integer"), "{e}");
     }
 
     #[test]
