@@ -23,8 +23,15 @@ pub enum Reply {
     Failed { message: String, crashed: bool },
 }
 
+type Handlers = (
+    Closure<dyn Fn(web_sys::MessageEvent)>,
+    Closure<dyn Fn(web_sys::ErrorEvent)>,
+);
+
 thread_local! {
     static WORKER: RefCell<Option<web_sys::Worker>> = const { RefCell::new(None) };
+    /// The handlers the worker answers the current request through.
+    static HANDLERS: RefCell<Option<Handlers>> = const { RefCell::new(None) };
     /// The worker holds a snapshot it has read (a fresh one holds none).
     static READ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -111,9 +118,9 @@ fn ask(message: &Object, on_reply: impl Fn(Reply) + 'static) {
     });
     w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     w.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    // one pair of handlers per request, replaced by the next: they live as long as the page
-    on_message.forget();
-    on_error.forget();
+    // one pair of handlers per request: kept until the next request's replace them (the page asks
+    // again whenever its settings settle, so forgetting each pair would leak one per input)
+    HANDLERS.with(|h| *h.borrow_mut() = Some((on_message, on_error)));
     if let Err(e) = w.post_message(message) {
         forget();
         on_reply(Reply::Failed {
