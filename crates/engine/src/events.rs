@@ -176,6 +176,9 @@ pub struct Builder {
     /// Bytes of each tensor handed out, by id (to count what is live; its length is the next id).
     sizes: Vec<u128>,
     live: u128,
+    /// The most that has been live at once so far (`torch.cuda.max_memory_allocated()` of a run
+    /// that never resets it).
+    peak: u128,
 }
 
 impl Builder {
@@ -216,6 +219,7 @@ impl Builder {
             return None;
         }
         self.live = live;
+        self.peak = self.peak.max(live);
         let id = self.sizes.len() as u32;
         self.sizes.push(bytes);
         self.seq.events.push(Event {
@@ -250,6 +254,12 @@ impl Builder {
         for t in ts.drain(..) {
             self.free(t);
         }
+    }
+
+    /// How far below its peak so far the run is now (`max_memory_allocated() −
+    /// memory_allocated()`): what Inductor's autotuner may fill with copies without raising it.
+    pub fn below_peak(&self) -> u128 {
+        self.peak - self.live
     }
 
     /// Whether the run has passed [`CEILING_BYTES`]: what follows records nothing, so a program

@@ -55,41 +55,55 @@ fn default_allocator_runs_within_targets() {
     assert_within_targets(score(&shared_runs(), replay_base), 1.0);
 }
 
-/// Iteration 0 compiles and, on a cold Inductor cache, autotunes: the benchmarker holds an
-/// L2-sized flush buffer (60 MiB on the H200) and clones of the kernel's mutated arguments (at
-/// most three of the largest Muon stack, 16·L·C² bytes) — nanochat-memory.md §5.3. Where a run
-/// is more than 3 % off in iteration 0, it is below the measurement by no more than that.
+/// A user's first run (data/measured/nanochat-cold.jsonl, tools/nanochat-probe/cold_call.sh:
+/// an empty Inductor/Triton cache per run, H200, expandable segments; and the three cold runs
+/// traced in nanochat-traced.jsonl): iteration 0 autotunes its kernels on their first call
+/// (sequence.rs `autotune`), and every phase, iteration 0 included, is within median 0.5 %,
+/// worst 0.5 % for iteration 0 and 3 % for the rest. The 17 cold runs of that file were
+/// measured after the model was written.
 #[test]
-fn iteration_zero_is_off_only_by_autotuning() {
+fn a_first_run_on_a_cold_cache() {
+    let cold: Vec<Value> = project_runs("nanochat-cold.jsonl")
+        .into_iter()
+        .chain(project_runs("nanochat-traced.jsonl"))
+        .filter(|r| r["inductor_cache"] == "private, cold")
+        .collect();
+    assert!(cold.len() >= 20, "{} cold runs", cold.len());
+    assert_within_targets(score(&cold, replay_base), 0.005);
+}
+
+/// Runs whose cache had seen their shapes before (the warm twins of nanochat-cold.jsonl, and
+/// the shared and expandable runs, taken with one cache across runs): some or all of the
+/// autotuning is skipped, so iteration 0 lies at or under the first run's (within 2 %: seven
+/// processes shared one cache there), by no more than
+/// what autotuning adds (two L2 flush buffers and the clones of two Muon stacks of the widest
+/// group, 2·4·L·C·4C bytes). The other phases do not depend on the cache.
+#[test]
+fn a_warmer_cache_needs_less_in_iteration_zero() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
-    let mut outliers = 0;
-    let all: Vec<Value> = shared_runs().into_iter().chain(expandable_runs()).collect();
-    let total = all.len();
-    for run in all {
+    let warmer: Vec<Value> = project_runs("nanochat-cold.jsonl")
+        .into_iter()
+        .filter(|r| r["inductor_cache"] != "private, cold")
+        .chain(shared_runs())
+        .chain(expandable_runs())
+        .collect();
+    assert!(warmer.len() >= 79);
+    for run in warmer {
         let cfg = config(&run);
         let a = analyze(&cfg, &budget).unwrap();
         let m = run["measured_bytes"]["peak_allocated_train_iter0"]
             .as_f64()
             .unwrap();
         let p = a.phase_bytes(Phase::TrainFirstIter).unwrap() as f64;
-        if (p - m).abs() / m <= 0.03 {
-            continue;
-        }
-        outliers += 1;
         let c = cfg.model_dim() as f64;
-        let bound = 60.0 * 1048576.0 + 3.0 * 16.0 * f64::from(cfg.depth) * c * c;
+        let allowance =
+            2.0 * budget.gpu.l2_cache_bytes() as f64 + 2.0 * 16.0 * f64::from(cfg.depth) * c * c;
         assert!(
-            p < m && m - p <= bound,
-            "{}: predicted {p}, measured {m}, autotuning bound {bound}",
+            m <= p * 1.02 && p - m <= allowance,
+            "{}: predicted {p}, measured {m}, allowance {allowance}",
             run["name"]
         );
     }
-    // the cold-cache runs are few (5 of 76: nc_cal_27, nc_cal_28, …); a model error would show
-    // in many
-    assert!(
-        outliers * 10 <= total,
-        "{outliers} of {total} runs more than 3 % off in iteration 0"
-    );
 }
 
 /// The CORE evaluation: for every measured example shape (data/measured/nanochat-core.jsonl,

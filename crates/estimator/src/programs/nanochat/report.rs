@@ -111,9 +111,11 @@ pub fn report(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Report
 
 /// What the numbers assume, by the names of the section's notes.
 pub fn notes(cfg: &NanochatConfig) -> Vec<&'static str> {
-    let mut w = vec!["cold-inductor"];
-    if cfg.script == Script::Sft {
-        w.push("sft-inherits");
+    // chat_sft.py runs the base run's graphs: its cache holds their choices (sequence.rs `cold`)
+    let mut w = vec![];
+    match cfg.script {
+        Script::Base => w.push("cold-inductor"),
+        Script::Sft => w.push("sft-inherits"),
     }
     if cfg.attention == NanochatAttention::Fa3 {
         w.push("fa3");

@@ -52,6 +52,10 @@ struct Gen<'a> {
     workspace: u128,
     /// The card's L2: Inductor's autotuning flush buffer on a cold first run.
     l2: u128,
+    /// Iteration 0 compiles on an empty Inductor cache (a user's first run of these shapes), so
+    /// its kernels are autotuned on their first call (see [`Gen::autotune`]). base_train.py's
+    /// runs; chat_sft.py runs the base run's graphs, whose choices its cache already holds.
+    cold: bool,
     /// The main thread's cuBLAS workspace exists (made by the first matmul).
     main_workspace: bool,
     /// The autograd thread's workspace exists (made by the first backward matmul).
@@ -424,6 +428,11 @@ impl<'a> Gen<'a> {
             let lm_w = self.copy(2 * v * c);
             let logits = self.out.alloc(e * bt * v, Term::Logits);
             self.out.mark(Some(phase), Stage::Loss, micro);
+            if self.first_call(phase, micro) {
+                // the softcap and cross-entropy's fused kernel, timed beside the logits
+                // (data/traces/nc_tr_cal00: the first forward's peak); it writes no argument
+                self.autotune(&[]);
+            }
             let mut stats = vec![
                 self.out.alloc(4 * bt, Term::Logits),
                 self.out.alloc(4 * bt, Term::Logits),
@@ -579,11 +588,10 @@ impl<'a> Gen<'a> {
         self.out.free_all(&mut stats);
         let go = self.out.alloc(bt * v, Term::LossGrads);
         let go_t = self.out.alloc(bt * v, Term::LossGrads);
-        if phase == Phase::TrainFirstIter && micro <= 1 {
-            // a first run: the cast's kernels are autotuned here, each timing behind an
-            // L2-sized flush buffer (measured at this point, 50 MiB on an H100; data/traces)
-            let flush = self.out.alloc(self.l2, Term::InductorAutotune);
-            self.out.free(flush);
+        if self.first_call(phase, micro) {
+            // a first run: the cast's kernels are autotuned here (measured at this point;
+            // data/traces/nc_fp8tr_*)
+            self.autotune(&[]);
         }
         self.out.free(logits);
         self.out.free(d32);
@@ -602,6 +610,33 @@ impl<'a> Gen<'a> {
         self.out.free(dw16);
         self.out.free(x8);
         (dx, grad)
+    }
+
+    /// One kernel timed on its first call of a cold run, as Inductor's `CachingAutotuner.bench`
+    /// does (PyTorch 2.11, `triton_heuristics.py`): `copy_args_to_cpu_if_needed` keeps a copy of
+    /// each argument the kernel writes (`mutated`, in order) on the GPU while the copies fit in
+    /// `max_memory_allocated() − memory_allocated()` — graphs without a backward
+    /// (`optimize_mem`), which the optimizer's are — and moves the rest to the host; the
+    /// benchmarker then holds an L2-sized buffer it writes between timings, and each timing
+    /// clones the kept arguments (data/traces/nc_tr_*: the flush, then the clones, at
+    /// optim.py's last Muon kernel).
+    fn autotune(&mut self, mutated: &[u128]) {
+        let mut room = self.out.below_peak();
+        let flush = self.out.alloc(self.l2, Term::InductorAutotune);
+        let mut clones = Vec::new();
+        for &bytes in mutated {
+            if bytes <= room {
+                room -= bytes;
+                clones.push(self.out.alloc(bytes, Term::InductorAutotune));
+            }
+        }
+        self.out.free_all(&mut clones);
+        self.out.free(flush);
+    }
+
+    /// Whether this is a cold run's first call of the training graphs.
+    fn first_call(&self, phase: Phase, micro: u32) -> bool {
+        self.cold && phase == Phase::TrainFirstIter && micro <= 1
     }
 
     /// AdamW's `exp_avg` and `exp_avg_sq` of every AdamW parameter, like the parameter (bf16
@@ -692,7 +727,11 @@ impl<'a> Gen<'a> {
         }
         // phase 2: AdamW first (state like the parameter: bf16 for the embeddings; 1/N of it
         // where sharded), fused in place; then each Muon group
+        // a cold run times each compiled kernel once: one graph per shape and dtype
+        // (`dynamic=False`), its state created just before its first call (optim.py 340-341)
+        let cold = first && self.cold && phase == Phase::TrainFirstIter;
         if first {
+            let mut timed = Vec::new();
             for p in &adamw {
                 let bytes = if sharded(p) {
                     p.bytes() / u128::from(n_world)
@@ -701,6 +740,11 @@ impl<'a> Gen<'a> {
                 };
                 self.out.alloc(bytes, Term::AdamState);
                 self.out.alloc(bytes, Term::AdamState);
+                if cold && !timed.contains(&(p.shape, p.elem_bytes)) {
+                    timed.push((p.shape, p.elem_bytes));
+                    // adamw_step_fused writes the parameter and both moments
+                    self.autotune(&[bytes; 3]);
+                }
             }
         }
         for &((m, n), k) in &groups {
@@ -727,6 +771,14 @@ impl<'a> Gen<'a> {
                 .filter(|&bytes| bytes > 0)
                 .map(|bytes| self.out.alloc(bytes, Term::PolarExpress))
                 .collect();
+            if cold && ko > 0 {
+                // the last kernel (the cautious update, optim.py 180) is timed while three
+                // bf16 iterates of the stack are still held; it writes the parameters and the
+                // update, each an fp32 stack (data/traces/nc_tr_exp_16, nc_tr_cal01)
+                let mut done: Vec<TensorId> = iterates.drain(3..).collect();
+                self.out.free_all(&mut done);
+                self.autotune(&[4 * ko * mu * nu; 2]);
+            }
             self.out.free_all(&mut iterates);
             if n_world == 1 {
                 // the updated stack maps straight onto the parameters in phase 3
@@ -875,6 +927,7 @@ pub fn generate_rank(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> Sequence 
         d,
         workspace: gpu.cublas_workspace_bytes(),
         l2: gpu.l2_cache_bytes(),
+        cold: cfg.script == Script::Base,
         main_workspace: false,
         backward_workspace: false,
         grads: Vec::new(),
