@@ -12,6 +12,7 @@ use super::gpu_picker::GpuPicker;
 use super::header::Header;
 use super::link_field::LinkField;
 use super::memory_bar::MemoryBar;
+use super::nanochat_first_run::NanochatFirstRun;
 use super::nanochat_ranks::NanochatRanks;
 use super::notices::Notices;
 use super::number_field::NumberField;
@@ -125,6 +126,7 @@ fn Page() -> impl IntoView {
                         // `display: contents`: its panels stay items of the results column
                         <div class="results__details" data-testid="details">
                             <RunSummary />
+                            <NanochatFirstRun />
                             <DdpSummary />
                             <NanochatRanks />
                             <TimelineChart />

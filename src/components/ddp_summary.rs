@@ -30,8 +30,10 @@ pub fn DdpSummary() -> impl IntoView {
             )
         });
         let n = |x: u32| x.to_string();
+        // train.py's own words (its section's `own` part)
+        let words = tr.program(estimator::programs::Program::NanoGpt);
         let accum = fill(
-            tr.ddp_accum_per_rank,
+            words.own("ddp_accum_per_rank"),
             &[
                 ("accum", &n(ranks.accum_per_rank)),
                 ("total", &n(cfg.gradient_accumulation_steps)),
@@ -39,11 +41,11 @@ pub fn DdpSummary() -> impl IntoView {
             ],
         );
         let worst = fill(
-            tr.ddp_worst_rank,
+            words.own("ddp_worst_rank"),
             &[("rank", &n(estimator::ddp::Ranks::WORST_RANK))],
         );
         let time = fill(
-            tr.ddp_time,
+            words.own("ddp_time"),
             &[
                 ("s", &format::decimal(t.seconds, 2)),
                 ("world", &n(ranks.world_size)),
@@ -60,7 +62,7 @@ pub fn DdpSummary() -> impl IntoView {
                     " · "
                     <span data-testid="ddp-accum">{accum}</span>
                 </p>
-                <p data-testid="ddp-worst">{format!("{worst} ({})", tr.ddp_rank0_eval)}</p>
+                <p data-testid="ddp-worst">{format!("{worst} ({})", words.own("ddp_rank0_eval"))}</p>
                 <p
                     data-testid="ddp-time"
                     data-speedup=estimator::decimal::fixed(t.speedup(), 4)

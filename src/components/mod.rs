@@ -13,6 +13,7 @@ pub mod lang_picker;
 pub mod link_field;
 pub mod memory_bar;
 pub mod model_presets;
+pub mod nanochat_first_run;
 pub mod nanochat_ranks;
 pub mod notices;
 pub mod number_field;

@@ -20,7 +20,8 @@ pub fn NanochatRanks() -> impl IntoView {
             own?.ranks.clone()
         })?;
         let text = fill(
-            tr.nc_ranks,
+            tr.program(estimator::programs::Program::Nanochat)
+                .own("ranks"),
             &[
                 ("held", &ranks.held_stashes.to_string()),
                 ("step", &format::step_time(ranks.step_seconds)),

@@ -25,7 +25,6 @@ strings! {
     title,
     /// The program choice at the top of the page.
     program_label,
-    nc_phase_core,
     section_attention,
     /// Each program's section (`nanochat.tagline = …`): its tagline, chart title, evaluation's
     /// names, largest-batch line, a hint per setting and each fix's title and sentence of why —
@@ -296,15 +295,6 @@ strings! {
     links[5],
     link_gbps_label,
     ddp_per_gpu,
-    /// `{rank}`.
-    ddp_worst_rank,
-    ddp_rank0_eval,
-    /// `{accum} {total} {world}`.
-    ddp_accum_per_rank,
-    /// `{s} {world} {speedup} {bytes} {comm} {exposed}`.
-    ddp_time,
-    /// `{held} {step} {one} {nccl}`: nanochat under torchrun, what rank 0's bar counts.
-    nc_ranks,
     lang_loading,
     lang_failed,
 }
@@ -487,7 +477,7 @@ impl Strings {
             estimator::Phase::TrainSteady => self.phase_steady,
             estimator::Phase::Eval => self.program(program).phase_eval(),
             estimator::Phase::EvalAfterStep => self.program(program).phase_eval_later(),
-            estimator::Phase::Core => self.nc_phase_core,
+            estimator::Phase::Core => self.program(program).own("phase_core"),
         }
     }
 
@@ -512,8 +502,9 @@ const SECTION_WORDS: [&str; 6] = [
 
 /// The keys of every program's section, in the registry's order: `{section}.{word}` for
 /// [`SECTION_WORDS`], `{section}.hints.{name}` for each hinted setting of the programs the section
-/// serves, `{section}.fix_titles.{kind}` and `{section}.fix_why.{kind}` for each fix kind. A new
-/// program's words are its section of each file: nothing here changes.
+/// serves, `{section}.fix_titles.{kind}` and `{section}.fix_why.{kind}` for each fix kind, and
+/// `{section}.own.{name}` for the words only its own views say. A new program's words are its
+/// section of each file: nothing here changes.
 pub const PROGRAM_WORD_KEYS: table::Keys = table::Keys {
     count: || sections().map(section_len).sum(),
     key: program_word_key,
@@ -532,16 +523,16 @@ fn sections() -> impl Iterator<Item = &'static str> {
         .map(|(_, p)| p.words())
 }
 
-/// A section's names of one part (`hints`, `fix_titles`, `fix_why`): those of every program it
+/// A section's names of one part (`hints`, `fix_titles`, `fix_why`, `own`): those of every program it
 /// serves, each once.
 #[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
 fn part_names(section: &str, part: &str) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Vec::new();
     for p in Program::ALL.into_iter().filter(|p| p.words() == section) {
-        let listed = if part == "hints" {
-            p.hinted()
-        } else {
-            p.fix_kinds()
+        let listed = match part {
+            "hints" => p.hinted(),
+            "own" => p.own_words(),
+            _ => p.fix_kinds(),
         };
         for n in listed {
             if !names.contains(n) {
@@ -552,7 +543,7 @@ fn part_names(section: &str, part: &str) -> Vec<&'static str> {
     names
 }
 
-const PARTS: [&str; 3] = ["hints", "fix_titles", "fix_why"];
+const PARTS: [&str; 4] = ["hints", "fix_titles", "fix_why", "own"];
 
 #[inline(never)] // called through PROGRAM_WORD_KEYS and by name: one copy (wasm size)
 fn section_len(section: &str) -> usize {
@@ -664,6 +655,11 @@ impl ProgramWords<'_> {
     /// A fix's sentence of why, with placeholders.
     pub fn fix_why(&self, kind: &str) -> &'static str {
         self.word(&format!("fix_why.{kind}"))
+    }
+
+    /// One of the words only the program's own views say (its `OWN_WORDS`).
+    pub fn own(&self, name: &str) -> &'static str {
+        self.word(&format!("own.{name}"))
     }
 }
 

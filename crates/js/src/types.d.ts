@@ -73,6 +73,8 @@ export interface Analysis {
     overall: number; train_steady: number | null; train_first_iter: number | null;
     eval: number | null; eval_after_step: number | null; reserved: number;
     eval_first?: number | null; core?: number | null;
+    /** nanochat base_train.py: iteration 0 of a second run of the same shapes (train_first_iter is a first run's, on an empty compile cache). */
+    train_first_iter_warm?: number | null;
   };
   peak_phase: Phase | null;
   peak_stage: Stage;

@@ -107,6 +107,25 @@ export const tests = {
     await close(page);
   },
 
+  async 'iteration 0 as a first run, and as a second run of the same shapes, equal to the CLI'(ctx) {
+    const q = '?program=nanochat&depth=2&device_batch_size=1&max_seq_len=256&window_pattern=L&total_batch_size=512&gpu=h200';
+    const page = await open(ctx, q);
+    const line = page.locator('[data-testid="nc-first-run"]');
+    await line.waitFor({ state: 'attached' });
+    const j = cli(ctx, ['--program=nanochat', '--depth=2', '--device-batch-size=1', '--max-seq-len=256',
+      '--window-pattern=L', '--total-batch-size=512', '--gpu=h200']);
+    assert.equal(await line.getAttribute('data-cold'), String(j.peak_bytes.train_first_iter));
+    assert.equal(await line.getAttribute('data-warm'), String(j.peak_bytes.train_first_iter_warm));
+    assert.ok(j.peak_bytes.train_first_iter_warm < j.peak_bytes.train_first_iter, 'a first run autotunes');
+    assert.match(await line.textContent(), /second run/);
+    // chat_sft.py runs the base run's graphs on its cache: no second number
+    await page.click('[data-testid="program-nanochat-sft"]');
+    await page.waitForFunction(() => location.search.includes('program=nanochat-sft'));
+    await page.waitForSelector('[data-testid="nc-first-run"]', { state: 'detached' });
+    assert.equal(cli(ctx, ['--program=nanochat-sft', '--gpu=h200']).peak_bytes.train_first_iter_warm, undefined);
+    await close(page);
+  },
+
   async '--fp8 on a card without FP8 matmuls: said plainly, and the right card answers'(ctx) {
     const page = await open(ctx, '?program=nanochat&depth=12&device_batch_size=8&fp8=True&gpu=rtx3090');
     await page.waitForSelector('[data-testid="verdict"][data-risk="cannot-run"]');

@@ -89,6 +89,10 @@ pub struct PeakBytes {
     pub overall: u128,
     pub train_steady: Option<u128>,
     pub train_first_iter: Option<u128>,
+    /// Iteration 0 of a second run of the same shapes, where `train_first_iter` is a first
+    /// run's on an empty compile cache (nanochat's base_train.py).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub train_first_iter_warm: Option<Option<u128>>,
     pub eval: Option<u128>,
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub eval_first: Option<Option<u128>>,
@@ -107,6 +111,7 @@ impl PeakBytes {
             overall: run.peak_bytes(),
             train_steady: run.phase_bytes(Phase::TrainSteady),
             train_first_iter: run.phase_bytes(Phase::TrainFirstIter),
+            train_first_iter_warm: None,
             eval: run.phase_bytes(Phase::Eval),
             eval_first: None,
             eval_after_step: run.phase_bytes(Phase::EvalAfterStep),

@@ -103,6 +103,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The words only its own views say (`{section}.own.{name}`).
+            pub fn own_words(self) -> &'static [&'static str] {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::OWN_WORDS),+
+                }
+            }
+
             /// Its fix kinds' ids.
             pub fn fix_kinds(self) -> &'static [&'static str] {
                 match self {

@@ -119,6 +119,9 @@ pub trait TrainingProgram {
     const HINTED: &'static [&'static str];
     /// Its fix kinds' ids (`engine::fix_kinds!`'s `IDS`), each with words in its section.
     const FIX_KINDS: &'static [&'static str];
+    /// The words only its own views on the page say (`{WORDS}.own.{name}`: nanoGPT's DDP
+    /// summary, nanochat's ranks and first run), each in its section.
+    const OWN_WORDS: &'static [&'static str] = &[];
     /// The few settings an embedded calculator shows (`?embed=1`), each with its slider's steps.
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])];
     /// Whether its speed estimate takes a model FLOPs utilisation (the fix list then asks for one).

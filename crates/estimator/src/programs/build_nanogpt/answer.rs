@@ -44,6 +44,7 @@ pub fn answer(a: &BngAnalysis, fixes: Option<&BngFixReport>) -> Answer {
             overall: a.peak_bytes(),
             train_steady: phase(Phase::TrainSteady),
             train_first_iter: phase(Phase::TrainFirstIter),
+            train_first_iter_warm: None,
             eval: phase(Phase::Eval).max(phase(Phase::EvalAfterStep)),
             eval_first: Some(phase(Phase::Eval)),
             eval_after_step: phase(Phase::EvalAfterStep),

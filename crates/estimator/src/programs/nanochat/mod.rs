@@ -39,6 +39,9 @@ pub struct NanochatAnalysis {
     pub ranks: Option<RanksAnswer>,
     /// The card as the verdict counted it: one rank's, with NCCL's memory beside the context.
     pub budget: Budget,
+    /// Iteration 0's peak on a compile cache that holds these shapes already (a second run),
+    /// where the answer's is a first run's (base_train.py; see `sequence::Gen::autotune`).
+    pub first_iter_warm: Option<u128>,
 }
 
 /// What each rank of a `torchrun` run holds (see [`sequence::Ranks`] for why steps' collective
@@ -207,12 +210,26 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
             rank_peaks,
         }
     });
+    let first_iter_warm = (cfg.script == config::Script::Base)
+        .then(|| {
+            crate::engine::replay::replay(
+                &sequence::generate_on_warm_cache(cfg, &budget.gpu, bound),
+                cfg.allocator,
+                None,
+            )
+            .phase_peaks
+            .into_iter()
+            .find(|(p, _)| *p == crate::engine::events::Phase::TrainFirstIter)
+            .map(|(_, bytes)| bytes)
+        })
+        .flatten();
     Ok(NanochatAnalysis {
         config: cfg.clone(),
         shape,
         run,
         ranks,
         budget,
+        first_iter_warm,
     })
 }
 
@@ -245,6 +262,7 @@ macro_rules! nanochat_script {
             const WORDS: &'static str = "nanochat";
             const HINTED: &'static [&'static str] = $hinted;
             const FIX_KINDS: &'static [&'static str] = &fixes::NanochatFixKind::IDS;
+            const OWN_WORDS: &'static [&'static str] = &["ranks", "phase_core", "first_run"];
             const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
                 ("depth", &[2., 4., 6., 8., 10., 12., 16., 20., 24., 26., 32.]),
                 ("device_batch_size", &[1., 2., 4., 8., 16., 32., 64.]),

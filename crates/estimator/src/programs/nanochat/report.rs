@@ -12,6 +12,7 @@ pub const WORDS: &[&str] = &[
     "batch",
     "settings",
     "ranks",
+    "first_run",
     "core_fits",
     "notes.cold-inductor",
     "notes.sft-inherits",
@@ -68,7 +69,7 @@ pub fn report(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Report
             ),
         ),
     ];
-    let lines = a
+    let mut lines: Vec<Line> = a
         .ranks
         .iter()
         .map(|r| {
@@ -97,6 +98,16 @@ pub fn report(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Report
             )
         })
         .collect();
+    // a first run's iteration 0 (the answer's) and a second run's, where they differ
+    let cold = a
+        .run
+        .phase_bytes(crate::engine::events::Phase::TrainFirstIter);
+    if let (Some(cold), Some(warm)) = (cold, a.first_iter_warm.filter(|&w| Some(w) != cold)) {
+        lines.push(Line::new(
+            "first_run",
+            vec![("cold", Value::Bytes(cold)), ("warm", Value::Bytes(warm))],
+        ));
+    }
     let fix_lines = fixes
         .and_then(|r| r.largest_core_example_that_fits)
         .map(|n| Line::new("core_fits", vec![("n", Value::int(n))]))

@@ -908,6 +908,16 @@ pub fn generate(cfg: &NanochatConfig, gpu: &Gpu) -> Sequence {
 /// stashes to build up (step 0's is released before iteration 1), and the evaluation at the last
 /// step with them still held.
 pub fn generate_rank(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> Sequence {
+    generate_with(cfg, gpu, ranks, cfg.script == Script::Base)
+}
+
+/// [`generate_rank`] for a run whose Inductor cache already holds these shapes' autotuning
+/// choices (a second run of them): iteration 0 without the autotuning.
+pub fn generate_on_warm_cache(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> Sequence {
+    generate_with(cfg, gpu, ranks, false)
+}
+
+fn generate_with(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks, cold: bool) -> Sequence {
     let s = Shape::of(cfg);
     let d = Dims {
         b: u128::from(cfg.device_batch_size),
@@ -927,7 +937,7 @@ pub fn generate_rank(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> Sequence 
         d,
         workspace: gpu.cublas_workspace_bytes(),
         l2: gpu.l2_cache_bytes(),
-        cold: cfg.script == Script::Base,
+        cold,
         main_workspace: false,
         backward_workspace: false,
         grads: Vec::new(),

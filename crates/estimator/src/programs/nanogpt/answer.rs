@@ -92,6 +92,7 @@ pub fn answer(a: &Analysis, fixes: Option<&FixReport>, budget: &Budget, mfu: f64
             overall: a.peak_bytes(),
             train_steady: phase(Phase::TrainSteady),
             train_first_iter: phase(Phase::TrainFirstIter),
+            train_first_iter_warm: None,
             eval: phase(Phase::Eval),
             eval_first: None,
             eval_after_step: phase(Phase::EvalAfterStep),

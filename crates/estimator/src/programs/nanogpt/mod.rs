@@ -38,6 +38,12 @@ impl crate::programs::TrainingProgram for NanoGpt {
     const WORDS: &'static str = "nanogpt";
     const HINTED: &'static [&'static str] = crate::FIELDS_JSON_ORDER;
     const FIX_KINDS: &'static [&'static str] = &fixes::FixKind::IDS;
+    const OWN_WORDS: &'static [&'static str] = &[
+        "ddp_worst_rank",
+        "ddp_rank0_eval",
+        "ddp_accum_per_rank",
+        "ddp_time",
+    ];
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
         (
             "batch_size",
