@@ -118,6 +118,7 @@ export const tests = {
     assert.equal(await line.getAttribute('data-warm'), String(j.peak_bytes.train_first_iter_warm));
     assert.ok(j.peak_bytes.train_first_iter_warm < j.peak_bytes.train_first_iter, 'a first run autotunes');
     assert.match(await line.textContent(), /second run/);
+    await shot(ctx, page, 'nanochat-first-run.png');
     // chat_sft.py runs the base run's graphs on its cache: no second number
     await page.click('[data-testid="program-nanochat-sft"]');
     await page.waitForFunction(() => location.search.includes('program=nanochat-sft'));
