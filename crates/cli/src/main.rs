@@ -146,13 +146,20 @@ fn main() -> ExitCode {
         let mut list = String::new();
         for g in gpu::PRESETS {
             list += &format!(
-                "{:<14} {:<26} {:>7.2} GiB  sm{}{}  bf16 {}\n",
+                "{:<14} {:<26} {:>7.2} GiB  sm{}{}  bf16 {:<3}  L2 {:>3} MiB ({})\n",
                 g.id,
                 g.name,
                 estimator::units::gib(g.total_bytes),
                 g.compute_capability.0,
                 g.compute_capability.1,
-                if g.bf16 { "yes" } else { "no" }
+                if g.bf16 { "yes" } else { "no" },
+                // the size of Inductor's autotuning buffer on a first compiled run
+                g.l2_cache_bytes() >> 20,
+                if g.l2_measured() {
+                    "measured"
+                } else {
+                    "datasheet"
+                }
             );
         }
         return emit(&list);

@@ -222,6 +222,17 @@ fn help_and_gpu_list() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("usage: vramfit"));
     let out = run(&["--list-gpus"]);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // each card's L2 (a first compiled run's autotuning buffer), and where the figure comes from
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("h200 ") && l.ends_with("L2  60 MiB (measured)")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("rtx4090 ") && l.ends_with("L2  72 MiB (datasheet)")),
+        "{text}"
+    );
     for id in [
         "rtx3060",
         "rtx4070",

@@ -90,6 +90,12 @@ impl Gpu {
         mib_x2 * MIB / 2
     }
 
+    /// Whether [`Self::l2_cache_bytes`] was measured on the card (the H100's and the H200's), not
+    /// read from a datasheet.
+    pub fn l2_measured(&self) -> bool {
+        matches!(self.id, "h100" | "h200")
+    }
+
     /// Peak TFLOP/s for a dtype on this card.
     pub fn peak_tflops(&self, dtype: Dtype) -> f64 {
         match dtype {
