@@ -68,7 +68,7 @@ fn a_first_run_on_a_cold_cache() {
         .chain(project_runs("nanochat-traced.jsonl"))
         .filter(|r| r["inductor_cache"] == "private, cold")
         .collect();
-    assert!(cold.len() >= 20, "{} cold runs", cold.len());
+    assert!(cold.len() >= 35, "{} cold runs", cold.len());
     assert_within_targets(score(&cold, replay_base), 0.005);
 }
 

@@ -129,6 +129,26 @@ impl Shape {
         out
     }
 
+    /// The AdamW parameters in the order `MuonAdamW.step()` visits them: `setup_optimizer`'s
+    /// groups — lm_head, wte, the value embeddings, then the scalars (resid_lambdas, x0_lambdas,
+    /// smear_gate, smear_lambda, backout_lambda) — where [`Self::params`] has registration order.
+    pub fn adamw_in_step_order(&self) -> Vec<Param> {
+        let adamw: Vec<Param> = self
+            .params()
+            .into_iter()
+            .filter(|p| p.owner == Owner::AdamW)
+            .collect();
+        // registration order: wte, lm_head, five scalars, the value embeddings
+        let (wte, lm_head, scalars, value_embeds) =
+            (&adamw[0], &adamw[1], &adamw[2..7], &adamw[7..]);
+        [lm_head, wte]
+            .into_iter()
+            .chain(value_embeds)
+            .chain(scalars)
+            .cloned()
+            .collect()
+    }
+
     /// The Muon groups in `setup_optimizer`'s order (one per distinct shape, sorted): (shape, count).
     pub fn muon_groups(&self) -> Vec<((u64, u64), u64)> {
         let mut groups: Vec<((u64, u64), u64)> = Vec::new();
