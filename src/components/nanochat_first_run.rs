@@ -12,16 +12,12 @@ pub fn NanochatFirstRun() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     move || {
+        // nothing to say where a warm cache changes nothing
         let (cold, warm) = app.analysis.with(|a| {
-            let own = a
-                .as_ref()
+            a.as_ref()
                 .ok()?
-                .own::<estimator::programs::nanochat::NanochatAnalysis>()?;
-            let cold = own.run.phase_bytes(estimator::Phase::TrainFirstIter)?;
-            // nothing to say where a warm cache changes nothing
-            own.first_iter_warm
-                .filter(|&w| w != cold)
-                .map(|w| (cold, w))
+                .own::<estimator::programs::nanochat::NanochatAnalysis>()?
+                .first_and_second_run()
         })?;
         let text = fill(
             tr.program(estimator::programs::Program::Nanochat)

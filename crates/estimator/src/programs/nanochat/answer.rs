@@ -124,7 +124,7 @@ pub fn answer(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Answer
             overall: a.peak_bytes(),
             train_steady: phase(Phase::TrainSteady),
             train_first_iter: phase(Phase::TrainFirstIter),
-            train_first_iter_warm: a.first_iter_warm.map(Some),
+            train_first_iter_warm: a.first_iter_warm().map(Some),
             eval: phase(Phase::Eval).max(phase(Phase::EvalAfterStep)),
             eval_first: Some(phase(Phase::Eval)),
             eval_after_step: phase(Phase::EvalAfterStep),

@@ -39,9 +39,39 @@ pub struct NanochatAnalysis {
     pub ranks: Option<RanksAnswer>,
     /// The card as the verdict counted it: one rank's, with NCCL's memory beside the context.
     pub budget: Budget,
+}
+
+impl NanochatAnalysis {
     /// Iteration 0's peak on a compile cache that holds these shapes already (a second run),
-    /// where the answer's is a first run's (base_train.py; see `sequence::Gen::autotune`).
-    pub first_iter_warm: Option<u128>,
+    /// where the analysis's is a first run's (base_train.py; see `sequence::Gen::autotune`);
+    /// `None` for chat_sft.py, whose iteration 0 is a warm one. One more replay, made only
+    /// where the answer shows it (not in the fix searches' analyses).
+    pub fn first_iter_warm(&self) -> Option<u128> {
+        if self.config.script != config::Script::Base {
+            return None;
+        }
+        let bound = Ranks {
+            rank: 0,
+            // (one GPU holds no step's collective tensors, whatever this says)
+            held_stashes: self.ranks.as_ref().map_or(1, |r| r.held_stashes),
+        };
+        crate::engine::replay::replay(
+            &sequence::generate_on_warm_cache(&self.config, &self.budget.gpu, bound),
+            self.config.allocator,
+            None,
+        )
+        .phase_peak(crate::engine::events::Phase::TrainFirstIter)
+    }
+
+    /// Iteration 0 of a first run and of a second run, where they differ: what the report's
+    /// and the page's first-run lines say.
+    pub fn first_and_second_run(&self) -> Option<(u128, u128)> {
+        let first = self
+            .run
+            .phase_bytes(crate::engine::events::Phase::TrainFirstIter)?;
+        let second = self.first_iter_warm()?;
+        (second != first).then_some((first, second))
+    }
 }
 
 /// What each rank of a `torchrun` run holds (see [`sequence::Ranks`] for why steps' collective
@@ -210,26 +240,12 @@ pub fn analyze(cfg: &NanochatConfig, budget: &Budget) -> Result<NanochatAnalysis
             rank_peaks,
         }
     });
-    let first_iter_warm = (cfg.script == config::Script::Base)
-        .then(|| {
-            crate::engine::replay::replay(
-                &sequence::generate_on_warm_cache(cfg, &budget.gpu, bound),
-                cfg.allocator,
-                None,
-            )
-            .phase_peaks
-            .into_iter()
-            .find(|(p, _)| *p == crate::engine::events::Phase::TrainFirstIter)
-            .map(|(_, bytes)| bytes)
-        })
-        .flatten();
     Ok(NanochatAnalysis {
         config: cfg.clone(),
         shape,
         run,
         ranks,
         budget,
-        first_iter_warm,
     })
 }
 

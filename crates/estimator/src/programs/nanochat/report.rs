@@ -99,10 +99,7 @@ pub fn report(a: &NanochatAnalysis, fixes: Option<&NanochatFixReport>) -> Report
         })
         .collect();
     // a first run's iteration 0 (the answer's) and a second run's, where they differ
-    let cold = a
-        .run
-        .phase_bytes(crate::engine::events::Phase::TrainFirstIter);
-    if let (Some(cold), Some(warm)) = (cold, a.first_iter_warm.filter(|&w| Some(w) != cold)) {
+    if let Some((cold, warm)) = a.first_and_second_run() {
         lines.push(Line::new(
             "first_run",
             vec![("cold", Value::Bytes(cold)), ("warm", Value::Bytes(warm))],
