@@ -17,5 +17,9 @@ fn the_program_union_names_every_registered_program() {
         .split('|')
         .map(|id| id.trim().trim_matches('"'))
         .collect();
-    assert_eq!(union, Program::NAMES, "types.d.ts's Program union against the registry");
+    assert_eq!(
+        union,
+        Program::NAMES,
+        "types.d.ts's Program union against the registry"
+    );
 }
