@@ -1,4 +1,4 @@
-// A hunt for the intermittent WebKit failure (README: Browser tests): the same wasm driven hot in
+// A hunt for the intermittent WebKit failure (docs/TESTING.md): the same wasm driven hot in
 // one engine, its answers checked against another, outside the test suite.
 //
 //   node tests/e2e/stress.mjs [engine] [navigations] [seed]      (engine: webkit, firefox, chromium)

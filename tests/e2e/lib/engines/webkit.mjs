@@ -27,10 +27,11 @@ export const missing = {
  * about one CI run in four, a WebKitGTK page stopped updating mid-test (a fix list that never
  * came, a byte count garbled once) in a test that passes on its next run and in Chromium and
  * Firefox every time; not reproduced in 600 history navigations or 12,000 package calls here, but
- * at once with both cores held busy (README: Browser tests).
+ * at once with both cores held busy (docs/TESTING.md). One cause found and fixed (2026-11-29): a
+ * click that landed beside its button while a panel above it changed height (docs/TESTING.md).
  * A test that fails twice fails the suite.
  */
-export const retry = () => 'WebKitGTK fails about one run in four, intermittently (README: Browser tests)';
+export const retry = () => 'WebKitGTK fails about one run in four, intermittently (docs/TESTING.md)';
 
 const KEYS = {
   ArrowRight: Key.ARROW_RIGHT,
