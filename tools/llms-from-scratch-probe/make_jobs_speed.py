@@ -1,0 +1,90 @@
+"""Job list (JSON) for tools/build-nanogpt-probe/drive.py: the ch05/10_llm-training-speed runs measured for vramfit
+(see README.md, "ch05 speed scripts").
+usage: python3 make_jobs_speed.py OUT.json [single|ddp] [--only a,b] [--skip a,b]
+Every run: its own empty Inductor/Triton cache /tmp/spdcache/NAME (cold); `warm` jobs then run NAME_warm with the
+same flags on that cache; `trace` jobs record the allocator history and leave $OUT/trace_NAME.tar (trace_speed.py).
+All runs: 1 epoch, --steps 12 (train split = min(432,000, 12*B*T*W + 1) tokens), val split 48,000 tokens."""
+import json, sys
+
+P = 'tools/llms-from-scratch-probe/'
+M124, MED, LARGE, L2 = (768, 12, 12), (1024, 16, 24), (1280, 20, 36), (768, 12, 2)  # (emb_dim, n_heads, n_layers)
+# (name, (emb, heads, layers), context_length, batch_size, drop_rate, qkv_bias, mode)  mode: '' | warm | trace
+R = [
+    ('spd_c1024_b32', M124, 1024, 32, 0.1, 0, 'warm'),          # the script as shipped (+ its warm twin)
+    ('spd_c1024_b32_trace', M124, 1024, 32, 0.1, 0, 'trace'),
+    ('spd_l2_c256_b4_trace', L2, 256, 4, 0.1, 0, 'trace'),
+    ('spd_l2_c256_b4', L2, 256, 4, 0.1, 0, 'warm'),
+    ('spd_c1024_b64', M124, 1024, 64, 0.1, 0, ''),
+    ('spd_c2048_b32', M124, 2048, 32, 0.1, 0, ''),
+    ('spd_c1024_b8', M124, 1024, 8, 0.1, 0, ''),
+    ('spd_c1024_b1', M124, 1024, 1, 0.1, 0, ''),
+    ('spd_c1024_b16', M124, 1024, 16, 0.1, 0, ''),
+    ('spd_c1024_b4', M124, 1024, 4, 0.1, 0, ''),
+    ('spd_c256_b32', M124, 256, 32, 0.1, 0, ''),
+    ('spd_c512_b32', M124, 512, 32, 0.1, 0, ''),
+    ('spd_c1024_b32_drop0', M124, 1024, 32, 0.0, 0, ''),
+    ('spd_c1024_b8_drop0', M124, 1024, 8, 0.0, 0, ''),
+    ('spd_c1024_b8_qkvb', M124, 1024, 8, 0.1, 1, ''),
+    ('spd_med_c1024_b4', MED, 1024, 4, 0.1, 0, ''),
+    ('spd_med_c1024_b8', MED, 1024, 8, 0.1, 0, ''),
+    ('spd_large_c1024_b2', LARGE, 1024, 2, 0.1, 0, ''),
+    ('spd_large_c1024_b4', LARGE, 1024, 4, 0.1, 0, ''),
+    ('spd_c256_b4', M124, 256, 4, 0.1, 0, ''),
+    ('spd_c2048_b4', M124, 2048, 4, 0.1, 0, ''),
+    ('spd_c512_b8', M124, 512, 8, 0.1, 0, ''),
+]
+# 02_opt_multi_gpu_ddp.py under torchrun --nproc_per_node=2 (kind nvidia-h200-x2): per-rank records
+R_DDP = [
+    ('spd_ddp2_c1024_b32', M124, 1024, 32, 0.1, 0, ''),
+    ('spd_ddp2_c1024_b8', M124, 1024, 8, 0.1, 0, ''),
+]
+
+
+def gb(m, T, B):
+    E, H, L = m
+    V = 50304
+    params = 2 * V * E + T * E + L * (12 * E * E + 13 * E)
+    act = B * T * (L * E * 40 + V * 8)
+    return 1.5 + 1.2 * (12 * params + act) / 2 ** 30
+
+
+def flags(m, T, B, d, qb):
+    return ['--emb', str(m[0]), '--heads', str(m[1]), '--layers', str(m[2]), '--ctx', str(T), '--batch', str(B),
+            '--drop', str(d), '--qkv-bias', str(qb), '--epochs', '1', '--steps', '12']
+
+
+def sh(cmd):
+    return ' '.join(cmd)
+
+
+if __name__ == '__main__':
+    args = sys.argv[2:]
+    which = args[0] if args and not args[0].startswith('--') else 'single'
+    only = skip = None
+    if '--only' in args:
+        only = set(args[args.index('--only') + 1].split(','))
+    if '--skip' in args:
+        skip = set(args[args.index('--skip') + 1].split(','))
+    J = []
+    for n, m, T, B, d, qb, mode in (R_DDP if which == 'ddp' else R):
+        if (only and n not in only) or (skip and n in skip):
+            continue
+        cache = f'/tmp/spdcache/{n}'
+        base = ['python3', P + 'run_speed.py'] if which != 'ddp' else \
+            ['torchrun', '--standalone', '--nproc_per_node=2', P + 'run_speed.py']
+        extra = ['--script', '02'] if which == 'ddp' else []
+        cmd = base + [n] + extra + flags(m, T, B, d, qb) + ['--cache-dir', cache]
+        if mode == 'warm':
+            warm = base + [n + '_warm'] + extra + flags(m, T, B, d, qb) + ['--cache-dir', cache]
+            cmd = ['bash', '-c', f'rm -rf {cache}; {sh(cmd)}; {sh(warm)}']
+        elif mode == 'trace':
+            tf, o = f'/tmp/spdtrace/{n}', '/tmp/spdtrace/out'
+            cmd = ['bash', '-c', f'rm -rf {cache}; mkdir -p /tmp/spdtrace; {sh(cmd)} --trace python --trace-file {tf}.pkl'
+                   f' | tee {tf}.out; grep "^RESULT " {tf}.out | sed "s/^RESULT //" > {tf}.json'
+                   f' && python3 {P}trace_speed.py convert {tf}.pkl {tf}.json {o} {n}'
+                   f' && python3 {P}trace_speed.py pack {o} {n} $OUT/trace_{n}.tar']
+        else:
+            cmd = ['bash', '-c', f'rm -rf {cache}; {sh(cmd)}']
+        J.append({'kind': 'spd', 'name': n, 'gb': round(gb(m, T, B), 1), 'cmd': cmd})
+    json.dump(J, open(sys.argv[1], 'w'), indent=0)
+    print(len(J), 'jobs; total est GiB', round(sum(j['gb'] for j in J)), [(j['name'], j['gb']) for j in J])
