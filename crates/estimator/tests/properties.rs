@@ -1,13 +1,13 @@
 //! Properties over the whole valid input space: the estimator never panics, its parts add up,
-//! memory grows with every size, evaluation never needs more than training at the same batch,
+//! memory grows with every size (but for the allocator's rounding), evaluation never needs more than training at the same batch,
 //! and every fix's numbers are what a direct estimate of the changed run gives.
 
 #![allow(clippy::unwrap_used)]
 
 use estimator::fixes::rank_fixes;
 use estimator::{
-    analyze, estimate, estimate_patched, gpu, verdict, Allocator, Attention, Budget, Dtype,
-    Problem, TrainConfig,
+    allocator_rounding, analyze, estimate, estimate_patched, gpu, verdict, Allocator, Attention,
+    Budget, Dtype, Problem, TrainConfig,
 };
 use proptest::prelude::*;
 
@@ -101,9 +101,16 @@ proptest! {
             TrainConfig { n_layer: cfg.n_layer + 1, ..cfg.clone() },
             TrainConfig { n_embd: cfg.n_embd + cfg.n_head, ..cfg.clone() },
         ];
+        // The caching allocator hands a request of 10 MiB or more a 2 MiB-rounded block and keeps a
+        // remainder of up to 1 MiB in it, so a slightly larger tensor can count less than a smaller
+        // one (found by this test in a CI run of 2026-11-29: 3 heads of 176 → 177 counted 1.3 MB
+        // less). Memory grows but for what the smaller run's parameter-shaped sets count beyond
+        // their requests: the model as loaded, its gradients and AdamW's two moments.
+        let rounding = allocator_rounding::model_rounding(&cfg)
+            + 3 * allocator_rounding::persistent_rounding(&cfg);
         for g in grown {
             let p = peak(&g);
-            prop_assert!(p >= base, "{} < {} for {:?}", p, base, g);
+            prop_assert!(p + rounding >= base, "{} + {} < {} for {:?}", p, rounding, base, g);
         }
     }
 
