@@ -47,7 +47,7 @@ export const tests = {
     await waitForTotalChange(page, before.total);
     await page.waitForFunction(() => location.search.includes('program=nanochat'));
     assert.equal(await page.locator('input[name=batch_size]').count(), 0, "train.py's keys are gone");
-    // textContent: the inputs are below the fold, not rendered (content-visibility), in WebKit
+    // textContent: the label's words, whatever is laid out
     const label = await page.locator('label[for="field-device_batch_size"]').textContent();
     assert.equal(label.trim(), '--device-batch-size');
     const d20 = await hooks(page);
