@@ -49,7 +49,7 @@ memory allocated when it begins. Steps are numbered 0.. (the script's global_ste
 usage: python3 run_speed.py NAME [--script 01|02] [--ctx 1024] [--emb 768] [--heads 12] [--layers 12] [--drop 0.1]
           [--qkv-bias 0|1] [--batch 32] [--epochs 1] [--train-tokens 432000] [--val-tokens 48000] [--steps 12]
           [--text-chars 1000000] [--cache-dir DIR] [--trace none|python|all] [--trace-file F.pkl]
-          [--trace-entries 3000000]
+          [--trace-entries 3000000] [--sdpa default|flash|efficient] [--result-file F]
 env:   LFS=<dir with the exported ch05/10_llm-training-speed> (default <repo>/.lfs). No PYTORCH_ALLOC_CONF (removed
        if set), as the script sets none. Under torchrun (02) each rank records its own device's peaks. Prints one
        line `RESULT {json}` (per rank).
@@ -57,6 +57,19 @@ env:   LFS=<dir with the exported ch05/10_llm-training-speed> (default <repo>/.l
        the script's first allocation; the snapshot (torch.cuda.memory._snapshot()) is pickled to --trace-file at
        the end; the record's `marks` (with unix-time microseconds, the trace's `time_us` clock) place its events in
        phases (trace_speed.py).
+--sdpa (2026-11-29, second batch): flash = torch.backends.cuda.enable_cudnn_sdp(False) before the script runs (what
+       an RTX 3060/4090 / A6000 gets: PyTorch prefers cuDNN attention on Hopper only), efficient = that and
+       enable_flash_sdp(False) (a T4's memory-efficient kernel); default touches nothing. Nothing else changes; the
+       record's config gets `sdpa_backend`, the record `sdpa_flags` (torch's defaults and what was set) and
+       `sdpa_ops_in_code` (the fused attention ops Inductor's output code calls: number of code files per op).
+--trace-file / --result-file: `{rank}` in the name is replaced by the rank; --result-file writes the `RESULT {json}`
+       line to that file instead of stdout (under torchrun the ranks share one stdout, and two long lines written at
+       once could interleave); stdout then gets `result_file PATH rank R (N chars)`.
+Also recorded (second batch on): `nvml_proc_used_at_marks` (this process's GPU memory as NVML / nvidia-smi shows it,
+       one per mark: CUDA context + the allocator's reserved segments + memory that bypasses the allocator, e.g.
+       NCCL's buffers; None where NVML is unreadable, -1 where the pid is not listed), `nvml_proc_used_start` (after
+       torch.cuda.init, before the script), `device_index`; for 02 `ddp_logging` (DDP's
+       _get_ddp_logging_data(): bucket sizes, rebuilt bucket sizes, gradient_as_bucket_view, ...).
 """
 import argparse, hashlib, json, os, sys, tempfile, time, types
 
@@ -79,6 +92,8 @@ ap.add_argument('--cache-dir', default=None)
 ap.add_argument('--trace', default='none', choices=['none', 'python', 'all'])
 ap.add_argument('--trace-file', default=None)
 ap.add_argument('--trace-entries', type=int, default=3000000)
+ap.add_argument('--sdpa', default='default', choices=['default', 'flash', 'efficient'])
+ap.add_argument('--result-file', default=None)
 A = ap.parse_args()
 for k in ('PYTORCH_ALLOC_CONF', 'PYTORCH_CUDA_ALLOC_CONF'):
     os.environ.pop(k, None)
@@ -91,6 +106,11 @@ SCRIPT = os.path.join(FOLDER, SNAME)
 COMMIT = '28c65cdfbc3338e2e040016eea4b7fdf556e4d57'
 WORLD = int(os.environ.get('WORLD_SIZE', '1'))
 RANK = int(os.environ.get('LOCAL_RANK', os.environ.get('RANK', '0')))
+# per-rank file names ({rank} in --trace-file / --result-file), absolute (the run chdirs to a temp cwd)
+if A.trace_file:
+    A.trace_file = os.path.abspath(A.trace_file.format(rank=RANK))
+if A.result_file:
+    A.result_file = os.path.abspath(A.result_file.format(rank=RANK))
 
 # ---- a private Inductor / Triton cache (before torch is imported) ----------------------------------------------
 cache = os.path.abspath(A.cache_dir) if A.cache_dir else tempfile.mkdtemp(prefix='spdcache_')
@@ -214,11 +234,67 @@ class Tee:
 REAL_STDOUT = sys.stdout
 tee = Tee(sys.stdout)
 
+# ---- SDPA backend (--sdpa): the global backend switches, set before the script runs ----------------------------
+def sdpa_flags():
+    b = torch.backends.cuda
+    return {'cudnn': b.cudnn_sdp_enabled(), 'flash': b.flash_sdp_enabled(),
+            'mem_efficient': b.mem_efficient_sdp_enabled(), 'math': b.math_sdp_enabled()}
+
+
+SDPA_DEFAULT_FLAGS = sdpa_flags()
+if A.sdpa in ('flash', 'efficient'):  # as a consumer card's choice: no cuDNN attention (and for efficient no flash)
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    if A.sdpa == 'efficient':
+        torch.backends.cuda.enable_flash_sdp(False)
+SDPA_FLAGS = sdpa_flags()
+
 # ---- phase tracker ---------------------------------------------------------------------------------------------
 CUDA = torch.cuda.is_available()
 if CUDA and WORLD > 1:
     torch.cuda.set_device(RANK)  # the script's ddp_setup does the same later; marks read this rank's device
 DEV = torch.cuda.current_device() if CUDA else None
+PID = os.getpid()
+NV = {'h': None, 'error': None, 'index': None}
+
+
+def nvml_init():
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        try:
+            idx = torch.cuda._get_nvml_device_index(DEV)
+        except Exception:  # noqa
+            idx = DEV
+        NV.update(h=pynvml.nvmlDeviceGetHandleByIndex(idx), index=idx, mod=pynvml)
+    except Exception as e:  # noqa
+        NV['error'] = f'{type(e).__name__}: {str(e)[:200]}'
+
+
+def nvml_used():
+    # this process's memory on its GPU as NVML (nvidia-smi) reports it: CUDA context, the caching allocator's
+    # reserved segments and memory that bypasses the allocator (NCCL buffers, cuBLAS/cuDNN handles' own)
+    if NV['h'] is None:
+        return None
+    try:
+        for p in NV['mod'].nvmlDeviceGetComputeRunningProcesses(NV['h']):
+            if p.pid == PID:
+                return p.usedGpuMemory
+        return -1
+    except Exception:  # noqa
+        return None
+
+
+nvml_at_marks = []  # one per mark (same order as `marks`)
+ddps = []
+if A.script == '02':
+    import torch.nn.parallel
+    _ddp_init = torch.nn.parallel.DistributedDataParallel.__init__
+
+    def ddp_init(self, *a, **k):
+        _ddp_init(self, *a, **k)
+        ddps.append(self)
+
+    torch.nn.parallel.DistributedDataParallel.__init__ = ddp_init
 phases = []  # [phase, step, epoch, peak_allocated, allocated_at_start, allocated_at_end, peak_reserved]
 marks = []   # [phase that ends, step, t_unix_us, allocated, reserved (current), t_since_start_s]
 cur = {'phase': 'setup', 'step': None, 'epoch': None, 'a0': 0}
@@ -237,6 +313,7 @@ def enter(new, step=None):
     t = time.time_ns() // 1000
     phases.append([cur['phase'], cur['step'], cur['epoch'], pk, cur['a0'], a, rs])
     marks.append([cur['phase'], cur['step'], t, a, rn, round(t / 1e6 - T0, 3)])
+    nvml_at_marks.append(nvml_used())
     st['reserved'] = max(st['reserved'], rs)
     if CUDA:
         torch.cuda.reset_peak_memory_stats(DEV)
@@ -338,12 +415,13 @@ cfg = {'vocab_size': 50304, 'context_length': A.ctx, 'emb_dim': A.emb, 'n_heads'
        'text': 'middlemarch_standin', 'text_chars': len(text), 'train_text_tokens': train_tokens,
        'val_text_tokens': A.val_tokens, 'train_tokens_flag': A.train_tokens, 'steps_cap': A.steps or None,
        'tokenizer': 'stub', 'allocator': 'default', 'dtype': 'bfloat16', 'compile': True, 'fused_adamw': True,
-       'num_workers': 4, 'world_size': WORLD,
+       'num_workers': 4, 'world_size': WORLD, 'sdpa_backend': A.sdpa,
        'compile_threads_env': os.environ.get('TORCHINDUCTOR_COMPILE_THREADS')}
 rec = {'name': A.name, 'script': f'ch05/10_llm-training-speed/{SNAME}', 'commit': COMMIT, 'config': cfg,
        'torch': torch.__version__, 'gpu': torch.cuda.get_device_name(DEV) if CUDA else None, 'cold': COLD,
        'inductor_cache': {'dir': cache, 'files_at_start': cache_files_at_start}, 'rank': RANK, 'world_size': WORLD,
-       'traced': A.trace != 'none', 'status': 'ok'}
+       'traced': A.trace != 'none', 'status': 'ok', 'device_index': DEV,
+       'sdpa_flags': {'torch_default': SDPA_DEFAULT_FLAGS, 'set': SDPA_FLAGS}}
 sys.path.insert(0, FOLDER)
 sys.argv = [SCRIPT]
 g = {'__name__': '__main__', '__file__': SCRIPT}
@@ -353,6 +431,8 @@ try:
     if CUDA:
         torch.cuda.init()
         torch.cuda.reset_peak_memory_stats(DEV)
+        nvml_init()
+        rec['nvml_proc_used_start'] = nvml_used()
         if A.trace != 'none':
             torch.cuda.memory._record_memory_history(enabled='all', context='alloc', stacks=A.trace,
                                                      max_entries=A.trace_entries)
@@ -441,6 +521,44 @@ try:
 except Exception as e:  # noqa
     rec['dynamo_counters'] = f'{type(e).__name__}: {e}'
 rec['cache_files_at_end'] = {'inductor': nfiles(IND), 'triton': nfiles(TRI)}
+
+
+def sdpa_ops():
+    # which fused attention ops Inductor's output code calls (the backend the graphs were traced with)
+    import re
+    ops = {}
+    for d, _, fs in os.walk(IND):
+        for fn in fs:
+            if fn.endswith('.py'):
+                try:
+                    txt = open(os.path.join(d, fn), errors='replace').read()
+                except OSError:
+                    continue
+                for m in set(re.findall(r'aten\.(_scaled_dot_product_\w+|_flash_attention_\w+|_efficient_attention_\w+)'
+                                        r'\.default\(', txt)):
+                    ops[m] = ops.get(m, 0) + 1  # number of output-code files that call it
+    return ops
+
+
+try:
+    rec['sdpa_ops_in_code'] = sdpa_ops()
+except Exception as e:  # noqa
+    rec['sdpa_ops_in_code'] = f'{type(e).__name__}: {e}'
+rec['nvml'] = {'index': NV['index'], 'error': NV['error']}
+rec['nvml_proc_used_at_marks'] = nvml_at_marks  # bytes, one per mark; None: NVML unreadable, -1: pid not listed
+if ddps:
+    try:
+        rec['ddp_logging'] = {k: v for k, v in ddps[0]._get_ddp_logging_data().items()
+                              if isinstance(v, (int, float, str, bool))}
+    except Exception as e:  # noqa
+        rec['ddp_logging'] = f'{type(e).__name__}: {str(e)[:300]}'
 rec['phases'] = phases  # [phase, step, epoch, peak_allocated, allocated_at_start, allocated_at_end, peak_reserved]
 rec['marks'] = marks    # [phase that ends here, step, t_unix_us, allocated, reserved (current), seconds since start]
-print('RESULT ' + json.dumps(rec, default=str), flush=True)
+line = 'RESULT ' + json.dumps(rec, default=str) + '\n'
+if A.result_file:  # torchrun: the ranks share one stdout, where two long lines could interleave
+    os.makedirs(os.path.dirname(A.result_file), exist_ok=True)
+    with open(A.result_file, 'w') as f:
+        f.write(line)
+    print(f'result_file {A.result_file} rank {RANK} ({len(line)} chars)', flush=True)
+else:
+    print(line, end='', flush=True)

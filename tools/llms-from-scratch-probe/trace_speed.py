@@ -22,7 +22,7 @@ from collections import defaultdict
 CODE = {'alloc': 'a', 'free_requested': 'f', 'free_completed': 'F', 'segment_alloc': 's', 'segment_free': 'S',
         'segment_map': 'm', 'segment_unmap': 'u', 'oom': 'o'}
 KEEP = ('10_llm-training-speed', 'spdcache', 'torchinductor', 'output_code', '/torch/optim/', '/torch/autograd/',
-        '/torch/_functorch/', 'run_speed')
+        '/torch/_functorch/', 'run_speed', '/torch/nn/parallel/')
 
 
 def informative(frames):
@@ -51,7 +51,9 @@ def convert(snap_path, rec_path, outdir, name):
         snap = pickle.load(f)
     rec = json.load(open(rec_path))
     code_dir = rec.get('inductor_cache', {}).get('dir')
-    dev = next(i for i, d in enumerate(snap['device_traces']) if d) if any(snap['device_traces']) else 0
+    dev = rec.get('device_index')  # the run's own device (torchrun: rank r's); else the first with events
+    if dev is None or dev >= len(snap['device_traces']) or not snap['device_traces'][dev]:
+        dev = next(i for i, d in enumerate(snap['device_traces']) if d) if any(snap['device_traces']) else 0
     sites, index, events, files = [], {}, [], set()
     for e in snap['device_traces'][dev]:
         code = CODE.get(e['action'])
