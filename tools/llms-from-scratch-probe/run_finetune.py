@@ -49,7 +49,7 @@ usage: python3 run_finetune.py NAME [--model small|medium|large|xl] [--batch 8] 
 env:   LFS=<dir with the exported ch06 folder> (default <repo>/.lfs); TOKENIZER=auto|real|stub. No PYTORCH_ALLOC_CONF
        (removed if set), as the script sets none. Prints one line `RESULT {json}`.
 """
-import argparse, hashlib, json, os, shutil, sys, tempfile, time, types
+import argparse, functools, hashlib, json, os, shutil, sys, tempfile, time, types
 
 MODELS = {'small': 'gpt2-small (124M)', 'medium': 'gpt2-medium (355M)', 'large': 'gpt2-large (774M)',
           'xl': 'gpt2-xl (1558M)'}
@@ -133,32 +133,12 @@ if TOK == 'stub':
     sys.modules['tiktoken'] = types.SimpleNamespace(get_encoding=lambda name: StubEncoding(), __stub__=True)
 
 import torch
+import book_probe  # noqa: E402 (beside this script)
 import torch.utils.data
 
 
 # ---- matplotlib, requests --------------------------------------------------------------------------------------
-def _no_dunder(k):
-    if k.startswith('__'):
-        raise AttributeError(k)
-    return Dummy()
-
-
-class Dummy:
-    def __getattr__(self, k):
-        return _no_dunder(k)
-
-    def __call__(self, *a, **k):
-        return Dummy()
-
-    def __iter__(self):
-        return iter([Dummy(), Dummy()])
-
-
-plt = types.ModuleType('matplotlib.pyplot')
-plt.__getattr__ = _no_dunder
-mpl = types.ModuleType('matplotlib')
-mpl.pyplot = plt
-sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'] = mpl, plt
+book_probe.stub_matplotlib()
 try:
     import requests  # noqa: F401
 except ImportError:
@@ -259,40 +239,7 @@ def dl_init(self, *a, **k):
 
 
 torch.utils.data.DataLoader.__init__ = dl_init
-_zero = torch.optim.Optimizer.zero_grad
-
-
-def zero_grad(self, *a, **k):
-    enter('zero_grad', st['steps'])
-    out = _zero(self, *a, **k)
-    enter('fwd', st['steps'])
-    return out
-
-
-torch.optim.Optimizer.zero_grad = zero_grad
-_backward = torch.Tensor.backward
-
-
-def backward(self, *a, **k):
-    enter('bwd', st['steps'])
-    out = _backward(self, *a, **k)
-    enter('post_bwd', st['steps'])
-    return out
-
-
-torch.Tensor.backward = backward
-_step = torch.optim.AdamW.step
-
-
-def step(self, *a, **k):
-    enter('opt', st['steps'])
-    out = _step(self, *a, **k)
-    enter('post', st['steps'])
-    st['steps'] += 1
-    return out
-
-
-torch.optim.AdamW.step = step
+book_probe.mark_steps(torch, enter, st)  # zero_grad / backward / AdamW.step marks (book_probe.py)
 _linspace = torch.linspace
 
 
@@ -368,12 +315,8 @@ if rec['status'] == 'ok' and cfg.get('max_length') != L:
 rec['steps'] = st['steps']
 
 
-def pk(names, pred=lambda p: True):
-    v = [p[3] for p in phases if p[0] in names and pred(p)]
-    return max(v) if v else None
-
-
-TRAIN = ('pre_train', 'zero_grad', 'fwd', 'bwd', 'post_bwd', 'opt', 'post')
+TRAIN = book_probe.TRAIN
+pk = functools.partial(book_probe.peak, phases)
 steps = sorted({p[1] for p in phases if p[0] == 'opt'})
 
 
@@ -385,24 +328,11 @@ def per_step(ph):
 
 
 rec['measured_bytes'] = {
-    'peak_allocated_setup': pk(('setup',)),
-    'peak_allocated_train_iter0': pk(TRAIN, lambda p: p[1] == 0),
-    'peak_allocated_train_steady': pk(TRAIN, lambda p: p[1] is not None and p[1] >= 1),
-    'peak_allocated_eval': pk(('eval_train', 'eval_val')),
-    'peak_allocated_eval_train': pk(('eval_train',)),
-    'peak_allocated_eval_val': pk(('eval_val',)),
+    **book_probe.phase_peaks(phases, st['reserved'], also=('acc_train', 'acc_val', 'tail')),
     'peak_allocated_accuracy': pk(('acc_train', 'acc_val')),
-    'peak_allocated_acc_train': pk(('acc_train',)),
-    'peak_allocated_acc_val': pk(('acc_val',)),
-    'peak_allocated_tail': pk(('tail',)),
-    'peak_allocated': max([p[3] for p in phases] or [0]),
-    'peak_reserved': st['reserved'],
     'fwd': per_step('fwd'), 'bwd': per_step('bwd'), 'opt': per_step('opt'),
     'peak_eval': [p[3] for p in phases if p[0] in ('eval_train', 'eval_val')],
     'peak_accuracy': [p[3] for p in phases if p[0] in ('acc_train', 'acc_val')],
-    'alloc_after_setup': next((p[5] for p in phases if p[0] == 'setup'), None),
-    'alloc_after_step0': next((p[5] for p in phases if p[0] == 'opt' and p[1] == 0), None),
-    'alloc_end': phases[-1][5] if phases else None,
     'reserved_end': torch.cuda.memory_reserved() if CUDA else None,
 }
 rec['evals'] = sum(p[0] == 'eval_train' for p in phases)

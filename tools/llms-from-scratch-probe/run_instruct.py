@@ -91,34 +91,11 @@ class StubEncoding:
 
 sys.modules['tiktoken'] = types.SimpleNamespace(get_encoding=lambda name: StubEncoding(), __stub__=True)
 import torch  # noqa: E402
+import book_probe  # noqa: E402 (beside this script)
 import torch.utils.data  # noqa: E402
 
 
-def _no_dunder(k):
-    if k.startswith('__'):
-        raise AttributeError(k)
-    return Dummy()
-
-
-class Dummy:
-    def __getattr__(self, k):
-        return _no_dunder(k)
-
-    def __call__(self, *a, **k):
-        return Dummy()
-
-    def __iter__(self):
-        return iter([Dummy(), Dummy()])
-
-
-plt = types.ModuleType('matplotlib.pyplot')
-plt.__getattr__ = _no_dunder
-mpl = types.ModuleType('matplotlib')
-mpl.pyplot = plt
-ticker = types.ModuleType('matplotlib.ticker')
-ticker.__getattr__ = _no_dunder  # previous_chapters imports MaxNLocator for its plot
-mpl.ticker = ticker
-sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'], sys.modules['matplotlib.ticker'] = mpl, plt, ticker
+book_probe.stub_matplotlib()
 try:
     import tqdm  # noqa: F401
 except ImportError:
@@ -201,25 +178,7 @@ def train(self, mode=True):
 
 
 torch.nn.Module.train = train
-_len = torch.utils.data.DataLoader.__len__
-
-
-def dl_len(self):
-    if cur['phase'] == 'eval_train' and len(loaders) > 1 and self is loaders[1]:
-        enter('eval_val', cur['step'])
-    return _len(self)
-
-
-torch.utils.data.DataLoader.__len__ = dl_len
-_dl_init = torch.utils.data.DataLoader.__init__
-
-
-def dl_init(self, *a, **k):
-    _dl_init(self, *a, **k)
-    loaders.append(self)  # main() builds train_loader, then val_loader
-
-
-torch.utils.data.DataLoader.__init__ = dl_init
+_len = book_probe.mark_loaders(torch, enter, cur, loaders)  # the loaders and the eval_val mark (book_probe.py)
 _calc_loss_loader = pc.calc_loss_loader
 
 
@@ -261,40 +220,7 @@ def generate_text_simple(model, idx, *a, **k):
 
 
 pc.generate_text_simple = generate_text_simple
-_zero = torch.optim.Optimizer.zero_grad
-
-
-def zero_grad(self, *a, **k):
-    enter('zero_grad', st['steps'])
-    out = _zero(self, *a, **k)
-    enter('fwd', st['steps'])
-    return out
-
-
-torch.optim.Optimizer.zero_grad = zero_grad
-_backward = torch.Tensor.backward
-
-
-def backward(self, *a, **k):
-    enter('bwd', st['steps'])
-    out = _backward(self, *a, **k)
-    enter('post_bwd', st['steps'])
-    return out
-
-
-torch.Tensor.backward = backward
-_step = torch.optim.AdamW.step
-
-
-def step(self, *a, **k):
-    enter('opt', st['steps'])
-    out = _step(self, *a, **k)
-    enter('post', st['steps'])
-    st['steps'] += 1
-    return out
-
-
-torch.optim.AdamW.step = step
+book_probe.mark_steps(torch, enter, st)  # zero_grad / backward / AdamW.step marks (book_probe.py)
 
 
 def save(obj, f, *a, **k):
@@ -344,34 +270,12 @@ if rec['status'] == 'ok' and sorted(widths) != [A.len]:
 rec['steps'] = st['steps']
 
 
-def pk(names, pred=lambda p: True):
-    v = [p[3] for p in phases if p[0] in names and pred(p)]
-    return max(v) if v else None
-
-
-TRAIN = ('pre_train', 'zero_grad', 'fwd', 'bwd', 'post_bwd', 'opt', 'post')
-steps = sorted({p[1] for p in phases if p[0] == 'opt'})
-rec['measured_bytes'] = {
-    'peak_allocated_setup': pk(('setup',)),
-    'peak_allocated_initial': pk(('initial',)),
-    'peak_allocated_train_iter0': pk(TRAIN, lambda p: p[1] == 0),
-    'peak_allocated_train_steady': pk(TRAIN, lambda p: p[1] is not None and p[1] >= 1),
-    'peak_allocated_eval': pk(('eval_train', 'eval_val')),
-    'peak_allocated_eval_train': pk(('eval_train',)),
-    'peak_allocated_eval_val': pk(('eval_val',)),
-    'peak_allocated_generate': pk(('generate',)),
-    'peak_allocated_respond': pk(('respond',)),
-    'peak_allocated_tail': pk(('tail',)),
-    'peak_allocated': max([p[3] for p in phases] or [0]),
-    'peak_reserved': st['reserved'],
-    'alloc_after_setup': next((p[5] for p in phases if p[0] == 'setup'), None),
-    'alloc_after_step0': next((p[5] for p in phases if p[0] == 'opt' and p[1] == 0), None),
-    'alloc_end': phases[-1][5] if phases else None,
-}
+rec['measured_bytes'] = book_probe.phase_peaks(phases, st['reserved'], also=('initial', 'generate', 'respond', 'tail'))
 rec['evals'] = sum(p[0] == 'eval_train' for p in phases)
 rec['generates'] = sum(p[0] == 'generate' for p in phases)
+steps = sorted({p[1] for p in phases if p[0] == 'opt'})
 keep = {0, 1, 2, 3, 5, 6, steps[-1] if steps else 0}
-rec['phases'] = [p for p in phases if p[0] not in TRAIN or p[1] in keep]
+rec['phases'] = [p for p in phases if p[0] not in book_probe.TRAIN or p[1] in keep]
 os.chdir('/')
 shutil.rmtree(work, ignore_errors=True)
 print('RESULT ' + json.dumps(rec), flush=True)

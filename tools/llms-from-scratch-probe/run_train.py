@@ -70,6 +70,7 @@ COMMIT = '28c65cdfbc3338e2e040016eea4b7fdf556e4d57'
 TC = json.load(open(os.path.join(here, 'token_counts.json')))
 
 import torch
+import book_probe  # noqa: E402 (beside this script)
 import torch.utils.data
 
 # ---- the script's source, config dicts edited by exact text replacement ----------------------------------------
@@ -122,28 +123,7 @@ if TOK == 'stub':
 
 
 # ---- matplotlib, requests, torch.save / torch.load -------------------------------------------------------------
-def _no_dunder(k):
-    if k.startswith('__'):
-        raise AttributeError(k)
-    return Dummy()
-
-
-class Dummy:
-    def __getattr__(self, k):
-        return _no_dunder(k)
-
-    def __call__(self, *a, **k):
-        return Dummy()
-
-    def __iter__(self):
-        return iter([Dummy(), Dummy()])
-
-
-plt = types.ModuleType('matplotlib.pyplot')
-plt.__getattr__ = _no_dunder
-mpl = types.ModuleType('matplotlib')
-mpl.pyplot = plt
-sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'] = mpl, plt
+book_probe.stub_matplotlib()
 try:
     import requests  # noqa: F401
 except ImportError:
@@ -197,59 +177,8 @@ def train(self, mode=True):
 
 
 torch.nn.Module.train = train
-_len = torch.utils.data.DataLoader.__len__
-
-
-def dl_len(self):
-    if cur['phase'] == 'eval_train' and len(loaders) > 1 and self is loaders[1]:
-        enter('eval_val', cur['step'])
-    return _len(self)
-
-
-torch.utils.data.DataLoader.__len__ = dl_len
-_dl_init = torch.utils.data.DataLoader.__init__
-
-
-def dl_init(self, *a, **k):
-    _dl_init(self, *a, **k)
-    loaders.append(self)  # main() builds train_loader, then val_loader
-
-
-torch.utils.data.DataLoader.__init__ = dl_init
-_zero = torch.optim.Optimizer.zero_grad
-
-
-def zero_grad(self, *a, **k):
-    enter('zero_grad', st['steps'])
-    out = _zero(self, *a, **k)
-    enter('fwd', st['steps'])
-    return out
-
-
-torch.optim.Optimizer.zero_grad = zero_grad
-_backward = torch.Tensor.backward
-
-
-def backward(self, *a, **k):
-    enter('bwd', st['steps'])
-    out = _backward(self, *a, **k)
-    enter('post_bwd', st['steps'])
-    return out
-
-
-torch.Tensor.backward = backward
-_step = torch.optim.AdamW.step
-
-
-def step(self, *a, **k):
-    enter('opt', st['steps'])
-    out = _step(self, *a, **k)
-    enter('post', st['steps'])
-    st['steps'] += 1
-    return out
-
-
-torch.optim.AdamW.step = step
+_len = book_probe.mark_loaders(torch, enter, cur, loaders)  # the loaders and the eval_val mark (book_probe.py)
+book_probe.mark_steps(torch, enter, st)  # zero_grad / backward / AdamW.step marks (book_probe.py)
 
 
 def save(obj, f, *a, **k):
@@ -296,32 +225,11 @@ if len(loaders) >= 2:
 rec['steps'] = st['steps']
 
 
-def pk(names, pred=lambda p: True):
-    v = [p[3] for p in phases if p[0] in names and pred(p)]
-    return max(v) if v else None
-
-
-TRAIN = ('pre_train', 'zero_grad', 'fwd', 'bwd', 'post_bwd', 'opt', 'post')
-steps = sorted({p[1] for p in phases if p[0] == 'opt'})
 rec['measured_bytes'] = {
-    'peak_allocated_setup': pk(('setup',)),
-    'peak_allocated_train_iter0': pk(TRAIN, lambda p: p[1] == 0),
-    'peak_allocated_train_steady': pk(TRAIN, lambda p: p[1] is not None and p[1] >= 1),
-    'peak_allocated_eval': pk(('eval_train', 'eval_val')),
-    'peak_allocated_eval_train': pk(('eval_train',)),
-    'peak_allocated_eval_val': pk(('eval_val',)),
-    'peak_allocated_generate': pk(('generate',)),
-    'peak_allocated_tail': pk(('tail',)),
-    'peak_allocated': max([p[3] for p in phases] or [0]),
-    'peak_reserved': st['reserved'],
-    'peak_fwd': [pk(('fwd',), lambda p, s=s: p[1] == s) for s in steps],
-    'peak_bwd': [pk(('bwd',), lambda p, s=s: p[1] == s) for s in steps],
-    'peak_opt': [pk(('opt',), lambda p, s=s: p[1] == s) for s in steps],
+    **book_probe.phase_peaks(phases, st['reserved'], also=('generate', 'tail')),
+    **book_probe.step_peaks(phases),
     'peak_eval': [p[3] for p in phases if p[0] in ('eval_train', 'eval_val')],
     'peak_generate': [p[3] for p in phases if p[0] == 'generate'],
-    'alloc_after_setup': next((p[5] for p in phases if p[0] == 'setup'), None),
-    'alloc_after_step0': next((p[5] for p in phases if p[0] == 'opt' and p[1] == 0), None),
-    'alloc_end': phases[-1][5] if phases else None,
     'reserved_end': torch.cuda.memory_reserved() if CUDA else None,
 }
 rec['evals'] = sum(p[0] == 'eval_train' for p in phases)

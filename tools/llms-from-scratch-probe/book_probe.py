@@ -1,0 +1,128 @@
+"""What the LLMs-from-scratch probes share (run_train.py, run_finetune.py, run_instruct.py, run_speed.py): the
+plotting stub, and the phase marks — monkeypatches that call the probe's `enter(phase, step)` around what the
+book's training loops do, and allocate nothing.
+
+  Optimizer.zero_grad  'zero_grad', then 'fwd' (the batch's forward and loss run until backward)
+  Tensor.backward      'bwd', then 'post_bwd'
+  AdamW.step           'opt', then 'post'; `st['steps']` counts the steps taken
+  DataLoader           each loader built is appended to `loaders` (main() builds train, then val); asking the
+                       second one's length while in 'eval_train' enters 'eval_val' (evaluate_model's val half);
+                       mark_loaders returns the unpatched __len__, for a record's loader sizes without a mark
+"""
+
+import sys
+import types
+
+
+def _no_dunder(k):
+    if k.startswith('__'):
+        raise AttributeError(k)
+    return Dummy()
+
+
+class Dummy:
+    """Anything a plotting call returns: every attribute and call gives another, iterating gives two."""
+
+    def __getattr__(self, k):
+        return _no_dunder(k)
+
+    def __call__(self, *a, **k):
+        return Dummy()
+
+    def __iter__(self):
+        return iter([Dummy(), Dummy()])
+
+
+def stub_matplotlib():
+    """matplotlib, matplotlib.pyplot and matplotlib.ticker as no-op modules: the scripts' plots save nothing."""
+    plt = types.ModuleType('matplotlib.pyplot')
+    plt.__getattr__ = _no_dunder
+    ticker = types.ModuleType('matplotlib.ticker')
+    ticker.__getattr__ = _no_dunder  # previous_chapters imports MaxNLocator for its plot
+    mpl = types.ModuleType('matplotlib')
+    mpl.pyplot, mpl.ticker = plt, ticker
+    sys.modules['matplotlib'], sys.modules['matplotlib.pyplot'], sys.modules['matplotlib.ticker'] = mpl, plt, ticker
+
+
+def mark_steps(torch, enter, st):
+    zero, backward_, step_ = torch.optim.Optimizer.zero_grad, torch.Tensor.backward, torch.optim.AdamW.step
+
+    def zero_grad(self, *a, **k):
+        enter('zero_grad', st['steps'])
+        out = zero(self, *a, **k)
+        enter('fwd', st['steps'])
+        return out
+
+    def backward(self, *a, **k):
+        enter('bwd', st['steps'])
+        out = backward_(self, *a, **k)
+        enter('post_bwd', st['steps'])
+        return out
+
+    def step(self, *a, **k):
+        enter('opt', st['steps'])
+        out = step_(self, *a, **k)
+        enter('post', st['steps'])
+        st['steps'] += 1
+        return out
+
+    torch.optim.Optimizer.zero_grad = zero_grad
+    torch.Tensor.backward = backward
+    torch.optim.AdamW.step = step
+
+
+def mark_loaders(torch, enter, cur, loaders):
+    length, init = torch.utils.data.DataLoader.__len__, torch.utils.data.DataLoader.__init__
+
+    def dl_len(self):
+        if cur['phase'] == 'eval_train' and len(loaders) > 1 and self is loaders[1]:
+            enter('eval_val', cur['step'])
+        return length(self)
+
+    def dl_init(self, *a, **k):
+        init(self, *a, **k)
+        loaders.append(self)
+
+    torch.utils.data.DataLoader.__len__ = dl_len
+    torch.utils.data.DataLoader.__init__ = dl_init
+    return length
+
+
+# One phase record: [phase that ends, step, epoch, peak allocated, allocated at its start, allocated at its end, …].
+TRAIN = ('pre_train', 'zero_grad', 'fwd', 'bwd', 'post_bwd', 'opt', 'post')
+
+
+def peak(phases, names, pred=lambda p: True):
+    """The largest peak of the phases named `names` that `pred` accepts; None when there is none."""
+    v = [p[3] for p in phases if p[0] in names and pred(p)]
+    return max(v) if v else None
+
+
+def phase_peaks(phases, reserved, also=()):
+    """The measured_bytes every probe records: setup, iteration 0, steady steps, evaluate_model (both halves),
+    each phase of `also` as peak_allocated_<phase>, the run's peaks, and the allocated bytes after setup, after
+    step 0 and at the end."""
+    out = {
+        'peak_allocated_setup': peak(phases, ('setup',)),
+        'peak_allocated_train_iter0': peak(phases, TRAIN, lambda p: p[1] == 0),
+        'peak_allocated_train_steady': peak(phases, TRAIN, lambda p: p[1] is not None and p[1] >= 1),
+        'peak_allocated_eval': peak(phases, ('eval_train', 'eval_val')),
+        'peak_allocated_eval_train': peak(phases, ('eval_train',)),
+        'peak_allocated_eval_val': peak(phases, ('eval_val',)),
+    }
+    for name in also:
+        out[f'peak_allocated_{name}'] = peak(phases, (name,))
+    out.update({
+        'peak_allocated': max([p[3] for p in phases] or [0]),
+        'peak_reserved': reserved,
+        'alloc_after_setup': next((p[5] for p in phases if p[0] == 'setup'), None),
+        'alloc_after_step0': next((p[5] for p in phases if p[0] == 'opt' and p[1] == 0), None),
+        'alloc_end': phases[-1][5] if phases else None,
+    })
+    return out
+
+
+def step_peaks(phases):
+    """Each step's forward, backward and optimizer-step peaks, in step order."""
+    steps = sorted({p[1] for p in phases if p[0] == 'opt'})
+    return {f'peak_{ph}': [peak(phases, (ph,), lambda p, s=s: p[1] == s) for s in steps] for ph in ('fwd', 'bwd', 'opt')}
