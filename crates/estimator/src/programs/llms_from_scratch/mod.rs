@@ -127,6 +127,10 @@ pub mod explain;
 pub mod fixes;
 pub mod report;
 pub mod sequence;
+/// `ch05/10_llm-training-speed/01_opt_single_gpu.py`'s run, held to its measured runs
+/// (`tests/llms_from_scratch_speed_calibration.rs`); not yet a program of the registry: its
+/// settings, fixes, words and views are the next step (issue 31).
+pub mod speed;
 
 pub use config::Ch05Config;
 

@@ -1,0 +1,459 @@
+//! `ch05/10_llm-training-speed/01_opt_single_gpu.py` (28c65cdf) as the caching allocator sees it,
+//! read from the script and from two allocator traces of it on an H200 with PyTorch 2.11
+//! (tools/llms-from-scratch-probe/raw/speed_call1/traces; the probe's README says what each
+//! buffer is):
+//!
+//! * `model.to(device).to(torch.bfloat16)`: every parameter moved in fp32, then converted one
+//!   by one (the bf16 copy made before the fp32 one goes); from then on everything is bf16;
+//! * the model is compiled whole (`torch.compile`): its forward graph keeps, per block, the two
+//!   LayerNorms' statistics (fp32) and outputs, q·k·v, SDPA's output and softmax statistics
+//!   (cuDNN, flash and memory-efficient keep the same bytes; each call's RNG seed and offset),
+//!   the attention projection's and the MLP's outputs, the MLP's hidden layer before and after
+//!   its GELU, and each dropout's bool mask — the residual stream is recomputed in the backward;
+//! * the loss is eager: `cross_entropy` on the compiled graph's bf16 logits keeps its bf16
+//!   log-softmax; its backward holds nll's gradient, the log-softmax's gradient and that output
+//!   at once, and the log-softmax's gradient is the compiled backward's input until it ends;
+//! * the compiled backward frees each block's saved tensors as it passes them, and sums the
+//!   token embedding's gradient in an fp32 (V, E) buffer before casting it;
+//! * fused AdamW keeps `exp_avg` and `exp_avg_sq` in the parameters' dtype (bf16) and a device
+//!   `step` per parameter, created at its first `step()`;
+//! * `evaluate_model` (eval mode, `no_grad`, a recompiled graph) after steps 0, 10, 20, …: the
+//!   logits and the eager log-softmax of one batch beside the resident state;
+//! * `generate_and_print_sample` after each epoch: one row, greedy, no cache, a graph compiled
+//!   for dynamic shapes; on a cold Inductor cache its first call is autotuned with the card's
+//!   L2-sized flush buffer.
+
+use super::config::Ch05Config;
+use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
+use crate::gpu::Gpu;
+use crate::terms::Term;
+
+type T = TensorId;
+
+/// Training steps replayed: the first (no AdamW state) and two more.
+const STEPS_REPLAYED: u64 = 3;
+
+/// bf16.
+const BF16: u128 = 2;
+
+/// The model's sizes and the batch.
+#[derive(Clone, Copy)]
+struct Dims {
+    /// Tokens in a batch (B·T), the context, the width, heads, vocabulary, layers.
+    n: u128,
+    b: u128,
+    t: u128,
+    e: u128,
+    h: u128,
+    v: u128,
+    layers: u32,
+    dropout: bool,
+    qkv_bias: bool,
+}
+
+/// What one block's forward keeps for its backward.
+struct Saved {
+    ln1: [T; 3],
+    qkv: T,
+    attn: [T; 4],
+    proj: T,
+    mask1: T,
+    ln2: [T; 3],
+    fc: T,
+    gelu: T,
+    mlp: T,
+    mask2: T,
+}
+
+struct Gen {
+    out: Builder,
+    d: Dims,
+    workspace: u128,
+    fwd_workspace: bool,
+    bwd_workspace: bool,
+    /// Every parameter's bytes in `model.parameters()` order, and its gradient and AdamW state.
+    params: Vec<u128>,
+    grads: Vec<T>,
+    adam: Vec<[T; 3]>,
+}
+
+impl Gen {
+    fn a(&mut self, bytes: u128, term: Term) -> T {
+        self.out.alloc(bytes, term)
+    }
+
+    fn f(&mut self, t: T) {
+        self.out.free(t);
+    }
+
+    fn fs(&mut self, ts: &[T]) {
+        for &t in ts {
+            self.out.free(t);
+        }
+    }
+
+    /// A forward matmul's output, then (the first time) the main thread's cuBLAS workspace.
+    fn matmul(&mut self, bytes: u128, term: Term) -> T {
+        let t = self.a(bytes, term);
+        if !std::mem::replace(&mut self.fwd_workspace, true) {
+            self.a(self.workspace, Term::CublasWorkspace);
+        }
+        t
+    }
+
+    /// A backward matmul's output, then (the first time) the autograd thread's workspace.
+    fn bwd_matmul(&mut self, bytes: u128, term: Term) -> T {
+        let t = self.a(bytes, term);
+        if !std::mem::replace(&mut self.bwd_workspace, true) {
+            self.a(self.workspace, Term::CublasWorkspace);
+        }
+        t
+    }
+
+    /// The parameters of `GPTModel(cfg)` in registration order, in elements: `tok_emb`,
+    /// `pos_emb`, per block the fused qkv Linear (bias with `qkv_bias`), the projection, the
+    /// MLP's two Linears, `norm1`, `norm2`; `final_norm`; the untied `out_head`.
+    fn param_elems(d: &Dims) -> Vec<u128> {
+        let (e, v, t) = (d.e, d.v, d.t);
+        let mut p = vec![v * e, t * e];
+        for _ in 0..d.layers {
+            p.push(3 * e * e);
+            if d.qkv_bias {
+                p.push(3 * e);
+            }
+            p.extend([e * e, e, 4 * e * e, 4 * e, 4 * e * e, e, e, e, e, e]);
+        }
+        p.extend([e, e, v * e]);
+        p
+    }
+
+    /// `model.to(device).to(torch.bfloat16)`.
+    fn model_load(&mut self) {
+        self.out.mark(None, Stage::ModelLoad, 0);
+        let elems = Self::param_elems(&self.d);
+        let fp32: Vec<T> = elems.iter().map(|&n| self.a(4 * n, Term::Params)).collect();
+        for (&n, &old) in elems.iter().zip(&fp32) {
+            self.a(BF16 * n, Term::Params);
+            self.f(old);
+        }
+        self.params = elems.iter().map(|&n| BF16 * n).collect();
+        self.grads = vec![None; elems.len()];
+    }
+
+    /// A LayerNorm's fp32 mean and rstd, then its bf16 output.
+    fn layer_norm(&mut self, term: Term) -> [T; 3] {
+        let n = self.d.n;
+        [
+            self.a(4 * n, term),
+            self.a(4 * n, term),
+            self.a(BF16 * n * self.d.e, term),
+        ]
+    }
+
+    fn mask(&mut self, term: Term) -> T {
+        if self.d.dropout {
+            self.a(self.d.n * self.d.e, term)
+        } else {
+            None
+        }
+    }
+
+    /// The compiled training forward: what it keeps, and (besides) pos_emb, the embedding's
+    /// output and mask, the position ids and the final LayerNorm.
+    fn forward(&mut self) -> (Vec<T>, Vec<Saved>, [T; 3]) {
+        let Dims { n, b, t, e, h, .. } = self.d;
+        let pos = self.a(BF16 * t * e, Term::ForwardLocals);
+        // one Philox seed per dropout call, freed before the graph returns
+        let seeds = if self.d.dropout {
+            self.a(8 * (2 * u128::from(self.d.layers) + 1), Term::Scalars)
+        } else {
+            None
+        };
+        let emb_mask = self.mask(Term::EmbeddingDropoutMask);
+        let x0 = self.a(BF16 * n * e, Term::BlockActivations);
+        let mut ln = self.layer_norm(Term::BlockActivations);
+        let arange = self.a(8 * t, Term::ForwardLocals);
+        let mut blocks = Vec::new();
+        for _ in 0..self.d.layers {
+            let act = Term::BlockActivations;
+            let qkv = self.matmul(3 * BF16 * n * e, act);
+            let attn = [
+                self.a(8, act),
+                self.a(8, act),
+                self.a(BF16 * n * e, act),
+                self.a(4 * b * h * t, act),
+            ];
+            let tmp = self.a(256, Term::BlockTransient);
+            self.f(tmp);
+            let proj = self.a(BF16 * n * e, act);
+            let mask1 = self.mask(act);
+            let ln2 = self.layer_norm(act);
+            let fc = self.a(4 * BF16 * n * e, act);
+            let gelu = self.a(4 * BF16 * n * e, act);
+            let mlp = self.a(BF16 * n * e, act);
+            let mask2 = self.mask(act);
+            let ln1 = std::mem::replace(&mut ln, self.layer_norm(act));
+            blocks.push(Saved {
+                ln1,
+                qkv,
+                attn,
+                proj,
+                mask1,
+                ln2,
+                fc,
+                gelu,
+                mlp,
+                mask2,
+            });
+        }
+        self.f(seeds);
+        (vec![pos, emb_mask, x0, arange], blocks, ln)
+    }
+
+    /// One training step: the batch, the forward, the eager loss and its backward, the compiled
+    /// backward, the optimizer step.
+    fn step(&mut self, phase: Phase) {
+        let Dims { n, v, .. } = self.d;
+        self.out.mark(Some(phase), Stage::ZeroGrad, 0);
+        let grads = std::mem::take(&mut self.grads);
+        self.fs(&grads);
+        self.grads = vec![None; self.params.len()];
+        self.out.mark(Some(phase), Stage::Forward, 1);
+        let ids = self.a(8 * n, Term::TokenIds);
+        let targets = self.a(8 * n, Term::TokenIds);
+        let (outer, blocks, lnf) = self.forward();
+        let logits = self.matmul(BF16 * n * v, Term::Logits);
+        self.out.mark(Some(phase), Stage::Loss, 1);
+        let lsm = self.a(BF16 * n * v, Term::LogSoftmax);
+        let loss = [self.a(2, Term::Scalars), self.a(2, Term::Scalars)];
+        self.f(logits);
+        self.f(loss[1]);
+        self.out.mark(Some(phase), Stage::Backward, 1);
+        let seed = self.a(2, Term::Scalars);
+        let nll = self.a(BF16 * n * v, Term::LossGrads);
+        self.f(targets);
+        self.f(loss[0]);
+        let tangent = self.a(BF16 * n * v, Term::LossGrads);
+        self.fs(&[nll, lsm]);
+        self.backward(outer, blocks, lnf, ids);
+        self.fs(&[tangent, seed]);
+        self.out.mark(Some(phase), Stage::OptimizerStep, 0);
+        self.optimizer_step();
+    }
+
+    /// A parameter's gradient, by index.
+    fn grad(&mut self, param: usize) {
+        let bytes = self.params[param];
+        self.grads[param] = self.a(bytes, Term::Grads);
+    }
+
+    /// The compiled backward, last block first, in the order of the traced graph: each block's
+    /// weight gradients as its matmuls produce them, its saved tensors freed as they are passed,
+    /// the earlier block's MLP output and mask once its residual stream is recomputed. Three
+    /// (N, E) gradients are in flight between blocks (Inductor reuses their buffers), the MLP's
+    /// hidden gradient is one (N, 4E) buffer for all blocks, SDPA's backward allocates dq, dk, dv
+    /// and an fp32 accumulator (cuDNN's: 4·N·E + 4·B·H·T + 256 bytes; flash's and the
+    /// memory-efficient kernel's differ by bytes), and the LayerNorms' weight gradients are
+    /// reduced through fp32 partial sums (8 per column).
+    fn backward(&mut self, outer: Vec<T>, blocks: Vec<Saved>, lnf: [T; 3], ids: T) {
+        let Dims { n, e, b, h, t, .. } = self.d;
+        let np = self.params.len();
+        let per_block = if self.d.qkv_bias { 12 } else { 11 };
+        let head = np - 1;
+        // out_head's weight gradient, then the final LayerNorm's
+        let w = self.params[head];
+        self.grads[head] = self.bwd_matmul(w, Term::Grads);
+        self.f(lnf[2]);
+        let mut dx = [
+            self.a(BF16 * n * e, Term::BlockTransient),
+            self.a(BF16 * n * e, Term::BlockTransient),
+            self.a(BF16 * n * e, Term::BlockTransient),
+        ];
+        let partials = [
+            self.a(4 * 8 * e, Term::BlockTransient),
+            self.a(4 * 8 * e, Term::BlockTransient),
+        ];
+        let last = blocks.len();
+        if let Some(s) = blocks.last() {
+            self.fs(&[s.mask2, s.mlp]);
+        }
+        self.fs(&lnf[..2]);
+        self.grad(np - 3);
+        self.grad(np - 2);
+        let mut dfc: T = None;
+        for i in (0..last).rev() {
+            let s = &blocks[i];
+            let base = 2 + i * per_block;
+            let (wqkv, wo) = (base, base + if self.d.qkv_bias { 2 } else { 1 });
+            let (bo, w1, b1, w2, b2) = (wo + 1, wo + 2, wo + 3, wo + 4, wo + 5);
+            let (n1, n2) = (wo + 6, wo + 8);
+            if i + 1 == last {
+                dfc = self.a(4 * BF16 * n * e, Term::BlockTransient);
+            }
+            let wb = self.params[w2];
+            self.grads[w2] = self.bwd_matmul(wb, Term::Grads);
+            self.f(s.gelu);
+            self.grad(b2);
+            self.f(s.fc);
+            self.grad(w1);
+            self.f(s.ln2[2]);
+            let part = self.a(4 * 8 * 4 * e, Term::BlockTransient);
+            self.grad(b1);
+            self.fs(&[s.mask1, s.proj, s.ln2[0], s.ln2[1]]);
+            self.grad(n2);
+            self.grad(n2 + 1);
+            self.grad(wo);
+            self.f(dx[0]);
+            self.grad(bo);
+            let dqkv3 = [
+                self.a(BF16 * n * e, Term::BlockTransient),
+                self.a(BF16 * n * e, Term::BlockTransient),
+                self.a(BF16 * n * e, Term::BlockTransient),
+            ];
+            let ws = self.a(4 * n * e + 4 * b * h * t + 256, Term::BlockTransient);
+            self.f(ws);
+            self.f(dx[2]);
+            self.fs(&s.attn);
+            self.f(s.qkv);
+            let dqkv = self.a(3 * BF16 * n * e, Term::BlockTransient);
+            self.f(dqkv3[0]);
+            self.grad(wqkv);
+            if self.d.qkv_bias {
+                self.grad(wqkv + 1);
+            }
+            self.f(s.ln1[2]);
+            self.f(part);
+            self.f(dqkv);
+            // the earlier block's tail, from which the residual stream is recomputed
+            if i > 0 {
+                self.fs(&[blocks[i - 1].mask2, blocks[i - 1].mlp]);
+            }
+            self.fs(&[s.ln1[0], s.ln1[1]]);
+            self.grad(n1);
+            self.grad(n1 + 1);
+            // dq's buffer went to dqkv; dk's and dv's carry on as the block's input gradients
+            dx = [dqkv3[1], dqkv3[2], dx[1]];
+        }
+        self.f(dfc);
+        // the embeddings: tok_emb's gradient scattered into an fp32 (V, E) buffer and the
+        // residual's in fp32, then pos_emb's summed in fp32; each cast to bf16
+        let (v, tt) = (self.d.v, self.d.t);
+        let emb32 = self.a(4 * v * e, Term::EmbeddingGradBuffer);
+        let dx32 = self.a(4 * n * e, Term::BlockTransient);
+        self.fs(&outer[..3]);
+        self.f(ids);
+        self.fs(&dx);
+        self.f(dx32);
+        self.fs(&partials);
+        let pos32 = self.a(4 * tt * e, Term::BlockTransient);
+        self.f(outer[3]);
+        self.grad(1);
+        self.f(pos32);
+        self.grad(0);
+        self.f(emb32);
+    }
+
+    /// Fused AdamW: at its first step a device `step` and the two moments per parameter.
+    fn optimizer_step(&mut self) {
+        if self.adam.is_empty() {
+            for i in 0..self.params.len() {
+                let p = self.params[i];
+                let state = [
+                    self.a(4, Term::AdamState),
+                    self.a(p, Term::AdamState),
+                    self.a(p, Term::AdamState),
+                ];
+                self.adam.push(state);
+            }
+        }
+    }
+
+    /// `evaluate_model`: one training batch, then one validation batch, each a compiled
+    /// inference forward and the eager log-softmax.
+    fn evaluate(&mut self, rows: &[u128]) {
+        self.out.mark(Some(Phase::Eval), Stage::Eval, 0);
+        for &r in rows {
+            let n = r * self.d.t;
+            let ids = self.a(8 * n, Term::TokenIds);
+            let targets = self.a(8 * n, Term::TokenIds);
+            let logits = self.a(BF16 * n * self.d.v, Term::Logits);
+            let lsm = self.a(BF16 * n * self.d.v, Term::LogSoftmax);
+            let loss = self.a(2, Term::Scalars);
+            self.fs(&[logits, lsm, ids, targets, loss]);
+        }
+    }
+
+    /// `generate_and_print_sample`: on a cold cache the dynamic-shape graph's first call is
+    /// autotuned beside the card's L2-sized flush buffer; then 50 tokens, one row, no cache.
+    fn sample(&mut self, l2_flush: u128) {
+        self.out.mark(Some(Phase::EvalAfterStep), Stage::Eval, 0);
+        let flush = self.a(l2_flush, Term::InductorAutotune);
+        self.f(flush);
+        for len in 4..54u128 {
+            let t = len.min(self.d.t);
+            let logits = self.a(BF16 * t * self.d.v, Term::Logits);
+            self.f(logits);
+        }
+    }
+}
+
+/// The allocation sequence of one 01_opt_single_gpu.py run on `gpu`, a user's first run (an
+/// empty Inductor cache) when `cold`.
+pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool) -> Sequence {
+    let (b, t) = (u128::from(cfg.batch_size), u128::from(cfg.context_length));
+    let d = Dims {
+        n: b * t,
+        b,
+        t,
+        e: u128::from(cfg.emb_dim),
+        h: u128::from(cfg.n_heads),
+        v: u128::from(cfg.vocab_size),
+        layers: cfg.n_layers,
+        dropout: cfg.drop_rate > 0.0,
+        qkv_bias: cfg.qkv_bias,
+    };
+    let mut g = Gen {
+        out: Builder::default(),
+        d,
+        workspace: gpu.cublas_workspace_bytes(),
+        fwd_workspace: false,
+        bwd_workspace: false,
+        params: Vec::new(),
+        grads: Vec::new(),
+        adam: Vec::new(),
+    };
+    g.model_load();
+    let steps = cfg.total_steps().min(STEPS_REPLAYED);
+    let val_rows = cfg.val_sequences().min(u64::from(cfg.batch_size));
+    for step in 0..steps {
+        let phase = if step == 0 {
+            Phase::TrainFirstIter
+        } else {
+            Phase::TrainSteady
+        };
+        g.step(phase);
+        if step % u64::from(cfg.eval_freq) == 0 {
+            let mut rows = vec![b];
+            if val_rows > 0 {
+                rows.push(u128::from(val_rows));
+            }
+            g.evaluate(&rows);
+        }
+    }
+    let flush = if cold { gpu.l2_cache_bytes() } else { 0 };
+    g.sample(flush);
+    g.out.finish()
+}
+
+/// The run replayed without a cap (what the measured runs are held to).
+pub fn replay(
+    cfg: &Ch05Config,
+    gpu: &Gpu,
+    cold: bool,
+) -> Result<crate::engine::run::Run, crate::error::ConfigError> {
+    crate::engine::run::Run::replay(
+        generate(cfg, gpu, cold),
+        cfg.allocator,
+        crate::allocator::Cap::card(gpu.total_bytes),
+    )
+}

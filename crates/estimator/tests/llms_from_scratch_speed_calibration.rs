@@ -1,0 +1,92 @@
+//! LLMs-from-scratch's `ch05/10_llm-training-speed/01_opt_single_gpu.py` (torch.compile, bf16
+//! weights, fused AdamW) against every single-GPU run of it measured on an H200 with PyTorch 2.11
+//! (data/measured/llms-from-scratch-ch05-speed.jsonl, tools/llms-from-scratch-probe): each phase
+//! of the replayed run — the first step, later steps, `evaluate_model`, the sample after the
+//! epoch — within median 0.5 % and worst 3 % of `torch.cuda.max_memory_allocated()`, on an empty
+//! Inductor cache or the twin's warm one as each run was taken; and the reserved peak.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{assert_within_targets, median, project_runs, score_phases};
+use estimator::programs::llms_from_scratch::{speed, Ch05Config};
+use estimator::{gpu, Phase};
+use serde_json::Value;
+
+const PHASES: [(&str, &[Phase]); 4] = [
+    ("peak_allocated_train_iter0", &[Phase::TrainFirstIter]),
+    ("peak_allocated_train_steady", &[Phase::TrainSteady]),
+    ("peak_allocated_eval", &[Phase::Eval]),
+    ("peak_allocated_generate", &[Phase::EvalAfterStep]),
+];
+
+/// The run's dicts, one epoch of the stand-in text's splits (the probe caps the training split
+/// at 12 steps), `eval_freq=10` as the script passes it.
+fn config(run: &Value) -> Ch05Config {
+    let c = &run["config"];
+    let mut cfg = Ch05Config::default();
+    for k in [
+        "vocab_size",
+        "context_length",
+        "emb_dim",
+        "n_heads",
+        "n_layers",
+        "drop_rate",
+        "qkv_bias",
+        "batch_size",
+        "num_epochs",
+        "eval_freq",
+    ] {
+        let v = match &c[k] {
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            other => other.to_string(),
+        };
+        cfg.set(k, &v).unwrap();
+    }
+    cfg.train_tokens = c["train_text_tokens"].as_u64().unwrap();
+    cfg.val_tokens = c["val_text_tokens"].as_u64().unwrap();
+    cfg
+}
+
+fn single_gpu_runs() -> Vec<Value> {
+    project_runs("llms-from-scratch-ch05-speed.jsonl")
+        .into_iter()
+        .filter(|r| r["status"] == "ok" && r["config"]["world_size"].as_u64().unwrap_or(1) == 1)
+        .collect()
+}
+
+#[test]
+fn measured_runs_within_targets() {
+    let h200 = gpu::find("h200").unwrap();
+    let runs = single_gpu_runs();
+    assert!(runs.len() >= 30, "{} runs", runs.len());
+    let scored = score_phases(&runs, &PHASES, |run| {
+        let cold = run["cold"].as_bool().unwrap();
+        speed::replay(&config(run), h200, cold).unwrap()
+    });
+    eprintln!("{}", scored.1);
+    assert_within_targets(scored, 0.03);
+}
+
+/// The reserved peak: the replay's segments against the real allocator's (median 0.5 %; the
+/// worst are the smallest runs, ~1.3 GB, where the cached blocks of Inductor's compile-time
+/// benchmarks are not described: within 5 %).
+#[test]
+fn reserved_within_targets() {
+    let h200 = gpu::find("h200").unwrap();
+    let errs: Vec<f64> = single_gpu_runs()
+        .iter()
+        .map(|run| {
+            let r = speed::replay(&config(run), h200, run["cold"].as_bool().unwrap()).unwrap();
+            let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+            (r.free_run.peak_reserved as f64 - m).abs() / m
+        })
+        .collect();
+    let worst = errs.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        median(errs) <= 0.005 && worst <= 0.05,
+        "worst {:.2}%",
+        worst * 100.0
+    );
+}
