@@ -11,6 +11,7 @@
 //! Cargo enforces it.
 
 pub mod allocator;
+pub mod ddp;
 pub mod decimal;
 pub mod error;
 pub mod events;

@@ -10,7 +10,8 @@
 mod common;
 
 use common::{assert_within_targets, median, project_runs, score_phases};
-use estimator::programs::llms_from_scratch::{speed, Ch05Config};
+use estimator::programs::llms_from_scratch::speed::{self, Rank};
+use estimator::programs::llms_from_scratch::Ch05Config;
 use estimator::{gpu, Phase};
 use serde_json::Value;
 
@@ -49,22 +50,40 @@ fn config(run: &Value) -> Ch05Config {
     cfg
 }
 
-fn single_gpu_runs() -> Vec<Value> {
+/// The runs on `world` GPUs.
+fn runs(world: u64) -> Vec<Value> {
     project_runs("llms-from-scratch-ch05-speed.jsonl")
         .into_iter()
-        .filter(|r| r["status"] == "ok" && r["config"]["world_size"].as_u64().unwrap_or(1) == 1)
+        .filter(|r| r["status"] == "ok" && r["config"]["world_size"].as_u64().unwrap_or(1) == world)
         .collect()
+}
+
+/// The run replayed as its process ran it.
+fn replay(run: &Value) -> estimator::engine::run::Run {
+    let rank = Rank {
+        world: run["config"]["world_size"].as_u64().unwrap_or(1) as u32,
+        rank: run["rank"].as_u64().unwrap_or(0) as u32,
+    };
+    let h200 = gpu::find("h200").unwrap();
+    speed::replay(&config(run), h200, run["cold"].as_bool().unwrap(), rank).unwrap()
 }
 
 #[test]
 fn measured_runs_within_targets() {
-    let h200 = gpu::find("h200").unwrap();
-    let runs = single_gpu_runs();
+    let runs = runs(1);
     assert!(runs.len() >= 30, "{} runs", runs.len());
-    let scored = score_phases(&runs, &PHASES, |run| {
-        let cold = run["cold"].as_bool().unwrap();
-        speed::replay(&config(run), h200, cold).unwrap()
-    });
+    let scored = score_phases(&runs, &PHASES, replay);
+    eprintln!("{}", scored.1);
+    assert_within_targets(scored, 0.03);
+}
+
+/// `02_opt_multi_gpu_ddp.py` under `torchrun --nproc_per_node=2`: each rank's phases (the sample
+/// on rank 0 only) within the same targets.
+#[test]
+fn every_rank_of_the_ddp_script_within_targets() {
+    let runs = runs(2);
+    assert!(runs.len() >= 6, "{} ranks", runs.len());
+    let scored = score_phases(&runs, &PHASES, replay);
     eprintln!("{}", scored.1);
     assert_within_targets(scored, 0.03);
 }
@@ -74,11 +93,10 @@ fn measured_runs_within_targets() {
 /// benchmarks are not described: within 5 %).
 #[test]
 fn reserved_within_targets() {
-    let h200 = gpu::find("h200").unwrap();
-    let errs: Vec<f64> = single_gpu_runs()
+    let errs: Vec<f64> = runs(1)
         .iter()
         .map(|run| {
-            let r = speed::replay(&config(run), h200, run["cold"].as_bool().unwrap()).unwrap();
+            let r = replay(run);
             let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
             (r.free_run.peak_reserved as f64 - m).abs() / m
         })

@@ -22,6 +22,12 @@
 //! * `generate_and_print_sample` after each epoch: one row, greedy, no cache, a graph compiled
 //!   for dynamic shapes; on a cold Inductor cache its first call is autotuned with the card's
 //!   L2-sized flush buffer.
+//!
+//! `02_opt_multi_gpu_ddp.py` under torchrun runs the same on every rank, with DDP's gradient
+//! buckets beside it (one flat bf16 buffer of every parameter's gradient from `DDP(model)` on,
+//! rebuilt at the second step's forward as `engine::ddp::buckets` sizes them, the old one freed
+//! first), each rank's `DistributedSampler` share of the batches, four scalars all-reduced for
+//! the tokens-per-second line at each evaluation, and the sample on rank 0 only.
 
 use super::config::Ch05Config;
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
@@ -210,9 +216,26 @@ impl Gen {
         (vec![pos, emb_mask, x0, arange], blocks, ln)
     }
 
+    /// DDP's buckets as the Reducer first builds them: one flat buffer.
+    fn ddp_wrap(&mut self) -> Vec<T> {
+        let total = self.params.iter().sum();
+        vec![self.a(total, Term::DdpBuckets)]
+    }
+
+    /// The Reducer's rebuild at the second step's forward: the old buckets freed, then the new
+    /// ones allocated.
+    fn ddp_rebuild(&mut self, old: &mut Vec<T>) {
+        self.out.free_all(old);
+        let sizes = crate::engine::ddp::buckets(self.params.iter().rev().copied());
+        *old = sizes
+            .into_iter()
+            .map(|b| self.a(b, Term::DdpBuckets))
+            .collect();
+    }
+
     /// One training step: the batch, the forward, the eager loss and its backward, the compiled
     /// backward, the optimizer step.
-    fn step(&mut self, phase: Phase) {
+    fn step(&mut self, phase: Phase, buckets: Option<&mut Vec<T>>) {
         let Dims { n, v, .. } = self.d;
         self.out.mark(Some(phase), Stage::ZeroGrad, 0);
         let grads = std::mem::take(&mut self.grads);
@@ -221,6 +244,9 @@ impl Gen {
         self.out.mark(Some(phase), Stage::Forward, 1);
         let ids = self.a(8 * n, Term::TokenIds);
         let targets = self.a(8 * n, Term::TokenIds);
+        if let Some(b) = buckets {
+            self.ddp_rebuild(b);
+        }
         let (outer, blocks, lnf) = self.forward();
         let logits = self.matmul(BF16 * n * v, Term::Logits);
         self.out.mark(Some(phase), Stage::Loss, 1);
@@ -397,9 +423,18 @@ impl Gen {
     }
 }
 
-/// The allocation sequence of one 01_opt_single_gpu.py run on `gpu`, a user's first run (an
-/// empty Inductor cache) when `cold`.
-pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool) -> Sequence {
+/// Which process of a torchrun a sequence is: `02_opt_multi_gpu_ddp.py` on `world` GPUs
+/// (01_opt_single_gpu.py is `Rank { world: 1, rank: 0 }`).
+#[derive(Clone, Copy, Debug)]
+pub struct Rank {
+    pub world: u32,
+    pub rank: u32,
+}
+
+/// The allocation sequence of one run on `gpu` as `rank` sees it, a user's first run (an empty
+/// Inductor cache) when `cold`. `cfg`'s token counts are the whole text's; each rank trains
+/// and evaluates on its `DistributedSampler` share.
+pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: Rank) -> Sequence {
     let (b, t) = (u128::from(cfg.batch_size), u128::from(cfg.context_length));
     let d = Dims {
         n: b * t,
@@ -423,16 +458,28 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool) -> Sequence {
         adam: Vec::new(),
     };
     g.model_load();
-    let steps = cfg.total_steps().min(STEPS_REPLAYED);
-    let val_rows = cfg.val_sequences().min(u64::from(cfg.batch_size));
-    for step in 0..steps {
+    let ddp = rank.world > 1;
+    let mut buckets = if ddp { g.ddp_wrap() } else { Vec::new() };
+    let world = u64::from(rank.world);
+    let steps = (cfg.train_sequences().div_ceil(world) / u64::from(cfg.batch_size))
+        * u64::from(cfg.num_epochs);
+    let val_rows = cfg
+        .val_sequences()
+        .div_ceil(world)
+        .min(u64::from(cfg.batch_size));
+    let mut reduced: Vec<T> = Vec::new();
+    for step in 0..steps.min(STEPS_REPLAYED) {
         let phase = if step == 0 {
             Phase::TrainFirstIter
         } else {
             Phase::TrainSteady
         };
-        g.step(phase);
+        g.step(phase, (ddp && step == 1).then_some(&mut buckets));
         if step % u64::from(cfg.eval_freq) == 0 {
+            if ddp && reduced.is_empty() {
+                // the interval's and the run's token counts, each a tensor and its all-reduced clone
+                reduced = (0..4).map(|_| g.a(4, Term::Scalars)).collect();
+            }
             let mut rows = vec![b];
             if val_rows > 0 {
                 rows.push(u128::from(val_rows));
@@ -440,8 +487,10 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool) -> Sequence {
             g.evaluate(&rows);
         }
     }
-    let flush = if cold { gpu.l2_cache_bytes() } else { 0 };
-    g.sample(flush);
+    if rank.rank == 0 {
+        let flush = if cold { gpu.l2_cache_bytes() } else { 0 };
+        g.sample(flush);
+    }
     g.out.finish()
 }
 
@@ -450,9 +499,10 @@ pub fn replay(
     cfg: &Ch05Config,
     gpu: &Gpu,
     cold: bool,
+    rank: Rank,
 ) -> Result<crate::engine::run::Run, crate::error::ConfigError> {
     crate::engine::run::Run::replay(
-        generate(cfg, gpu, cold),
+        generate(cfg, gpu, cold, rank),
         cfg.allocator,
         crate::allocator::Cap::card(gpu.total_bytes),
     )

@@ -1,10 +1,8 @@
 //! DistributedDataParallel: what `torchrun --nproc_per_node=N train.py` adds to each GPU.
 //!
 //! train.py wraps the model in `DDP(model, device_ids=[ddp_local_rank])` after building the
-//! optimizer. DDP's Reducer then holds one flat fp32 gradient buffer per bucket
-//! (`gradient_as_bucket_view=False`, the default): the parameters in reverse order, a first
-//! bucket closed at 1 MiB (`dist._DEFAULT_FIRST_BUCKET_BYTES`) and the rest at 25 MiB
-//! (`bucket_cap_mb`), a bucket closing once it reaches its limit. Together they are 4 bytes per
+//! optimizer. DDP's Reducer then holds one flat fp32 gradient buffer per bucket, sized as
+//! `engine::ddp::buckets` says. Together they are 4 bytes per
 //! parameter, on every rank, from before the first `estimate_loss()` to the end
 //! (measured, `ddp2.jsonl`: +4.0·P on every rank in every phase, GPT-2 124M and 350M).
 //!
@@ -24,11 +22,6 @@
 
 use crate::config::TrainConfig;
 
-/// DDP's first bucket limit: `torch.distributed._DEFAULT_FIRST_BUCKET_BYTES`.
-pub const FIRST_BUCKET_BYTES: u128 = 1 << 20;
-/// DDP's `bucket_cap_mb` default (25) in bytes.
-pub const BUCKET_CAP_BYTES: u128 = 25 << 20;
-
 /// What the buckets take on the card: each one as the caching allocator rounds it.
 pub fn bucket_total(cfg: &TrainConfig) -> u128 {
     bucket_bytes(cfg)
@@ -44,20 +37,12 @@ pub fn bucket_bytes(cfg: &TrainConfig) -> Vec<u128> {
     if !cfg.is_ddp() {
         return Vec::new();
     }
-    let mut buckets = Vec::new();
-    let (mut size, mut limit) = (0u128, FIRST_BUCKET_BYTES);
-    for p in crate::params::tensors(cfg).into_iter().rev() {
-        size += p.bytes;
-        if size >= limit {
-            buckets.push(size);
-            size = 0;
-            limit = BUCKET_CAP_BYTES;
-        }
-    }
-    if size > 0 {
-        buckets.push(size);
-    }
-    buckets
+    crate::engine::ddp::buckets(
+        crate::params::tensors(cfg)
+            .into_iter()
+            .rev()
+            .map(|p| p.bytes),
+    )
 }
 
 /// Which parameter tensors (in [`crate::params::tensors`] order) rank 0 keeps AdamW state for
@@ -155,7 +140,9 @@ mod tests {
         );
         // reversed: ln_f (3 KiB) and the last c_proj (9 MiB) close the 1 MiB first bucket
         assert_eq!(b[0], 4 * 768 + 4 * 4 * 768 * 768);
-        assert!(b[1..b.len() - 1].iter().all(|&x| x >= BUCKET_CAP_BYTES));
+        assert!(b[1..b.len() - 1]
+            .iter()
+            .all(|&x| x >= crate::engine::ddp::BUCKET_CAP_BYTES));
         assert!(bucket_bytes(&TrainConfig::default()).is_empty());
     }
 
