@@ -10,6 +10,7 @@
 mod common;
 
 use common::{assert_within_targets, median, project_runs, score_phases};
+use estimator::programs::llms_from_scratch::config::DICT_KEYS;
 use estimator::programs::llms_from_scratch::speed::{self, Rank};
 use estimator::programs::llms_from_scratch::Ch05Config;
 use estimator::{gpu, Phase};
@@ -27,18 +28,7 @@ const PHASES: [(&str, &[Phase]); 4] = [
 fn config(run: &Value) -> Ch05Config {
     let c = &run["config"];
     let mut cfg = Ch05Config::default();
-    for k in [
-        "vocab_size",
-        "context_length",
-        "emb_dim",
-        "n_heads",
-        "n_layers",
-        "drop_rate",
-        "qkv_bias",
-        "batch_size",
-        "num_epochs",
-        "eval_freq",
-    ] {
+    for &k in DICT_KEYS.iter().chain(&["eval_freq"]) {
         let v = match &c[k] {
             Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
             other => other.to_string(),
@@ -70,19 +60,20 @@ fn replay(run: &Value) -> estimator::engine::run::Run {
 
 #[test]
 fn measured_runs_within_targets() {
-    let runs = runs(1);
-    assert!(runs.len() >= 30, "{} runs", runs.len());
-    let scored = score_phases(&runs, &PHASES, replay);
-    eprintln!("{}", scored.1);
-    assert_within_targets(scored, 0.03);
+    check(1, 30);
 }
 
 /// `02_opt_multi_gpu_ddp.py` under `torchrun --nproc_per_node=2`: each rank's phases (the sample
 /// on rank 0 only) within the same targets.
 #[test]
 fn every_rank_of_the_ddp_script_within_targets() {
-    let runs = runs(2);
-    assert!(runs.len() >= 6, "{} ranks", runs.len());
+    check(2, 6);
+}
+
+/// Every phase of the (at least `least`) runs on `world` GPUs within the targets.
+fn check(world: u64, least: usize) {
+    let runs = runs(world);
+    assert!(runs.len() >= least, "{} runs", runs.len());
     let scored = score_phases(&runs, &PHASES, replay);
     eprintln!("{}", scored.1);
     assert_within_targets(scored, 0.03);
