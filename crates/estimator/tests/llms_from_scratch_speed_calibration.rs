@@ -11,7 +11,7 @@ mod common;
 
 use common::{assert_within_targets, median, project_runs, score_phases};
 use estimator::programs::llms_from_scratch::config::DICT_KEYS;
-use estimator::programs::llms_from_scratch::speed::{self, Rank};
+use estimator::programs::llms_from_scratch::speed;
 use estimator::programs::llms_from_scratch::Ch05Config;
 use estimator::{gpu, Phase};
 use serde_json::Value;
@@ -27,7 +27,7 @@ const PHASES: [(&str, &[Phase]); 4] = [
 /// at 12 steps), `eval_freq=10` as the script passes it.
 fn config(run: &Value) -> Ch05Config {
     let c = &run["config"];
-    let mut cfg = Ch05Config::default();
+    let mut cfg = Ch05Config::speed();
     for &k in DICT_KEYS.iter().chain(&["eval_freq"]) {
         let v = match &c[k] {
             Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
@@ -35,6 +35,8 @@ fn config(run: &Value) -> Ch05Config {
         };
         cfg.set(k, &v).unwrap();
     }
+    let world = c["world_size"].as_u64().unwrap_or(1).to_string();
+    cfg.set("nproc_per_node", &world).unwrap();
     cfg.train_tokens = c["train_text_tokens"].as_u64().unwrap();
     cfg.val_tokens = c["val_text_tokens"].as_u64().unwrap();
     cfg
@@ -50,10 +52,7 @@ fn runs(world: u64) -> Vec<Value> {
 
 /// The run replayed as its process ran it.
 fn replay(run: &Value) -> estimator::engine::run::Run {
-    let rank = Rank {
-        world: run["config"]["world_size"].as_u64().unwrap_or(1) as u32,
-        rank: run["rank"].as_u64().unwrap_or(0) as u32,
-    };
+    let rank = run["rank"].as_u64().unwrap_or(0) as u32;
     let h200 = gpu::find("h200").unwrap();
     speed::replay(&config(run), h200, run["cold"].as_bool().unwrap(), rank).unwrap()
 }

@@ -10,9 +10,23 @@
 use crate::config::Allocator;
 use crate::error::{ConfigError, Problem};
 
-/// The settings of one gpt_train.py run.
+/// Which of the book's chapter-5 training scripts a config describes: they read the same dicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Script {
+    /// `ch05/01_main-chapter-code/gpt_train.py`: eager, fp32, foreach AdamW, one GPU.
+    #[default]
+    GptTrain,
+    /// `ch05/10_llm-training-speed/01_opt_single_gpu.py`, and `02_opt_multi_gpu_ddp.py` under
+    /// torchrun: compiled, bf16 weights, fused AdamW (`speed.rs`).
+    Speed,
+}
+
+/// The settings of one gpt_train.py (or speed script) run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ch05Config {
+    pub script: Script,
+    /// torchrun's processes: `02_opt_multi_gpu_ddp.py` above 1; gpt_train.py has no DDP.
+    pub nproc_per_node: u32,
     pub vocab_size: u32,
     pub context_length: u32,
     pub emb_dim: u32,
@@ -39,6 +53,8 @@ pub struct Ch05Config {
 impl Default for Ch05Config {
     fn default() -> Self {
         Ch05Config {
+            script: Script::GptTrain,
+            nproc_per_node: 1,
             vocab_size: 50_257,
             context_length: 256,
             emb_dim: 768,
@@ -58,6 +74,39 @@ impl Default for Ch05Config {
         }
     }
 }
+
+impl Ch05Config {
+    /// `01_opt_single_gpu.py`'s dicts and data: GPT-2's vocabulary padded to 50,304, the full
+    /// 1,024 context, batch 32, 15 epochs, `eval_freq=10`, Middlemarch.
+    pub fn speed() -> Ch05Config {
+        Ch05Config {
+            script: Script::Speed,
+            vocab_size: 50_304,
+            context_length: 1024,
+            batch_size: 32,
+            num_epochs: 15,
+            eval_freq: 10,
+            train_tokens: MIDDLEMARCH_TRAIN_TOKENS,
+            val_tokens: MIDDLEMARCH_VAL_TOKENS,
+            ..Ch05Config::default()
+        }
+    }
+
+    /// The script's own settings, what `changed` and `repair` go back to.
+    pub fn defaults(&self) -> Ch05Config {
+        match self.script {
+            Script::GptTrain => Ch05Config::default(),
+            Script::Speed => Ch05Config::speed(),
+        }
+    }
+}
+
+/// Middlemarch (Project Gutenberg's pg145.txt, which the speed scripts download) in GPT-2 tokens,
+/// 90 % of its characters to training: not counted here (the text is not in the repository and
+/// this machine has no network) but bounded by the book's own log of `00_orig.py` on it — 52
+/// batches of 8 × 1,024 tokens per epoch, so 425,985 to 434,176 training tokens.
+pub const MIDDLEMARCH_TRAIN_TOKENS: u64 = 430_000;
+pub const MIDDLEMARCH_VAL_TOKENS: u64 = 47_800;
 
 /// the-verdict.txt (ch02/01_main-chapter-code, 20,479 characters) split at `int(0.90 *
 /// len(text))` characters and encoded with tiktoken's gpt2: the script's own data.
@@ -245,19 +294,25 @@ impl Ch05Config {
                 self.train_tokens = n * 9 / 10;
                 self.val_tokens = n - self.train_tokens;
             }
-            // one process on one GPU: the script has no DDP
-            "nproc_per_node" | "nproc-per-node" | "world_size" => {
-                one_gpu(key, text, "gpt_train.py")?
-            }
+            // gpt_train.py has no DDP; 02_opt_multi_gpu_ddp.py runs under torchrun
+            "nproc_per_node" | "nproc-per-node" | "world_size" => match self.script {
+                Script::GptTrain => one_gpu(key, text, "gpt_train.py")?,
+                Script::Speed => self.nproc_per_node = int_in(key, text, 1, 4096)? as u32,
+            },
             "allocator" => self.allocator = allocator_in(key, text)?,
             _ => return Err(ConfigError::new(key, "", Problem::UnknownKey)),
         }
         Ok(())
     }
 
-    /// `--KEY=VALUE` arguments in order; anything else is named.
+    /// gpt_train.py's `--KEY=VALUE` arguments in order; anything else is named.
     pub fn from_args<S: AsRef<str>>(args: &[S]) -> Result<Ch05Config, ConfigError> {
-        let mut cfg = Ch05Config::default();
+        Ch05Config::default().with_args(args)
+    }
+
+    /// These settings with `--KEY=VALUE` arguments applied in order.
+    pub fn with_args<S: AsRef<str>>(self, args: &[S]) -> Result<Ch05Config, ConfigError> {
+        let mut cfg = self;
         crate::programs::seam::key_value_args(
             args,
             "gpt_train.py's settings are its dicts' keys, written --KEY=VALUE \
@@ -316,14 +371,14 @@ impl Ch05Config {
             "train_tokens" => self.train_tokens.to_string(),
             "val_tokens" => self.val_tokens.to_string(),
             "allocator" => self.allocator.as_str().to_string(),
-            "nproc_per_node" => "1".to_string(),
+            "nproc_per_node" => self.nproc_per_node.to_string(),
             _ => return None,
         })
     }
 
     /// The settings that differ from the script's, as `(key, value)`.
     pub fn changed(&self) -> Vec<(&'static str, String)> {
-        let d = Ch05Config::default();
+        let d = self.defaults();
         KEYS.iter()
             .filter(|k| self.get(k) != d.get(k))
             .map(|k| (*k, self.get(k).unwrap_or_default()))
@@ -337,9 +392,10 @@ impl Ch05Config {
         tokens.saturating_sub(ctx).div_ceil(ctx)
     }
 
-    /// Training sequences.
+    /// Training sequences (each rank's `DistributedSampler` share under torchrun).
     pub fn train_sequences(&self) -> u64 {
         self.sequences(self.train_tokens)
+            .div_ceil(u64::from(self.nproc_per_node))
     }
 
     /// Training batches per epoch (`drop_last=True`).
@@ -356,6 +412,7 @@ impl Ch05Config {
     /// batch partial. None: `evaluate_model`'s validation loss is `nan`, with no forward.
     pub fn val_sequences(&self) -> u64 {
         self.sequences(self.val_tokens)
+            .div_ceil(u64::from(self.nproc_per_node))
     }
 
     /// Optimizer steps in the whole run.

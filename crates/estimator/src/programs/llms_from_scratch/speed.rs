@@ -423,18 +423,10 @@ impl Gen {
     }
 }
 
-/// Which process of a torchrun a sequence is: `02_opt_multi_gpu_ddp.py` on `world` GPUs
-/// (01_opt_single_gpu.py is `Rank { world: 1, rank: 0 }`).
-#[derive(Clone, Copy, Debug)]
-pub struct Rank {
-    pub world: u32,
-    pub rank: u32,
-}
-
-/// The allocation sequence of one run on `gpu` as `rank` sees it, a user's first run (an empty
-/// Inductor cache) when `cold`. `cfg`'s token counts are the whole text's; each rank trains
-/// and evaluates on its `DistributedSampler` share.
-pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: Rank) -> Sequence {
+/// The allocation sequence of one run on `gpu` as process `rank` of `cfg.nproc_per_node` sees it
+/// (01_opt_single_gpu.py: one process, rank 0), a user's first run (an empty Inductor cache)
+/// when `cold`. Each rank trains and evaluates on its `DistributedSampler` share.
+pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence {
     let (b, t) = (u128::from(cfg.batch_size), u128::from(cfg.context_length));
     let d = Dims {
         n: b * t,
@@ -458,15 +450,10 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: Rank) -> Sequence
         adam: Vec::new(),
     };
     g.model_load();
-    let ddp = rank.world > 1;
+    let ddp = cfg.nproc_per_node > 1;
     let mut buckets = if ddp { g.ddp_wrap() } else { Vec::new() };
-    let world = u64::from(rank.world);
-    let steps = (cfg.train_sequences().div_ceil(world) / u64::from(cfg.batch_size))
-        * u64::from(cfg.num_epochs);
-    let val_rows = cfg
-        .val_sequences()
-        .div_ceil(world)
-        .min(u64::from(cfg.batch_size));
+    let steps = cfg.total_steps();
+    let val_rows = cfg.val_sequences().min(u64::from(cfg.batch_size));
     let mut reduced: Vec<T> = Vec::new();
     for step in 0..steps.min(STEPS_REPLAYED) {
         let phase = if step == 0 {
@@ -487,7 +474,7 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: Rank) -> Sequence
             g.evaluate(&rows);
         }
     }
-    if rank.rank == 0 {
+    if rank == 0 {
         let flush = if cold { gpu.l2_cache_bytes() } else { 0 };
         g.sample(flush);
     }
@@ -499,7 +486,7 @@ pub fn replay(
     cfg: &Ch05Config,
     gpu: &Gpu,
     cold: bool,
-    rank: Rank,
+    rank: u32,
 ) -> Result<crate::engine::run::Run, crate::error::ConfigError> {
     crate::engine::run::Run::replay(
         generate(cfg, gpu, cold, rank),
