@@ -34,6 +34,8 @@ registry::registry! {
     BuildNanoGpt(bng) => build_nanogpt::BuildNanoGpt,
     /// rasbt/LLMs-from-scratch's `ch05/01_main-chapter-code/gpt_train.py`.
     LfsCh05(lfs_ch05) => llms_from_scratch::GptTrain,
+    /// rasbt/LLMs-from-scratch's `ch05/10_llm-training-speed/01_opt_single_gpu.py` (and 02 under torchrun).
+    LfsCh05Speed(lfs_ch05_speed) => llms_from_scratch::speed::GptTrainSpeed,
     /// rasbt/LLMs-from-scratch's `ch06/01_main-chapter-code/gpt_class_finetune.py`.
     LfsCh06(lfs_ch06) => llms_from_scratch::ch06::GptClassFinetune,
     /// rasbt/LLMs-from-scratch's `ch07/01_main-chapter-code/gpt_instruction_finetuning.py`.

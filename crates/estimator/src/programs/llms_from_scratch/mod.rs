@@ -8,6 +8,16 @@
 /// (`analyze`, `config`, `fixes`, `answer`, `explain`): one text, expanded in each impl.
 macro_rules! lfs_forwards {
     ($config:ty, $analysis:ty, $fixes:ty) => {
+        lfs_forwards!(
+            $config,
+            $analysis,
+            $fixes,
+            <$config>::default(),
+            <$config>::from_args
+        );
+    };
+    // a program whose settings start from other defaults than its config type's
+    ($config:ty, $analysis:ty, $fixes:ty, $defaults:expr, $from_flags:expr) => {
         type Config = $config;
         type Analysis = $analysis;
         type Fixes = $fixes;
@@ -65,11 +75,11 @@ macro_rules! lfs_forwards {
         }
 
         fn default_config() -> $config {
-            <$config>::default()
+            $defaults
         }
 
         fn config_from_flags(flags: &[String]) -> Result<$config, ConfigError> {
-            <$config>::from_args(flags)
+            ($from_flags)(flags)
         }
 
         fn json_flag(
@@ -127,9 +137,6 @@ pub mod explain;
 pub mod fixes;
 pub mod report;
 pub mod sequence;
-/// `ch05/10_llm-training-speed/01_opt_single_gpu.py`'s run, held to its measured runs
-/// (`tests/llms_from_scratch_speed_calibration.rs`); not yet a program of the registry: its
-/// settings, fixes, words and views are the next step (issue 31).
 pub mod speed;
 
 pub use config::Ch05Config;
@@ -157,7 +164,7 @@ impl std::ops::Deref for Ch05Analysis {
 /// Replays `cfg` for `budget`'s card.
 pub fn analyze(cfg: &Ch05Config, budget: &Budget) -> Result<Ch05Analysis, ConfigError> {
     cfg.validate()?;
-    let sequence = sequence::generate(cfg, &budget.gpu);
+    let sequence = generate(cfg, &budget.gpu);
     Ok(Ch05Analysis {
         config: cfg.clone(),
         run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
@@ -168,10 +175,19 @@ pub fn analyze(cfg: &Ch05Config, budget: &Budget) -> Result<Ch05Analysis, Config
 pub fn fits_on_card(cfg: &Ch05Config, budget: &Budget) -> bool {
     cfg.validate().is_ok()
         && crate::engine::run::fits(
-            &sequence::generate(cfg, &budget.gpu),
+            &generate(cfg, &budget.gpu),
             cfg.allocator,
             budget.allocator_cap(),
         )
+}
+
+/// The run of `cfg`'s script, as rank 0 holds it (the most: the sample runs there), on a
+/// user's first run of a compiled script (an empty Inductor cache).
+fn generate(cfg: &Ch05Config, gpu: &crate::gpu::Gpu) -> crate::engine::events::Sequence {
+    match cfg.script {
+        config::Script::GptTrain => sequence::generate(cfg, gpu),
+        config::Script::Speed => speed::generate(cfg, gpu, true, 0),
+    }
 }
 
 /// Parameters of `GPTModel(cfg)`: untied `tok_emb` and `out_head` (V·C each), `pos_emb`
@@ -328,11 +344,12 @@ impl crate::programs::TrainingProgram for GptTrain {
         let Err(e) = cfg.validate() else {
             return Vec::new();
         };
-        cfg.n_heads = Ch05Config::default().n_heads;
+        cfg.n_heads = cfg.defaults().n_heads;
         if cfg.validate().is_err() {
             *cfg = Ch05Config {
                 allocator: cfg.allocator,
-                ..Ch05Config::default()
+                nproc_per_node: cfg.nproc_per_node,
+                ..cfg.defaults()
             };
         }
         vec![e]

@@ -29,7 +29,7 @@
 //! first), each rank's `DistributedSampler` share of the batches, four scalars all-reduced for
 //! the tokens-per-second line at each evaluation, and the sample on rank 0 only.
 
-use super::config::Ch05Config;
+use super::super::config::Ch05Config;
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
 use crate::gpu::Gpu;
 use crate::terms::Term;
