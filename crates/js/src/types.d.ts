@@ -1,5 +1,5 @@
 /** The training programs vramfit models. */
-export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt" | "llms-from-scratch-ch05" | "llms-from-scratch-ch06" | "llms-from-scratch-ch07";
+export type Program = "nanogpt" | "nanochat" | "nanochat-sft" | "build-nanogpt" | "llms-from-scratch-ch05" | "llms-from-scratch-ch05-speed" | "llms-from-scratch-ch06" | "llms-from-scratch-ch07";
 
 /** One setting's value, as JSON writes it. */
 export type Setting = number | boolean | string | null;
