@@ -107,6 +107,11 @@ test("LLMs-from-scratch's measured configs, on a 12 GB card", () => {
     drop_rate: c.drop_rate, qkv_bias: c.qkv_bias, batch_size: c.batch_size, num_epochs: c.num_epochs,
     train_tokens: c.train_text_tokens, val_tokens: c.val_text_tokens,
   }));
+  measuredConfigs('llms-from-scratch-ch05-speed.jsonl', 'llms-from-scratch-ch05-speed', 36, ({ config: c }) => ({
+    context_length: c.context_length, emb_dim: c.emb_dim, n_heads: c.n_heads, n_layers: c.n_layers,
+    drop_rate: c.drop_rate, qkv_bias: c.qkv_bias, batch_size: c.batch_size, num_epochs: c.num_epochs,
+    train_tokens: c.train_text_tokens, val_tokens: c.val_text_tokens, nproc_per_node: c.world_size ?? 1,
+  }));
   measuredConfigs('llms-from-scratch-ch06.jsonl', 'llms-from-scratch-ch06', 29, ({ config: c, dataset: d }) => ({
     CHOOSE_MODEL: c.choose_model, drop_rate: c.drop_rate, batch_size: c.batch_size, num_epochs: c.num_epochs,
     max_length: c.max_length, train_rows: d.train_rows, val_rows: d.val_rows,
@@ -164,7 +169,7 @@ test('readOom(), gpus() and defaults() agree with the CLI', () => {
   assert.deepStrictEqual(vramfit.gpus().map((g) => g.id), listed);
 
   for (const program of ['nanogpt', 'nanochat', 'nanochat-sft', 'build-nanogpt', 'llms-from-scratch-ch05',
-    'llms-from-scratch-ch06', 'llms-from-scratch-ch07']) {
+    'llms-from-scratch-ch05-speed', 'llms-from-scratch-ch06', 'llms-from-scratch-ch07']) {
     const args = program === 'nanogpt' ? [] : [`--program=${program}`];
     const answered = cli(args).config;
     const defaults = vramfit.defaults(program);
@@ -283,7 +288,8 @@ test('types.d.ts declares exactly what the package answers, for every program', 
     { program: 'nanochat', depth: 4 }, { program: 'nanochat-sft', depth: 4 },
     { program: 'nanochat', depth: 4, nproc_per_node: 4 },
     { program: 'build-nanogpt' }, { program: 'build-nanogpt', B: 64 },
-    { program: 'llms-from-scratch-ch05' }, { program: 'llms-from-scratch-ch06', CHOOSE_MODEL: 'gpt2-xl' },
+    { program: 'llms-from-scratch-ch05' }, { program: 'llms-from-scratch-ch05-speed', nproc_per_node: 2 },
+    { program: 'llms-from-scratch-ch06', CHOOSE_MODEL: 'gpt2-xl' },
     { program: 'llms-from-scratch-ch07', max_length: 512 },
   ];
   const answers = configs.map((c) => vramfit.analyze(c, 'rtx3060'));

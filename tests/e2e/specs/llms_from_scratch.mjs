@@ -1,5 +1,5 @@
-// LLMs-from-scratch's ch05 gpt_train.py and ch06 gpt_class_finetune.py on the page: their numbers
-// equal the CLI's on three configs each, their names drive the URL, pasted script text switches
+// LLMs-from-scratch's ch05 gpt_train.py, its speed scripts, ch06 gpt_class_finetune.py and ch07 on
+// the page: their numbers equal the CLI's on three configs each, their names drive the URL, pasted script text switches
 // program, and their fixes come with the lines to edit.
 
 import assert from 'node:assert/strict';
@@ -16,6 +16,20 @@ const CASES = [
     query: `?program=${P}&emb_dim=1024&n_heads=16&n_layers=24&drop_rate=0.0&batch_size=8&gpu=t4`,
     args: [`--program=${P}`, '--emb_dim=1024', '--n_heads=16', '--n_layers=24', '--drop_rate=0.0', '--batch_size=8',
       '--gpu=t4'],
+  },
+];
+
+const PS = 'llms-from-scratch-ch05-speed';
+const CASES_SPEED = [
+  { query: `?program=${PS}&gpu=rtx4090`, args: [`--program=${PS}`, '--gpu=rtx4090'] },
+  {
+    query: `?program=${PS}&batch_size=8&drop_rate=0.0&gpu=rtx3060`,
+    args: [`--program=${PS}`, '--batch_size=8', '--drop_rate=0.0', '--gpu=rtx3060'],
+  },
+  {
+    query: `?program=${PS}&emb_dim=1024&n_heads=16&n_layers=24&batch_size=16&nproc_per_node=4&gpu=a100_40`,
+    args: [`--program=${PS}`, '--emb_dim=1024', '--n_heads=16', '--n_layers=24', '--batch_size=16',
+      '--nproc_per_node=4', '--gpu=a100_40'],
   },
 ];
 
@@ -83,6 +97,10 @@ export const tests = {
       args: [`--program=${P}`, '--context_length=1024', '--batch_size=4', '--gpu=rtx4070'],
       shot: 'llms-from-scratch-ch05.png',
     });
+  },
+
+  async '01_opt_single_gpu.py and 02_opt_multi_gpu_ddp.py page numbers equal the CLI for the same config'(ctx) {
+    await assertSameAsCli(ctx, CASES_SPEED);
   },
 
   async 'gpt_class_finetune.py page numbers equal the CLI for the same config'(ctx) {
