@@ -1,4 +1,4 @@
-//! Which training script the page models: nanoGPT's train.py or nanochat's base_train.py. Each
+//! Which training script the page models, one of the registry's programs, grouped by project. Each
 //! keeps its own settings; switching shows the other's inputs, bar, verdict and fixes.
 
 use estimator::programs::Program;
@@ -12,22 +12,53 @@ pub fn ProgramPicker() -> impl IntoView {
     let app = use_app();
     let tr = use_strings();
     let current = Memo::new(move |_| app.page.with(|p| p.program));
-    let options = Program::ALL
+    let option = move |program: Program, label: &'static str| {
+        view! {
+            <label class="program__option" class:program__option--on=move || current.get() == program>
+                <input
+                    type="radio"
+                    name="program"
+                    value=program.id()
+                    data-testid=format!("program-{}", program.id())
+                    aria-label=program.name()
+                    prop:checked=move || current.get() == program
+                    on:change=move |_| app.page.update(|p| p.program = program)
+                />
+                <span>{label}</span>
+            </label>
+        }
+    };
+    // A project with several scripts is named once, before them (eight names in full took three
+    // rows at 1280 px and pushed the best fix below the fold); a project with one script keeps
+    // its whole name. Names are "project script" (`TrainingProgram::NAME`).
+    let mut families: Vec<(&'static str, Vec<Program>)> = Vec::new();
+    for program in Program::ALL {
+        let family = program.name().split_once(' ').map_or(program.name(), |(f, _)| f);
+        match families.last_mut() {
+            Some((f, members)) if *f == family => members.push(program),
+            _ => families.push((family, vec![program])),
+        }
+    }
+    let options = families
         .into_iter()
-        .map(|program| {
-            view! {
-                <label class="program__option" class:program__option--on=move || current.get() == program>
-                    <input
-                        type="radio"
-                        name="program"
-                        value=program.id()
-                        data-testid=format!("program-{}", program.id())
-                        prop:checked=move || current.get() == program
-                        on:change=move |_| app.page.update(|p| p.program = program)
-                    />
-                    <span>{program.name()}</span>
-                </label>
+        .map(|(family, members)| {
+            if let [program] = members[..] {
+                return option(program, program.name()).into_any();
             }
+            let scripts = members
+                .into_iter()
+                .map(|program| {
+                    let script = program.name().split_once(' ').map_or(program.name(), |(_, s)| s);
+                    option(program, script)
+                })
+                .collect_view();
+            view! {
+                <span class="program__family" role="group" aria-label=family>
+                    <span class="program__family-name" aria-hidden="true">{family}</span>
+                    {scripts}
+                </span>
+            }
+            .into_any()
         })
         .collect_view();
     view! {

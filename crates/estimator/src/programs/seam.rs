@@ -104,7 +104,8 @@ pub trait TrainingProgram {
     const ID: &'static str;
     /// The script as its repository names it (`train.py`, `scripts/base_train.py`).
     const SCRIPT: &'static str;
-    /// Its name as the page shows it, the same in every language: the project and the script.
+    /// Its name as the page shows it, the same in every language: the project, one space, the
+    /// script (the page's picker names a project with several scripts once, before them).
     const NAME: &'static str;
     /// The launch-line words that run it: its file name (in any folder) and its `-m` module.
     const LAUNCH_WORDS: &'static [&'static str];

@@ -42,8 +42,11 @@ pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
             scaling: None,
         },
         peak_bytes: PeakBytes::of(&a.run),
-        effective_batch: u64::from(cfg.batch_size),
-        tokens_per_iter: u64::from(cfg.batch_size) * u64::from(cfg.context_length),
+        // 02_opt_multi_gpu_ddp.py's optimizer step takes one batch from every rank
+        effective_batch: u64::from(cfg.batch_size) * u64::from(cfg.nproc_per_node),
+        tokens_per_iter: u64::from(cfg.batch_size)
+            * u64::from(cfg.nproc_per_node)
+            * u64::from(cfg.context_length),
         ddp: None,
         steps_per_epoch: cfg.train_batches(),
         val_sequences: cfg.val_sequences(),

@@ -37,6 +37,8 @@ pub fn report(a: &Ch05Analysis) -> Report {
                 vec![
                     ("b", Value::int(cfg.batch_size)),
                     ("ctx", Value::int(cfg.context_length)),
+                    // the speed scripts' processes (gpt_train.py's words leave it out: always 1)
+                    ("gpus", Value::int(cfg.nproc_per_node)),
                     ("steps", Value::int(cfg.train_batches())),
                     ("epochs", Value::int(cfg.num_epochs)),
                     ("train_tokens", Value::int(cfg.train_tokens)),

@@ -135,7 +135,8 @@ impl crate::programs::TrainingProgram for GptTrainSpeed {
         let per_step = u64::from(c.batch_size) * u64::from(c.nproc_per_node);
         crate::programs::seam::Batch {
             micro: u64::from(c.batch_size),
-            steps: 1,
+            // one micro-batch on each rank, as nanoGPT's steps count every rank's
+            steps: u64::from(c.nproc_per_node),
             sequences: per_step,
             tokens: per_step * u64::from(c.context_length),
         }
