@@ -33,7 +33,10 @@ pub fn ProgramPicker() -> impl IntoView {
     // its whole name. Names are "project script" (`TrainingProgram::NAME`).
     let mut families: Vec<(&'static str, Vec<Program>)> = Vec::new();
     for program in Program::ALL {
-        let family = program.name().split_once(' ').map_or(program.name(), |(f, _)| f);
+        let family = program
+            .name()
+            .split_once(' ')
+            .map_or(program.name(), |(f, _)| f);
         match families.last_mut() {
             Some((f, members)) if *f == family => members.push(program),
             _ => families.push((family, vec![program])),
@@ -48,7 +51,10 @@ pub fn ProgramPicker() -> impl IntoView {
             let scripts = members
                 .into_iter()
                 .map(|program| {
-                    let script = program.name().split_once(' ').map_or(program.name(), |(_, s)| s);
+                    let script = program
+                        .name()
+                        .split_once(' ')
+                        .map_or(program.name(), |(_, s)| s);
                     option(program, script)
                 })
                 .collect_view();
