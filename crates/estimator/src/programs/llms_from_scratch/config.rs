@@ -323,6 +323,30 @@ impl Ch05Config {
         Ok(cfg)
     }
 
+    /// A pasted text's dict lines over these settings, checked: `None` where it holds none.
+    pub fn read_pasted_dicts(&self, text: &str) -> Option<Result<(Self, usize), ConfigError>> {
+        if dict_lines(text) == 0 {
+            return None;
+        }
+        let mut cfg = self.clone();
+        Some(
+            cfg.apply_dict_lines(text)
+                .and_then(|n| cfg.validate().map(|()| (cfg, n))),
+        )
+    }
+
+    /// (B, T, C, H, L, V): the letters the formulas are written in.
+    pub fn letters(&self) -> (u32, u32, u32, u32, u32, u32) {
+        (
+            self.batch_size,
+            self.context_length,
+            self.emb_dim,
+            self.n_heads,
+            self.n_layers,
+            self.vocab_size,
+        )
+    }
+
     /// The dicts' own lines (`"context_length": 1024,  # Shortened context length (orig: 1024)`,
     /// or several on one line): each key it knows is read, the rest left. Returns how many
     /// settings were read.

@@ -8,14 +8,7 @@ use crate::programs::seam::Formula;
 use crate::terms::Term;
 
 pub fn formula(term: Term, cfg: &Ch05Config, bytes: u128) -> Formula {
-    let (b, t, c, h, l, v) = (
-        cfg.batch_size,
-        cfg.context_length,
-        cfg.emb_dim,
-        cfg.n_heads,
-        cfg.n_layers,
-        cfg.vocab_size,
-    );
+    let (b, t, c, h, l, v) = cfg.letters();
     let blocks = if cfg.drop_rate > 0.0 {
         // 32.5 (B, T, C) tensors and 2.25 (B, H, T, T) ones per block, with the dropout masks
         (

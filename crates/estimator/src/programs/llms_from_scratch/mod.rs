@@ -292,15 +292,9 @@ impl crate::programs::TrainingProgram for GptTrain {
         _on_page: bool,
         text: &str,
     ) -> Option<Result<Read<Ch05Config>, ConfigError>> {
-        if config::dict_lines(text) == 0 {
-            return None;
-        }
-        let mut cfg = current.clone();
-        Some(
-            cfg.apply_dict_lines(text)
-                .and_then(|n| cfg.validate().map(|()| n))
-                .map(|n| Read::config(cfg, n)),
-        )
+        current
+            .read_pasted_dicts(text)
+            .map(|r| r.map(|(cfg, n)| Read::config(cfg, n)))
     }
 
     /// The two dicts as the script writes them.

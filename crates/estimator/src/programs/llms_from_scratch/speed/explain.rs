@@ -8,14 +8,7 @@ use crate::programs::seam::Formula;
 use crate::terms::Term;
 
 pub fn formula(term: Term, cfg: &Ch05Config, bytes: u128) -> Formula {
-    let (b, t, c, h, l, v) = (
-        cfg.batch_size,
-        cfg.context_length,
-        cfg.emb_dim,
-        cfg.n_heads,
-        cfg.n_layers,
-        cfg.vocab_size,
-    );
+    let (b, t, c, h, l, v) = cfg.letters();
     let weights = (
         "2·(2·V·C + T·C + L·(12·C² + 10·C) + 2·C)",
         format!("2·(2·{v}·{c} + {t}·{c} + {l}·(12·{c}² + 10·{c}) + 2·{c})"),
