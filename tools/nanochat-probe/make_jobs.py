@@ -87,6 +87,73 @@ def jobs(which):
     return J
 
 
+# --- eval / SFT-eval / RL stages (stages_call.sh; README "Eval, SFT-eval and RL stages") -----------------------
+# checkpoints: (depth, T) -> a real base checkpoint (base_train.py, 1 step) and SFT checkpoint (chat_sft.py, 1 step),
+# both under the model tag sft_st_ck_d<depth>, made by run_sft.py
+STAGE_CK = [(4, 512), (8, 512), (12, 1024)]
+# base_eval.py: (depth, --device-batch-size, --max-per-task); --split-tokens = 2 * B * T (two bpb steps per split)
+BEVAL = [(4, 8, 16), (4, 32, 48), (8, 8, 16), (8, 16, 24), (8, 32, 48), (12, 4, 16), (12, 16, 32)]
+# chat_eval.py -i sft, categorical (ARC-Easy|ARC-Challenge|MMLU, -x 64): (depth, -b)
+CEVAL_CAT = [(4, 8), (4, 32), (8, 8), (8, 16), (8, 32), (12, 8), (12, 32)]
+# chat_eval.py -i sft, generative (GSM8K|HumanEval, -x 2): (depth, -n, -m); -t 1.0 when n > 1
+CEVAL_GEN = [(4, 1, 128), (4, 4, 256), (8, 1, 256), (8, 8, 128), (8, 4, 512), (12, 1, 512), (12, 4, 256)]
+# chat_rl.py: (depth, --device-batch-size, --num-samples, --max-new-tokens); 1 example per step, 3 steps, 1 eval problem
+RL = [(4, 4, 8, 128), (4, 8, 16, 256), (8, 4, 8, 256), (8, 8, 16, 256), (8, 16, 16, 128), (12, 4, 8, 128),
+      (12, 8, 16, 256)]
+
+
+def cold_env(n, **kw):
+    # a fresh, empty Inductor/Triton cache per run (a user's first run)
+    return dict(TORCHINDUCTOR_CACHE_DIR=f'/tmp/cache/{n}/inductor', TRITON_CACHE_DIR=f'/tmp/cache/{n}/triton', **kw)
+
+
+def stage_jobs(which):
+    J = []
+    T_of = dict(STAGE_CK)
+    tag = lambda d: f'sft_st_ck_d{d}'
+    if 'stageck' in which:
+        for d, T in STAGE_CK:
+            n = f'st_ck_d{d}'
+            a = [f'--max-seq-len={T}', '--device-batch-size=4', f'--total-batch-size={4 * T}', '--num-iterations=2',
+                 '--eval-every=1000', f'--eval-tokens={8 * T}', '--chatcore-every=-1', '--load-optimizer=1']
+            J.append({'kind': 'stageck', 'name': n, 'gb': 8, 'env': cold_env(n),
+                      'cmd': ['python3', P + 'run_sft.py', n, f'--depth={d}', f'--base-seq-len={T}', '--'] + a})
+    if 'stageck_smoke' in which:  # base checkpoint only (stages_call.sh links it as the SFT one)
+        n = 'st_ck_d4'
+        J.append({'kind': 'stageck', 'name': n, 'gb': 8, 'env': cold_env(n),
+                  'cmd': ['python3', P + 'run_sft.py', '--mkckpt', tag(4), '--depth=4', '--device-batch-size=1',
+                          '--max-seq-len=512', '--total-batch-size=512', '--num-iterations=1', '--eval-every=-1',
+                          '--core-metric-every=-1', '--sample-every=-1', '--warmup-steps=1', '--window-pattern=SSSL']})
+    smoke = 'stage_smoke' in which
+    if 'beval' in which or smoke:
+        for d, B, m in (BEVAL[:1] if smoke else BEVAL):
+            n = f'nc_beval_d{d}_b{B}_m{m}'
+            J.append({'kind': 'beval', 'name': n, 'gb': 8, 'env': cold_env(n),
+                      'cmd': ['python3', P + 'run_base_eval.py', n, f'--model-tag={tag(d)}', f'--device-batch-size={B}',
+                              f'--max-per-task={m}', f'--split-tokens={2 * B * T_of[d]}']})
+    if 'ceval' in which or smoke:
+        for d, b in (CEVAL_CAT[:1] if smoke else CEVAL_CAT):
+            n = f'nc_ceval_cat_d{d}_b{b}'
+            J.append({'kind': 'ceval', 'name': n, 'gb': 8, 'env': cold_env(n),
+                      'cmd': ['python3', P + 'run_chat_eval.py', n, '-i', 'sft', '-g', tag(d),
+                              '-a', 'ARC-Easy|ARC-Challenge|MMLU', '-b', str(b), '-x', '64']})
+        for d, k, m in (CEVAL_GEN[1:2] if smoke else CEVAL_GEN):
+            n = f'nc_ceval_gen_d{d}_n{k}_m{m}'
+            J.append({'kind': 'ceval', 'name': n, 'gb': 8, 'env': cold_env(n),
+                      'cmd': ['python3', P + 'run_chat_eval.py', n, '-i', 'sft', '-g', tag(d), '-a', 'GSM8K|HumanEval',
+                              '-n', str(k), '-m', str(m), '-x', '2', '-t', '1.0' if k > 1 else '0.0']})
+    if 'rl' in which or smoke:
+        for d, B, k, m in (RL[:1] if smoke else RL):
+            n = f'nc_rl_d{d}_b{B}_n{k}_m{m}'
+            J.append({'kind': 'rl', 'name': n, 'gb': 8, 'env': cold_env(n, RL_TRAIN_LEN='3'),
+                      'cmd': ['python3', P + 'run_chat_rl.py', n, f'--model-tag={tag(d)}', f'--device-batch-size={B}',
+                              f'--num-samples={k}', f'--max-new-tokens={m}', '--examples-per-step=1',
+                              '--eval-every=60', '--eval-examples=1', '--save-every=60']})
+    # slowest first (RL with the longest rollouts), so the call's tail is short
+    J.sort(key=lambda j: 0 if j['kind'] == 'rl' else 1)
+    return J
+
+
 def sft_job(n, d, T0, B, T, GA, lo):
     a = [f'--max-seq-len={T}', f'--device-batch-size={B}', f'--total-batch-size={GA * B * T}',
          f'--num-iterations={3 * GA + 1}', '--eval-every=1000', f'--eval-tokens={2 * B * T}',
@@ -98,7 +165,7 @@ def sft_job(n, d, T0, B, T, GA, lo):
 if __name__ == '__main__':
     which = sys.argv[1].split(',')
     only = sys.argv[3].split(',') if len(sys.argv) > 3 else None
-    J = jobs(which)
+    J = jobs(which) + stage_jobs(which)
     if only:
         J = [j for j in J if j['name'] in only]
     if 'mixed' in which:  # smoke-test one of each harness early, then the sweep, then the rest
