@@ -164,7 +164,19 @@ fn run_text(
         .iter()
         .map(|&(p, b)| format!("{} {}", tr.phase_for(program, p), bytes(b)))
         .collect();
-    items.push(format!("{} {}", tr.cli.reserved, bytes(peaks.reserved)));
+    // On a card the run fills, the allocator releases its cache and retries before it fails, so it
+    // reserves less there than with room (the verdict's need): both are said, or the phases' reserve
+    // reads as more than a card the verdict calls big enough.
+    if v.need_bytes < peaks.reserved {
+        items.push(format!(
+            "{} {} ({})",
+            tr.cli.reserved,
+            bytes(peaks.reserved),
+            fill(tr.cli.reserved_here, &[("here", &bytes(v.need_bytes))])
+        ));
+    } else {
+        items.push(format!("{} {}", tr.cli.reserved, bytes(peaks.reserved)));
+    }
     out.line(format!(
         "  {}",
         fill(tr.cli.phases, &[("list", &items.join(" · "))])

@@ -404,6 +404,8 @@ strings! {
     /// `{list}`.
     phases,
     reserved,
+    /// `{here}`: on a card the run fills, what it reserves there (the cache released and retried).
+    reserved_here,
     /// `{word} {card} {need} {usable} {margin}`: one plain sentence.
     verdict,
     /// `{need} {peak} {frag} {total} {context} {other}`: what the need and the usable are made of.
