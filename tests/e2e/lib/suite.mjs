@@ -75,7 +75,9 @@ export async function suite(engineName) {
             const why = engine.retry?.(e);
             if (!why || todo) throw e;
             // said in the run's output, so a flaky test is seen, never hidden
-            console.log(`# ${engineName}: flaky: "${name} › ${title}" failed once (${String(e.message ?? e).split('\n')[0]}); running it once more: ${why}`);
+            // (the whole message on one line: an assertion's first line names no values)
+            const said = String(e.message ?? e).split('\n').map((l) => l.trim()).filter(Boolean).join(' ⏎ ').slice(0, 800);
+            console.log(`# ${engineName}: flaky: "${name} › ${title}" failed once (${said}); running it once more: ${why}`);
             await fn(ctx);
           }
         });
