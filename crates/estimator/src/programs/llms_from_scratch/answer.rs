@@ -34,6 +34,7 @@ pub fn settings(cfg: &Ch05Config) -> Settings {
 
 pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
     let cfg = &a.config;
+    let batch = super::batch(cfg);
     Answer {
         config: settings(cfg),
         params: Params {
@@ -42,11 +43,8 @@ pub fn answer(a: &Ch05Analysis, fixes: Option<&Ch05FixReport>) -> Answer {
             scaling: None,
         },
         peak_bytes: PeakBytes::of(&a.run),
-        // 02_opt_multi_gpu_ddp.py's optimizer step takes one batch from every rank
-        effective_batch: u64::from(cfg.batch_size) * u64::from(cfg.nproc_per_node),
-        tokens_per_iter: u64::from(cfg.batch_size)
-            * u64::from(cfg.nproc_per_node)
-            * u64::from(cfg.context_length),
+        effective_batch: batch.sequences,
+        tokens_per_iter: batch.tokens,
         ddp: None,
         steps_per_epoch: cfg.train_batches(),
         val_sequences: cfg.val_sequences(),

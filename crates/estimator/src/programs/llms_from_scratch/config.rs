@@ -21,6 +21,16 @@ pub enum Script {
     Speed,
 }
 
+impl Script {
+    /// The script's file, as its messages name it.
+    pub fn file(self) -> &'static str {
+        match self {
+            Script::GptTrain => "gpt_train.py",
+            Script::Speed => "01_opt_single_gpu.py",
+        }
+    }
+}
+
 /// The settings of one gpt_train.py (or speed script) run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ch05Config {
@@ -296,7 +306,7 @@ impl Ch05Config {
             }
             // gpt_train.py has no DDP; 02_opt_multi_gpu_ddp.py runs under torchrun
             "nproc_per_node" | "nproc-per-node" | "world_size" => match self.script {
-                Script::GptTrain => one_gpu(key, text, "gpt_train.py")?,
+                Script::GptTrain => one_gpu(key, text, self.script.file())?,
                 Script::Speed => self.nproc_per_node = int_in(key, text, 1, 4096)? as u32,
             },
             "allocator" => self.allocator = allocator_in(key, text)?,
@@ -313,12 +323,11 @@ impl Ch05Config {
     /// These settings with `--KEY=VALUE` arguments applied in order.
     pub fn with_args<S: AsRef<str>>(self, args: &[S]) -> Result<Ch05Config, ConfigError> {
         let mut cfg = self;
-        crate::programs::seam::key_value_args(
-            args,
-            "gpt_train.py's settings are its dicts' keys, written --KEY=VALUE \
-             (--context_length=1024)",
-            |k, v| cfg.set(k, v),
-        )?;
+        let form = format!(
+            "{}'s settings are its dicts' keys, written --KEY=VALUE (--context_length=1024)",
+            cfg.script.file()
+        );
+        crate::programs::seam::key_value_args(args, &form, |k, v| cfg.set(k, v))?;
         cfg.validate()?;
         Ok(cfg)
     }

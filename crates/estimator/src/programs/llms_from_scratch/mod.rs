@@ -190,6 +190,19 @@ fn generate(cfg: &Ch05Config, gpu: &crate::gpu::Gpu) -> crate::engine::events::S
     }
 }
 
+/// One batch per optimizer step on every process, no accumulation: gpt_train.py's one GPU, or
+/// 02_opt_multi_gpu_ddp.py's ranks (counted as nanoGPT counts accumulation steps, one micro-batch
+/// each). The page's summary and the JSON answer both read it.
+pub fn batch(c: &Ch05Config) -> crate::programs::seam::Batch {
+    let sequences = u64::from(c.batch_size) * u64::from(c.nproc_per_node);
+    crate::programs::seam::Batch {
+        micro: u64::from(c.batch_size),
+        steps: u64::from(c.nproc_per_node),
+        sequences,
+        tokens: sequences * u64::from(c.context_length),
+    }
+}
+
 /// Parameters of `GPTModel(cfg)`: untied `tok_emb` and `out_head` (V·C each), `pos_emb`
 /// (context_length·C), per block 12·C² weights and 10·C biases and LayerNorm scales and shifts
 /// (3·C more with `qkv_bias`), the final LayerNorm.
@@ -302,14 +315,8 @@ impl crate::programs::TrainingProgram for GptTrain {
         vec![(Paste::Config, config::dicts(c))]
     }
 
-    /// One sequence batch per optimizer step: no accumulation, one GPU.
     fn batch(c: &Ch05Config) -> crate::programs::seam::Batch {
-        crate::programs::seam::Batch {
-            micro: u64::from(c.batch_size),
-            steps: 1,
-            sequences: u64::from(c.batch_size),
-            tokens: u64::from(c.batch_size) * u64::from(c.context_length),
-        }
+        batch(c)
     }
 
     /// gpt_train.py reads no arguments: its settings are its dicts.

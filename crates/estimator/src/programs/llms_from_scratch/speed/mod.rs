@@ -124,16 +124,8 @@ impl crate::programs::TrainingProgram for GptTrainSpeed {
         vec![(Paste::Config, config::dicts(c))]
     }
 
-    /// One batch per optimizer step on every process: no accumulation.
     fn batch(c: &Ch05Config) -> crate::programs::seam::Batch {
-        let per_step = u64::from(c.batch_size) * u64::from(c.nproc_per_node);
-        crate::programs::seam::Batch {
-            micro: u64::from(c.batch_size),
-            // one micro-batch on each rank, as nanoGPT's steps count every rank's
-            steps: u64::from(c.nproc_per_node),
-            sequences: per_step,
-            tokens: per_step * u64::from(c.context_length),
-        }
+        super::batch(c)
     }
 
     /// The scripts read no arguments: their settings are their dicts.
