@@ -31,32 +31,17 @@ pub fn ProgramPicker() -> impl IntoView {
     // A project with several scripts is named once, before them (eight names in full took three
     // rows at 1280 px and pushed the best fix below the fold); a project with one script keeps
     // its whole name. Names are "project script" (`TrainingProgram::NAME`).
-    let mut families: Vec<(&'static str, Vec<Program>)> = Vec::new();
-    for program in Program::ALL {
-        let family = program
-            .name()
-            .split_once(' ')
-            .map_or(program.name(), |(f, _)| f);
-        match families.last_mut() {
-            Some((f, members)) if *f == family => members.push(program),
-            _ => families.push((family, vec![program])),
-        }
-    }
-    let options = families
-        .into_iter()
-        .map(|(family, members)| {
-            if let [program] = members[..] {
+    let split = |p: Program| p.name().split_once(' ').unwrap_or((p.name(), p.name()));
+    let options = Program::ALL
+        .chunk_by(|a, b| split(*a).0 == split(*b).0)
+        .map(|members| {
+            if let [program] = *members {
                 return option(program, program.name()).into_any();
             }
+            let family = split(members[0]).0;
             let scripts = members
-                .into_iter()
-                .map(|program| {
-                    let script = program
-                        .name()
-                        .split_once(' ')
-                        .map_or(program.name(), |(_, s)| s);
-                    option(program, script)
-                })
+                .iter()
+                .map(|&program| option(program, split(program).1))
                 .collect_view();
             view! {
                 <span class="program__family" role="group" aria-label=family>
