@@ -21,18 +21,25 @@ pub enum Phase {
     Eval,
     /// Later `estimate_loss()` calls: AdamW state and the training loop's last logits are alive.
     EvalAfterStep,
-    /// nanochat's CORE evaluation: the uncompiled model on few-shot task examples.
+    /// nanochat's CORE evaluation: the uncompiled model on few-shot task examples (and
+    /// chat_eval.py's categorical batches, the same forward).
     Core,
+    /// nanochat's `load_model`: a checkpoint read onto the GPU beside the model built for it.
+    Load,
+    /// nanochat's `Engine`: prompts prefilled and tokens decoded through its KV cache.
+    Generate,
 }
 
 impl Phase {
     /// Every phase, in the order a report lists them.
-    pub const ALL: [Phase; 5] = [
+    pub const ALL: [Phase; 7] = [
         Phase::TrainFirstIter,
         Phase::TrainSteady,
         Phase::Eval,
         Phase::EvalAfterStep,
         Phase::Core,
+        Phase::Load,
+        Phase::Generate,
     ];
 
     pub fn id(self) -> &'static str {
@@ -42,6 +49,8 @@ impl Phase {
             Phase::Eval => "eval",
             Phase::EvalAfterStep => "eval_after_step",
             Phase::Core => "core",
+            Phase::Load => "load",
+            Phase::Generate => "generate",
         }
     }
 }

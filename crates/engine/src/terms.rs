@@ -121,10 +121,13 @@ pub enum Term {
     /// configs is autotuned on its first call, the benchmarker's L2-flush buffer and clones of
     /// the arguments the kernel mutates.
     InductorAutotune,
+    /// nanochat's `Engine`: the key and value caches of a generation, (layers, samples, prompt +
+    /// new tokens, heads, head dim) each, in the compute dtype.
+    KvCache,
 }
 
 /// Every term, in declaration order (`Term as usize` indexes it).
-pub const ALL_TERMS: [Term; 35] = [
+pub const ALL_TERMS: [Term; 36] = [
     Term::Params,
     Term::MaskBuffers,
     Term::AdamState,
@@ -160,6 +163,7 @@ pub const ALL_TERMS: [Term; 35] = [
     Term::AttentionMask,
     Term::Scalars,
     Term::InductorAutotune,
+    Term::KvCache,
 ];
 
 impl Term {
@@ -171,7 +175,7 @@ impl Term {
             Grads | FreshGrads | TiedWeightGrad | DdpBuckets | DdpRebuiltBuckets
             | EmbeddingGradBuffer => Component::Gradients,
             BlockActivations | FinalActivations | EmbeddingDropoutMask | WeightCopies
-            | ForwardLocals | BlockTransient | AttentionMask => Component::Activations,
+            | ForwardLocals | BlockTransient | AttentionMask | KvCache => Component::Activations,
             Logits | PrevLogits | StaleTrainLogits | LogSoftmax | LossFp32Copy | LossGrads
             | ZeroTangent | LmHeadGrads => Component::Logits,
             CublasWorkspace | TokenIds | AllocatorRounding | TokenBytes | Scalars
@@ -221,6 +225,7 @@ impl Term {
             AttentionMask => "attention_mask",
             Scalars => "scalars",
             InductorAutotune => "inductor_autotune",
+            KvCache => "kv_cache",
         }
     }
 }

@@ -480,6 +480,8 @@ impl Strings {
             estimator::Phase::Eval => self.program(program).phase_eval(),
             estimator::Phase::EvalAfterStep => self.program(program).phase_eval_later(),
             estimator::Phase::Core => self.program(program).own("phase_core"),
+            estimator::Phase::Load => self.program(program).own("phase_load"),
+            estimator::Phase::Generate => self.program(program).own("phase_generate"),
         }
     }
 

@@ -19,6 +19,7 @@ pub mod report;
 pub mod sequence;
 pub mod shape;
 pub mod speed;
+pub mod stage;
 
 pub use config::{NanochatAttention, NanochatConfig};
 pub use sequence::Ranks;

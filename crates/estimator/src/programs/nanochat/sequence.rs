@@ -12,6 +12,8 @@
 //! produces every gradient in the parameter's dtype (§3), MuonAdamW stacks each Muon group's
 //! gradients and parameters (§2.3).
 
+pub(super) mod stages;
+
 use super::config::{NanochatAttention, NanochatConfig, Script};
 use super::shape::{Owner, Shape};
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
@@ -119,6 +121,43 @@ struct LayerSaved {
 }
 
 impl<'a> Gen<'a> {
+    /// The builder of one rank's run of `cfg` (whose model is `s`) on `gpu`.
+    fn new(cfg: &'a NanochatConfig, s: &'a Shape, gpu: &Gpu, ranks: Ranks, cold: bool) -> Self {
+        let d = Dims {
+            b: u128::from(cfg.device_batch_size),
+            t: u128::from(s.t),
+            c: u128::from(s.c),
+            h: u128::from(s.h),
+            v: u128::from(s.v),
+            bt: u128::from(cfg.device_batch_size) * u128::from(s.t),
+            e: u128::from(s.e),
+            copies: s.e == 2,
+            fp8: cfg.fp8 && cfg.script == Script::Base,
+        };
+        Gen {
+            out: Builder::default(),
+            s,
+            cfg,
+            d,
+            workspace: gpu.cublas_workspace_bytes(),
+            l2: gpu.l2_cache_bytes(),
+            cold,
+            main_workspace: false,
+            backward_workspace: false,
+            grads: Vec::new(),
+            val_buffer: None,
+            state_created: false,
+            rank: u64::from(ranks.rank),
+            held: if cfg.world_size > 1 {
+                ranks.held_stashes.max(1) as usize
+            } else {
+                0
+            },
+            stashes: std::collections::VecDeque::new(),
+            lt_workspaces: [false; 2],
+        }
+    }
+
     /// A Linear's bf16 weight copy (`Linear.forward`); none in fp32, where the cast is a no-op.
     fn copy(&mut self, bytes: u128) -> TensorId {
         if self.d.copies {
@@ -170,11 +209,24 @@ impl<'a> Gen<'a> {
     /// then `init_weights` casts `wte` and the value embeddings to bf16 and recomputes the
     /// rotary tables; the train loader's first batch lands in its on-device buffer.
     fn build(&mut self) {
-        let (v, t, hd) = (self.d.v, self.d.t, u128::from(self.s.d));
         self.out.mark(None, Stage::ModelLoad, 0);
         // token_bytes = get_token_bytes(device): int32 (V,), before the model
         self.out
             .alloc(4 * u128::from(self.cfg.vocab_size), Term::TokenBytes);
+        self.new_model();
+        // loss, train_loss and the loop's other device scalars (§1.3)
+        for _ in 0..4 {
+            self.out.alloc(4, Term::Scalars);
+        }
+        // the train loader's buffer: 2·B·T int64, refilled in place by every next()
+        self.out.alloc(16 * self.d.bt, Term::TokenIds);
+    }
+
+    /// `GPT(config)` on the meta device, `to_empty`, `init_weights`: every parameter gets fp32
+    /// storage in registration order, the rotary tables are recomputed, `wte` and the value
+    /// embeddings are cast to bf16. Returns the parameters as they stand (the rotary tables stay).
+    fn new_model(&mut self) -> Vec<TensorId> {
+        let (v, t, hd) = (self.d.v, self.d.t, u128::from(self.s.d));
         let params = self.s.params();
         let mut fp32: Vec<TensorId> = params
             .iter()
@@ -212,12 +264,7 @@ impl<'a> Gen<'a> {
                 fp32[i] = bf16;
             }
         }
-        // loss, train_loss and the loop's other device scalars (§1.3)
-        for _ in 0..4 {
-            self.out.alloc(4, Term::Scalars);
-        }
-        // the train loader's buffer: 2·B·T int64, refilled in place by every next()
-        self.out.alloc(16 * self.d.bt, Term::TokenIds);
+        fp32
     }
 
     /// One `evaluate_bpb` (§5.1): `@torch.no_grad()`, the compiled model in eval mode, batches
@@ -823,9 +870,33 @@ impl<'a> Gen<'a> {
     /// `/15`, `tanh`) after the bf16 logits are gone; 8·N·C bytes of activations and the ids stay
     /// alive throughout.
     fn core(&mut self, n: u128) {
-        let Dims { c, v, .. } = self.d;
         self.out.mark(Some(Phase::Core), Stage::Eval, 0);
-        let ids = self.out.alloc(10 * n, Term::TokenIds);
+        // the batch's int64 ids (8·N), made by core_eval before the forward
+        let ids = self.out.alloc(8 * n, Term::TokenIds);
+        self.logits_forward(n);
+        self.out.free(ids);
+    }
+
+    /// One forward of `n` tokens through the uncompiled model without targets' loss kept: what
+    /// it holds on top of its input ids while it runs, all of it gone when it returns.
+    fn logits_forward(&mut self, n: u128) {
+        let capped = self.capped_logits(n);
+        // cross_entropy's fp32 log-softmax beside the capped logits (with targets): 8·N·V, below
+        // the softcap
+        let logp = self.out.alloc(4 * n * self.d.v, Term::Logits);
+        self.out.free(logp);
+        self.out.free(capped);
+    }
+
+    /// The uncompiled forward of `n` tokens up to its capped fp32 (N, V) logits, which it
+    /// returns; its activations are freed.
+    fn capped_logits(&mut self, n: u128) -> TensorId {
+        let Dims { c, v, .. } = self.d;
+        // a process's first matmul makes its cuBLAS workspace (chat_eval's first batch)
+        self.ws();
+        // 2 bytes a token beside the ids (measured: 10·N with core_eval's 8·N ids, 2·N with the
+        // loader's) and 8·N·C bytes of activations stay alive throughout
+        let small = self.out.alloc(2 * n, Term::TokenIds);
         let acts = self.out.alloc(8 * n * c, Term::ForwardLocals);
         let w = self.copy(2 * v * c);
         let bf16 = self.out.alloc(self.d.e * n * v, Term::Logits);
@@ -838,12 +909,9 @@ impl<'a> Gen<'a> {
         let capped = self.out.alloc(4 * n * v, Term::Logits);
         self.out.free(tanh);
         self.out.free(f32);
-        // cross_entropy's fp32 log-softmax beside the capped logits: 8·N·V, below the softcap
-        let logp = self.out.alloc(4 * n * v, Term::Logits);
-        self.out.free(logp);
-        self.out.free(capped);
         self.out.free(acts);
-        self.out.free(ids);
+        self.out.free(small);
+        capped
     }
 
     fn iteration(&mut self, phase: Phase) {
@@ -924,39 +992,7 @@ pub fn generate_on_warm_cache(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks) -> 
 
 fn generate_with(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks, cold: bool) -> Sequence {
     let s = Shape::of(cfg);
-    let d = Dims {
-        b: u128::from(cfg.device_batch_size),
-        t: u128::from(s.t),
-        c: u128::from(s.c),
-        h: u128::from(s.h),
-        v: u128::from(s.v),
-        bt: u128::from(cfg.device_batch_size) * u128::from(s.t),
-        e: u128::from(s.e),
-        copies: s.e == 2,
-        fp8: cfg.fp8 && cfg.script == Script::Base,
-    };
-    let mut g = Gen {
-        out: Builder::default(),
-        s: &s,
-        cfg,
-        d,
-        workspace: gpu.cublas_workspace_bytes(),
-        l2: gpu.l2_cache_bytes(),
-        cold,
-        main_workspace: false,
-        backward_workspace: false,
-        grads: Vec::new(),
-        val_buffer: None,
-        state_created: false,
-        rank: u64::from(ranks.rank),
-        held: if cfg.world_size > 1 {
-            ranks.held_stashes.max(1) as usize
-        } else {
-            0
-        },
-        stashes: std::collections::VecDeque::new(),
-        lt_workspaces: [false; 2],
-    };
+    let mut g = Gen::new(cfg, &s, gpu, ranks, cold);
     g.build();
     if cfg.script == Script::Sft && cfg.load_optimizer {
         g.load_optimizer_state();

@@ -168,6 +168,7 @@ pub fn formula(term: Term, cfg: &TrainConfig, total_params: u64, bytes: u128) ->
         ),
         // nanochat's tensors: a nanoGPT run never holds them
         Term::StoredParams
+        | Term::KvCache
         | Term::RotaryBuffers
         | Term::TokenBytes
         | Term::MuonState

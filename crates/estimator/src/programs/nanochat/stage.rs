@@ -1,0 +1,504 @@
+//! The evaluation stages of a nanochat run at 92d63d4: `scripts/base_eval.py` and
+//! `scripts/chat_eval.py`, read from their command lines as argparse reads them. A stage loads
+//! the checkpoint the stage before it wrote, so its model (depth, width, context, windows) is
+//! that run's: [`StageConfig::read`] takes it from the training stage's config.
+//!
+//! Two sizes come from data vramfit does not have: the longest CORE example (the eval bundle's)
+//! and the longest chat prompt (the task datasets'). They are settings with stated defaults
+//! ([`CORE_MAX_TOKENS`], [`LONGEST_PROMPT`]), not measurements.
+
+use super::config::{NanochatConfig, Script};
+use crate::engine::run::Run;
+use crate::error::{ConfigError, Problem};
+use crate::gpu::{Budget, Gpu};
+
+/// Tokens (choices × length) of the largest CORE example when not given: agi_eval_lsat_ar's five
+/// choices, each three LSAT logic-game passages with their questions and answers (≈ 1,600 tokens
+/// each). An estimate from the task's shape, not a count over the bundle.
+pub const CORE_MAX_TOKENS: u64 = 8_192;
+
+/// The longest rendered chat prompt when not given: MMLU's longest questions with their four
+/// choices in nanochat's chat format (the GSM8K and HumanEval prompts are shorter). An estimate.
+pub const LONGEST_PROMPT: u64 = 1_024;
+
+/// Which script a stage runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageScript {
+    BaseEval,
+    ChatEval,
+}
+
+impl StageScript {
+    pub fn file(self) -> &'static str {
+        match self {
+            StageScript::BaseEval => "base_eval.py",
+            StageScript::ChatEval => "chat_eval.py",
+        }
+    }
+
+    /// The module `python -m`/`torchrun -m` names.
+    pub fn module(self) -> &'static str {
+        match self {
+            StageScript::BaseEval => "scripts.base_eval",
+            StageScript::ChatEval => "scripts.chat_eval",
+        }
+    }
+
+    /// The flag that sets the stage's batch.
+    pub fn batch_flag(self) -> &'static str {
+        match self {
+            StageScript::BaseEval => "--device-batch-size",
+            StageScript::ChatEval => "-b",
+        }
+    }
+
+    fn options(self) -> &'static [Opt] {
+        match self {
+            StageScript::BaseEval => BASE_EVAL,
+            StageScript::ChatEval => CHAT_EVAL,
+        }
+    }
+}
+
+/// What base_eval.py evaluates (`--eval`, comma-separated).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BaseModes {
+    pub core: bool,
+    pub bpb: bool,
+    pub sample: bool,
+}
+
+/// chat_eval.py's tasks and its generation settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatTasks {
+    /// `-a`, split on `|`; all five when not given.
+    pub tasks: Vec<String>,
+    pub num_samples: u32,
+    pub max_new_tokens: u32,
+}
+
+/// chat_eval.py's tasks by kind (its `run_chat_eval` table and each task's `eval_type`).
+const CATEGORICAL: &[&str] = &["ARC-Easy", "ARC-Challenge", "MMLU"];
+const GENERATIVE: &[&str] = &["GSM8K", "HumanEval"];
+const ALL_CHAT_TASKS: &[&str] = &["ARC-Easy", "ARC-Challenge", "MMLU", "GSM8K", "HumanEval"];
+
+impl ChatTasks {
+    pub fn categorical(&self) -> bool {
+        self.tasks.iter().any(|t| CATEGORICAL.contains(&t.as_str()))
+    }
+
+    pub fn generative(&self) -> bool {
+        self.tasks.iter().any(|t| GENERATIVE.contains(&t.as_str()))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Eval {
+    Base(BaseModes),
+    Chat(ChatTasks),
+}
+
+/// One evaluation stage as its command line sets it, on the checkpoint of `model`'s run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageConfig {
+    pub script: StageScript,
+    /// The training run whose checkpoint this stage loads (its model and environment).
+    pub model: NanochatConfig,
+    /// base_eval.py `--device-batch-size` (its bpb batch); chat_eval.py `-b` (categorical).
+    pub batch: u32,
+    pub eval: Eval,
+    /// base_eval.py `--split-tokens`.
+    pub split_tokens: u64,
+    /// The largest CORE example's tokens ([`CORE_MAX_TOKENS`] unless given).
+    pub core_max_tokens: u64,
+    /// The longest chat prompt's tokens ([`LONGEST_PROMPT`] unless given).
+    pub longest_prompt: u64,
+    /// chat_eval.py's categorical peak comes at a batch that runs while the batch before it
+    /// still holds its logits (`logits` is rebound only when the forward returns): the tokens
+    /// (B × longest prompt) of that earlier batch and of the later one. `None`: both are
+    /// `batch` × `longest_prompt`, the worst two neighbours can be.
+    pub categorical_pair: Option<[u64; 2]>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Arg {
+    Int,
+    Float,
+    Str,
+}
+
+/// One argparse option: its long name, its short letter if any, and its type.
+struct Opt {
+    long: &'static str,
+    short: Option<char>,
+    arg: Arg,
+}
+
+const fn opt(long: &'static str, short: Option<char>, arg: Arg) -> Opt {
+    Opt { long, short, arg }
+}
+
+/// base_eval.py's `add_argument` calls, in order.
+const BASE_EVAL: &[Opt] = &[
+    opt("eval", None, Arg::Str),
+    opt("model-tag", None, Arg::Str),
+    opt("step", None, Arg::Int),
+    opt("max-per-task", None, Arg::Int),
+    opt("device-batch-size", None, Arg::Int),
+    opt("split-tokens", None, Arg::Int),
+    opt("device-type", None, Arg::Str),
+];
+
+/// chat_eval.py's `add_argument` calls, in order.
+const CHAT_EVAL: &[Opt] = &[
+    opt("source", Some('i'), Arg::Str),
+    opt("task-name", Some('a'), Arg::Str),
+    opt("temperature", Some('t'), Arg::Float),
+    opt("max-new-tokens", Some('m'), Arg::Int),
+    opt("num-samples", Some('n'), Arg::Int),
+    opt("top-k", Some('k'), Arg::Int),
+    opt("batch-size", Some('b'), Arg::Int),
+    opt("model-tag", Some('g'), Arg::Str),
+    opt("step", Some('s'), Arg::Int),
+    opt("max-problems", Some('x'), Arg::Int),
+    opt("device-type", None, Arg::Str),
+];
+
+fn argparse_error(script: StageScript, key: &str, value: &str, message: String) -> ConfigError {
+    ConfigError::new(
+        key,
+        value,
+        Problem::Assertion {
+            message: format!("{}: error: {message}", script.file()),
+        },
+    )
+}
+
+fn option_name(o: &Opt) -> String {
+    match o.short {
+        Some(c) => format!("-{c}/--{}", o.long),
+        None => format!("--{}", o.long),
+    }
+}
+
+/// The option an argument names: `--long` exactly or by a unique prefix (argparse's
+/// `allow_abbrev`), `-x` by its letter. `None` for a word that is not an option.
+fn find(script: StageScript, word: &str) -> Result<Option<&'static Opt>, ConfigError> {
+    let opts = script.options();
+    if let Some(long) = word.strip_prefix("--") {
+        if let Some(o) = opts.iter().find(|o| o.long == long) {
+            return Ok(Some(o));
+        }
+        let matches: Vec<&Opt> = opts.iter().filter(|o| o.long.starts_with(long)).collect();
+        return match matches.as_slice() {
+            [one] if !long.is_empty() => Ok(Some(one)),
+            [] | [_] => Err(argparse_error(
+                script,
+                word,
+                "",
+                format!("unrecognized arguments: {word}"),
+            )),
+            many => {
+                let names: Vec<String> = many.iter().map(|o| format!("--{}", o.long)).collect();
+                Err(argparse_error(
+                    script,
+                    word,
+                    "",
+                    format!("ambiguous option: {word} could match {}", names.join(", ")),
+                ))
+            }
+        };
+    }
+    let mut letters = word.strip_prefix('-').unwrap_or("").chars();
+    match (letters.next(), letters.next()) {
+        (Some(c), None) => match opts.iter().find(|o| o.short == Some(c)) {
+            Some(o) => Ok(Some(o)),
+            None => Err(argparse_error(
+                script,
+                word,
+                "",
+                format!("unrecognized arguments: {word}"),
+            )),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// Splits a command line into (option, value) pairs as argparse does: `--k=v`, `--k v`,
+/// `-k v`, `-kv`, `-k=v`.
+fn pairs<S: AsRef<str>>(
+    script: StageScript,
+    args: &[S],
+) -> Result<Vec<(&'static Opt, String)>, ConfigError> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let word = args[i].as_ref();
+        let (head, inline) = if word.starts_with("--") {
+            match word.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (word.to_string(), None),
+            }
+        } else if word.starts_with('-') && word.len() > 2 && !is_number(word) {
+            let rest = &word[2..];
+            let value = rest.strip_prefix('=').unwrap_or(rest);
+            (word[..2].to_string(), Some(value.to_string()))
+        } else {
+            (word.to_string(), None)
+        };
+        let Some(o) = find(script, &head)? else {
+            return Err(argparse_error(
+                script,
+                word,
+                "",
+                format!("unrecognized arguments: {word}"),
+            ));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => {
+                i += 1;
+                match args.get(i).map(AsRef::as_ref) {
+                    Some(v) if !v.starts_with('-') || is_number(v) => v.to_string(),
+                    _ => {
+                        return Err(argparse_error(
+                            script,
+                            o.long,
+                            "",
+                            format!("argument {}: expected one argument", option_name(o)),
+                        ))
+                    }
+                }
+            }
+        };
+        check_type(script, o, &value)?;
+        out.push((o, value));
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn is_number(s: &str) -> bool {
+    s.parse::<f64>().is_ok()
+}
+
+fn check_type(script: StageScript, o: &Opt, value: &str) -> Result<(), ConfigError> {
+    let ok = match o.arg {
+        Arg::Int => value.trim().parse::<i64>().is_ok(),
+        Arg::Float => value.trim().parse::<f64>().is_ok(),
+        Arg::Str => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let kind = if o.arg == Arg::Int { "int" } else { "float" };
+    Err(argparse_error(
+        script,
+        o.long,
+        value,
+        format!(
+            "argument {}: invalid {kind} value: '{value}'",
+            option_name(o)
+        ),
+    ))
+}
+
+/// A value the script takes as an int but that must be at least `min` for vramfit to follow
+/// it (argparse accepts any; the script would fail later, or run nothing).
+fn positive(key: &str, value: &str, min: i64, max: i64) -> Result<u64, ConfigError> {
+    let n: i64 = value.trim().parse().unwrap_or(i64::MIN);
+    if n < min || n > max {
+        return Err(ConfigError::new(
+            key,
+            value,
+            Problem::OutOfRange {
+                min: min.to_string(),
+                max: max.to_string(),
+            },
+        ));
+    }
+    Ok(n as u64)
+}
+
+impl StageConfig {
+    /// `script`'s command line, on the checkpoint `model`'s run wrote, under `world_size`
+    /// processes. `model` is the training stage's config (base_train.py for base_eval.py,
+    /// chat_sft.py for chat_eval.py -i sft).
+    pub fn read<S: AsRef<str>>(
+        script: StageScript,
+        model: &NanochatConfig,
+        world_size: u32,
+        args: &[S],
+    ) -> Result<StageConfig, ConfigError> {
+        let mut model = model.clone();
+        model.script = Script::Sft;
+        model.world_size = world_size;
+        let mut cfg = StageConfig {
+            script,
+            model,
+            batch: 0,
+            eval: Eval::Base(BaseModes {
+                core: true,
+                bpb: true,
+                sample: true,
+            }),
+            split_tokens: 40 * 524_288,
+            core_max_tokens: CORE_MAX_TOKENS,
+            longest_prompt: LONGEST_PROMPT,
+            categorical_pair: None,
+        };
+        match script {
+            StageScript::BaseEval => cfg.batch = 32,
+            StageScript::ChatEval => {
+                cfg.batch = 8;
+                cfg.eval = Eval::Chat(ChatTasks {
+                    tasks: ALL_CHAT_TASKS.iter().map(|s| s.to_string()).collect(),
+                    num_samples: 1,
+                    max_new_tokens: 512,
+                });
+            }
+        }
+        let mut source = None;
+        for (o, value) in pairs(script, args)? {
+            match (script, o.long) {
+                (StageScript::BaseEval, "eval") => cfg.eval = Eval::Base(read_modes(&value)?),
+                (StageScript::BaseEval, "device-batch-size") => {
+                    cfg.batch = positive(o.long, &value, 1, 1 << 20)? as u32
+                }
+                (StageScript::BaseEval, "split-tokens") => {
+                    cfg.split_tokens = positive(o.long, &value, 0, 1 << 40)?
+                }
+                (StageScript::ChatEval, "batch-size") => {
+                    cfg.batch = positive(o.long, &value, 1, 1 << 20)? as u32
+                }
+                (StageScript::ChatEval, "source") => source = Some(value),
+                (StageScript::ChatEval, other) => {
+                    if let Eval::Chat(c) = &mut cfg.eval {
+                        match other {
+                            "task-name" => c.tasks = read_tasks(&value)?,
+                            "num-samples" => {
+                                c.num_samples = positive(other, &value, 1, 1 << 16)? as u32
+                            }
+                            "max-new-tokens" => {
+                                c.max_new_tokens = positive(other, &value, 0, 1 << 20)? as u32
+                            }
+                            // sampling, the checkpoint's step, how many problems: no memory effect
+                            _ => {}
+                        }
+                    }
+                }
+                // the checkpoint's tag and step, --max-per-task, the device type: no memory effect
+                _ => {}
+            }
+        }
+        if script == StageScript::ChatEval {
+            match source.as_deref() {
+                None => {
+                    return Err(argparse_error(
+                        script,
+                        "source",
+                        "",
+                        "the following arguments are required: -i/--source".into(),
+                    ))
+                }
+                // chat_eval.py loads "sft" or "rl" checkpoints (checkpoint_manager's sources)
+                Some("sft" | "rl" | "base") => {}
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        "source",
+                        other,
+                        Problem::NotOneOf {
+                            choices: &["sft", "rl", "base"],
+                        },
+                    ))
+                }
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The training config whose model and batch the stage's sequence builds from.
+    pub fn model_config(&self) -> NanochatConfig {
+        let mut m = self.model.clone();
+        m.device_batch_size = self.batch;
+        m
+    }
+
+    /// The tokens of the two neighbouring categorical batches the peak comes at (see
+    /// [`StageConfig::categorical_pair`]).
+    pub fn categorical_batches(&self) -> [u64; 2] {
+        self.categorical_pair
+            .unwrap_or([u64::from(self.batch) * self.longest_prompt; 2])
+    }
+
+    /// base_eval.py's bpb steps per split: `--split-tokens` rounded down to whole steps of
+    /// B·T·world tokens.
+    pub fn bpb_steps(&self) -> u64 {
+        let per_step = u64::from(self.batch)
+            * u64::from(self.model.max_seq_len)
+            * u64::from(self.model.world_size.max(1));
+        self.split_tokens / per_step.max(1)
+    }
+
+    /// This stage on `budget`'s card: the replayed run of one rank, with the card's dtype and
+    /// one rank's budget.
+    pub fn run_on(&self, budget: &Budget) -> Result<Run, ConfigError> {
+        let mut stage = self.clone();
+        stage.model = self.model.for_card(budget.gpu.compute_capability);
+        let budget = budget.clone().for_ranks(stage.model.world_size);
+        let seq = crate::programs::nanochat::sequence::stages::generate(&stage, &budget.gpu);
+        Run::replay(seq, stage.model.allocator, budget.allocator_cap())
+    }
+
+    /// [`StageConfig::run_on`] with the whole card.
+    pub fn run(&self, gpu: &Gpu) -> Result<Run, ConfigError> {
+        self.run_on(&Budget::for_gpu(gpu))
+    }
+}
+
+fn read_modes(value: &str) -> Result<BaseModes, ConfigError> {
+    let mut modes = BaseModes {
+        core: false,
+        bpb: false,
+        sample: false,
+    };
+    let mut invalid = Vec::new();
+    for m in value.split(',').map(str::trim) {
+        match m {
+            "core" => modes.core = true,
+            "bpb" => modes.bpb = true,
+            "sample" => modes.sample = true,
+            other => invalid.push(format!("'{other}'")),
+        }
+    }
+    if !invalid.is_empty() {
+        // base_eval.py's own parser.error, word for word
+        return Err(argparse_error(
+            StageScript::BaseEval,
+            "eval",
+            value,
+            format!(
+                "Invalid eval modes: {{{}}}. Valid: {{'core', 'bpb', 'sample'}}",
+                invalid.join(", ")
+            ),
+        ));
+    }
+    Ok(modes)
+}
+
+fn read_tasks(value: &str) -> Result<Vec<String>, ConfigError> {
+    let tasks: Vec<String> = value.split('|').map(str::to_string).collect();
+    for t in &tasks {
+        if !CATEGORICAL.contains(&t.as_str()) && !GENERATIVE.contains(&t.as_str()) {
+            // chat_eval.py's task dict lookup fails with a KeyError on the name
+            return Err(ConfigError::new(
+                "task-name",
+                t,
+                Problem::Assertion {
+                    message: format!("chat_eval.py: KeyError: '{t}'"),
+                },
+            ));
+        }
+    }
+    Ok(tasks)
+}
