@@ -279,7 +279,7 @@ macro_rules! nanochat_script {
             const WORDS: &'static str = "nanochat";
             const HINTED: &'static [&'static str] = $hinted;
             const FIX_KINDS: &'static [&'static str] = &fixes::NanochatFixKind::IDS;
-            const OWN_WORDS: &'static [&'static str] = &["ranks", "phase_core", "first_run"];
+            const OWN_WORDS: &'static [&'static str] = &["ranks", "phase_core", "phase_load", "phase_generate", "first_run"];
             const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
                 ("depth", &[2., 4., 6., 8., 10., 12., 16., 20., 24., 26., 32.]),
                 ("device_batch_size", &[1., 2., 4., 8., 16., 32., 64.]),
