@@ -2,6 +2,7 @@
 
 mod args;
 mod nvidia_smi;
+mod plan;
 mod report;
 mod snapshot;
 
@@ -66,7 +67,7 @@ fn one_line(msg: &str) -> String {
 
 /// The text report's language: `--lang`, else the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: the
 /// first one set, as POSIX orders them), else English.
-fn language(args: &Args) -> Lang {
+pub(crate) fn language(args: &Args) -> Lang {
     args.lang.unwrap_or_else(|| {
         ["LC_ALL", "LC_MESSAGES", "LANG"]
             .iter()
@@ -117,6 +118,9 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    if argv.first().is_some_and(|a| a == "plan") {
+        return plan::main(&argv[1..]);
+    }
     let mut args = match args::parse(&argv) {
         Ok(a) => a,
         Err(e) => return fail(e),

@@ -431,6 +431,20 @@ strings! {
     /// Each program's report words, by whole key ([`REPORT_WORD_KEYS`]), read through
     /// [`CliStrings::report_word`].
     report_words[keys REPORT_WORD_KEYS],
+    /// `{script} {gpus} {card}`: `vramfit plan`'s head.
+    plan_head,
+    /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
+    plan_assumed,
+    /// `{line} {module} {written} {planned}`: one stage, as written and as planned.
+    plan_stage,
+    plan_fits,
+    plan_oom,
+    /// `{short}`: after [`CliStrings::plan_oom`], by how much.
+    plan_short,
+    plan_all_fit,
+    plan_not_all_fit,
+    /// `{gpus} {card}`: above the rewritten script.
+    plan_script,
     /// `vramfit --help`: usage, each program's settings and every option, as printed.
     help,
 }

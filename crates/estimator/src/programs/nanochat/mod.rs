@@ -15,6 +15,7 @@ pub mod config;
 pub mod explain;
 pub mod fixes;
 pub mod inputs;
+pub mod plan;
 pub mod report;
 pub mod sequence;
 pub mod shape;
