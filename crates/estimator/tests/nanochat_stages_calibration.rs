@@ -120,7 +120,7 @@ fn errors(prefix: &str) -> Vec<(String, &'static str, f64, f64, f64)> {
     let mut out = Vec::new();
     for run in runs(prefix) {
         let s = stage(&run);
-        let replay = s.run(&h200).unwrap();
+        let replay = s.run(h200).unwrap();
         let phases: [(&str, &[&str], Phase); 4] = [
             ("load", &["load"], Phase::Load),
             ("generate", &["sample", "generative:"], Phase::Generate),

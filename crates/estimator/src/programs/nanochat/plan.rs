@@ -225,7 +225,7 @@ fn command(line: &str) -> Option<Command> {
     let (words, comment) = raw_words(line);
     let env_end = words
         .iter()
-        .position(|w| !(w.contains('=') && !w.starts_with('-')))?;
+        .position(|w| !w.contains('=') || w.starts_with('-'))?;
     let m = words.iter().position(|w| w == "-m")?;
     let kind = StageKind::of_module(&unquoted(words.get(m + 1)?))?;
     let launcher = words[env_end..m].to_vec();
@@ -511,12 +511,15 @@ pub fn comment(changes: &[Change]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in changes {
         let what = match (&c.from, &c.to) {
+            (Some(f), _) if c.why == (Why::Gpus { gpus: 1 }) => {
+                format!("torchrun --nproc_per_node={f} → python")
+            }
             (_, None) => format!("--{} dropped", c.flag),
             (Some(f), Some(t)) => format!("{} {f} → {t}", c.flag),
             (None, Some(t)) => format!("{} {t}", c.flag),
         };
         let why = match &c.why {
-            Why::Gpus { gpus: 1 } => "one GPU: python instead of torchrun".to_string(),
+            Why::Gpus { gpus: 1 } => "one GPU".to_string(),
             Why::Gpus { gpus } => format!("{gpus} GPUs"),
             Why::NoFp8 { sm } => format!("no FP8 matmuls on SM {}.{}", sm.0, sm.1),
             Why::LargestBatch {

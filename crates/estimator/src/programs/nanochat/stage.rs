@@ -183,9 +183,9 @@ fn option_name(o: &Opt) -> String {
 
 /// The option an argument names: `--long` exactly or by a unique prefix (argparse's
 /// `allow_abbrev`), `-x` by its letter. `None` for a word that is not an option.
-fn find(script: StageScript, word: &str) -> Result<Option<&'static Opt>, ConfigError> {
+fn find(script: StageScript, head: &str, word: &str) -> Result<Option<&'static Opt>, ConfigError> {
     let opts = script.options();
-    if let Some(long) = word.strip_prefix("--") {
+    if let Some(long) = head.strip_prefix("--") {
         if let Some(o) = opts.iter().find(|o| o.long == long) {
             return Ok(Some(o));
         }
@@ -209,7 +209,7 @@ fn find(script: StageScript, word: &str) -> Result<Option<&'static Opt>, ConfigE
             }
         };
     }
-    let mut letters = word.strip_prefix('-').unwrap_or("").chars();
+    let mut letters = head.strip_prefix('-').unwrap_or("").chars();
     match (letters.next(), letters.next()) {
         (Some(c), None) => match opts.iter().find(|o| o.short == Some(c)) {
             Some(o) => Ok(Some(o)),
@@ -246,7 +246,7 @@ fn pairs<S: AsRef<str>>(
         } else {
             (word.to_string(), None)
         };
-        let Some(o) = find(script, &head)? else {
+        let Some(o) = find(script, &head, word)? else {
             return Err(argparse_error(
                 script,
                 word,
