@@ -17,6 +17,7 @@ use super::nanochat_ranks::NanochatRanks;
 use super::notices::Notices;
 use super::number_field::NumberField;
 use super::paste_panel::PastePanel;
+use super::plan_view::PlanView;
 use super::program_inputs::ProgramInputs;
 use super::program_picker::ProgramPicker;
 use super::run_summary::RunSummary;
@@ -80,10 +81,12 @@ fn Page() -> impl IntoView {
     // on a phone), the panels sit below the fold.
     let later = RwSignal::new(false);
     request_animation_frame(move || set_timeout(move || later.set(true), Duration::ZERO));
+    let planning = Memo::new(move |_| app.page.with(|p| p.plan.is_some()));
     view! {
         <div class="page">
             <Header />
             <Notices />
+            <Show when=move || !planning.get() fallback=|| view! { <PlanView /> }>
             <ProgramPicker />
             // on a phone the answer comes first and the paste far below: one tap reaches it
             <a class="jump-paste" href="#paste" data-testid="jump-paste">{tr.jump_to_paste}</a>
@@ -136,6 +139,7 @@ fn Page() -> impl IntoView {
                     </Show>
                 </section>
             </main>
+            </Show>
         </div>
     }
 }

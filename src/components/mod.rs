@@ -19,6 +19,7 @@ pub mod notices;
 pub mod number_field;
 pub mod page_field;
 pub mod paste_panel;
+pub mod plan_view;
 pub mod program_inputs;
 pub mod program_picker;
 pub mod run_summary;

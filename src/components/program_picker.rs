@@ -52,12 +52,25 @@ pub fn ProgramPicker() -> impl IntoView {
             .into_any()
         })
         .collect_view();
+    // a whole nanochat run (runs/speedrun.sh) rather than one script's run: the plan view
+    let open_plan = move |_| {
+        app.page.update(|p| {
+            p.plan = Some(estimator::query::PlanPage {
+                gpus: 1,
+                script: None,
+            })
+        });
+        crate::browser::push_query(&app.page.with_untracked(|p| p.to_query()));
+    };
     view! {
         // named by a flex item, not a <legend>: every engine keeps the words on the options'
         // first line (WebKit lays a fieldset's legend out on a line of its own)
         <fieldset class="program" data-testid="program" aria-labelledby="program-label">
             <span class="program__label" id="program-label">{tr.program_label}</span>
             {options}
+            <button type="button" class="button--link plan-open" data-testid="plan-open" on:click=open_plan>
+                {tr.plan_open}
+            </button>
         </fieldset>
     }
 }

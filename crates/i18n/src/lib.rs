@@ -209,6 +209,43 @@ strings! {
     snapshot_unknown_script,
     /// `{script}`.
     snapshot_same_program,
+    /// The program picker's way to the plan view, and back.
+    plan_open,
+    plan_back,
+    plan_heading,
+    plan_intro,
+    plan_gpus,
+    plan_script_label,
+    /// The button that puts runs/speedrun.sh's stages back in the script field.
+    plan_speedrun,
+    plan_col_line,
+    plan_col_stage,
+    plan_col_written,
+    plan_col_planned,
+    plan_col_change,
+    plan_fits,
+    plan_oom,
+    /// `{short}`: by how much a stage does not fit.
+    plan_short,
+    plan_all_fit,
+    plan_not_all_fit,
+    /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
+    plan_assumed,
+    plan_rewritten,
+    plan_not_modelled,
+    plan_no_stage,
+    plan_why_one_gpu,
+    /// `{gpus}`.
+    plan_why_gpus,
+    /// `{sm}`.
+    plan_why_fp8,
+    /// `{micro}`: micro-steps per optimizer step on each GPU.
+    plan_why_batch,
+    plan_why_batch_eval,
+    /// `{from} {to}`: depths.
+    plan_why_depth,
+    plan_dropped,
+    plan_unchanged,
     jump_to_paste,
     paste_heading,
     paste_placeholder,

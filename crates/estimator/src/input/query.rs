@@ -27,7 +27,24 @@ pub struct PageState {
     pub cap_gib: Option<f64>,
     /// GPU-to-GPU bandwidth per direction, GB/s (`None`: the card's own link). DDP's all-reduce.
     pub link_gbps: Option<f64>,
+    /// `view=plan`: the page plans a whole nanochat run script instead of one run.
+    pub plan: Option<PlanPage>,
 }
+
+/// The plan view's own inputs (`plan_gpus`, `plan_script` in the URL): how many cards, and the
+/// run script (`None`: runs/speedrun.sh's stages).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlanPage {
+    pub gpus: u32,
+    pub script: Option<String>,
+}
+
+/// The most GPUs a plan is for (torchrun's processes on one node and more).
+pub const MAX_PLAN_GPUS: u32 = 1024;
+
+/// The longest script a link carries (encoded): a longer one is planned on the page but left out of its
+/// URL (a link of this size still opens everywhere).
+pub const MAX_LINKED_SCRIPT: usize = 6000;
 
 /// The card the page starts with: the most common card among the people vramfit is for.
 pub const DEFAULT_GPU: &str = "rtx3060";
@@ -44,6 +61,7 @@ impl Default for PageState {
             other_gib: 0.0,
             cap_gib: None,
             link_gbps: None,
+            plan: None,
         }
     }
 }
@@ -189,6 +207,48 @@ impl PageState {
                     ))
                 })?;
             }
+            "view" => match raw.trim() {
+                "plan" => {
+                    self.plan.get_or_insert(PlanPage {
+                        gpus: 1,
+                        script: None,
+                    });
+                }
+                "calculator" => self.plan = None,
+                other => {
+                    return Err(issue(ConfigError::new(
+                        "view",
+                        other,
+                        crate::error::Problem::NotOneOf {
+                            choices: &["plan", "calculator"],
+                        },
+                    )))
+                }
+            },
+            "plan_gpus" => {
+                let n = number_field(
+                    key,
+                    raw,
+                    "a whole number of GPUs",
+                    1.0,
+                    f64::from(MAX_PLAN_GPUS),
+                )
+                .map_err(issue)?;
+                if n.fract() != 0.0 {
+                    return Err(issue(ConfigError::new(
+                        key,
+                        raw.trim(),
+                        crate::error::Problem::WrongType {
+                            expected: "a whole number of GPUs",
+                        },
+                    )));
+                }
+                self.plan.get_or_insert_with(PlanPage::default).gpus = n as u32;
+            }
+            "plan_script" => {
+                let plan = self.plan.get_or_insert_with(PlanPage::default);
+                plan.script = Some(raw.to_string());
+            }
             "link_gbps" => {
                 self.link_gbps = Some(
                     number_field(
@@ -232,6 +292,9 @@ impl PageState {
                 issues.push(e);
             }
         }
+        if let Some(plan) = &mut state.plan {
+            plan.gpus = plan.gpus.max(1);
+        }
         // the script's checks across settings: the settings involved back to its defaults
         for e in state.configs.repair(state.program) {
             issues.push(QueryIssue {
@@ -269,6 +332,19 @@ impl PageState {
         }
         if let Some(l) = self.link_gbps {
             pairs.push(("link_gbps".into(), format_gib(l)));
+        }
+        if let Some(plan) = &self.plan {
+            pairs.push(("view".into(), "plan".into()));
+            if plan.gpus != 1 {
+                pairs.push(("plan_gpus".into(), plan.gpus.to_string()));
+            }
+            if let Some(s) = plan
+                .script
+                .as_ref()
+                .filter(|s| encode(s).len() <= MAX_LINKED_SCRIPT)
+            {
+                pairs.push(("plan_script".into(), s.clone()));
+            }
         }
         pairs
             .iter()

@@ -117,7 +117,7 @@ pub struct Outcome {
 }
 
 /// One stage of the script.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StagePlan {
     /// The line it starts on, from 1.
     pub line: usize,
@@ -134,7 +134,7 @@ pub struct StagePlan {
 }
 
 /// The whole plan.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     pub stages: Vec<StagePlan>,
     /// The script written back: every line kept, each changed command with a comment above it
