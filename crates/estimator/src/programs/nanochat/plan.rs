@@ -435,8 +435,6 @@ struct Carried {
     base: Option<(NanochatConfig, NanochatConfig)>,
     /// The SFT run as written and as planned.
     sft: Option<(NanochatConfig, NanochatConfig)>,
-    /// The depth the plan trains instead of the script's, once chosen.
-    depth: Option<(u32, u32)>,
 }
 
 /// Plans `script` for `hw`, with the data-dependent sizes of [`super::stage`] (`None`: their
@@ -452,7 +450,6 @@ pub fn plan(
     let mut carried = Carried {
         base: None,
         sft: None,
-        depth: None,
     };
     let mut stages = Vec::new();
     let mut out = String::new();
@@ -615,49 +612,36 @@ fn plan_stage(
                         });
                     }
                     let written_b = p.device_batch_size;
-                    let batch = largest_fitting(&p, budget, &batches_keeping_total(&p, written_b));
-                    match batch {
-                        Some(b) => {
-                            p.device_batch_size = b;
-                            set_batch(
-                                &mut cmd,
-                                &mut changes,
-                                written_b,
-                                b,
-                                Some(p.grad_accum_steps()),
-                            );
-                        }
-                        None => {
-                            // the deepest model that fits at some device batch
-                            let deeper = (1..p.depth).rev().find_map(|d| {
-                                let mut c = p.clone();
-                                c.depth = d;
-                                let bs = batches_keeping_total(&c, written_b);
-                                largest_fitting(&c, budget, &bs).map(|b| (d, b))
+                    // the largest batch that fits the script's model, else the deepest model
+                    // that fits at some batch
+                    let fitting = (1..=p.depth).rev().find_map(|d| {
+                        let mut c = p.clone();
+                        c.depth = d;
+                        let batches = batches_keeping_total(&c, written_b);
+                        largest_fitting(&c, budget, &batches).map(|b| (d, b))
+                    });
+                    if let Some((d, b)) = fitting {
+                        if d != p.depth {
+                            changes.push(Change {
+                                flag: "depth".into(),
+                                from: Some(p.depth.to_string()),
+                                to: Some(d.to_string()),
+                                why: Why::SmallerModel {
+                                    from: p.depth,
+                                    to: d,
+                                },
                             });
-                            if let Some((d, b)) = deeper {
-                                changes.push(Change {
-                                    flag: "depth".into(),
-                                    from: Some(p.depth.to_string()),
-                                    to: Some(d.to_string()),
-                                    why: Why::SmallerModel {
-                                        from: p.depth,
-                                        to: d,
-                                    },
-                                });
-                                cmd.set("depth", None, &d.to_string());
-                                carried.depth = Some((p.depth, d));
-                                p.depth = d;
-                                p.device_batch_size = b;
-                                set_batch(
-                                    &mut cmd,
-                                    &mut changes,
-                                    written_b,
-                                    b,
-                                    Some(p.grad_accum_steps()),
-                                );
-                            }
+                            cmd.set("depth", None, &d.to_string());
+                            p.depth = d;
                         }
+                        p.device_batch_size = b;
+                        set_batch(
+                            &mut cmd,
+                            &mut changes,
+                            written_b,
+                            b,
+                            Some(p.grad_accum_steps()),
+                        );
                     }
                     let planned = outcome_of_training(&p, budget);
                     carried.base = Some((cfg, p));
