@@ -71,11 +71,15 @@ fn change_text(tr: &Strings, c: &Change) -> String {
 
 fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
     let (written, written_class) = outcome_text(tr, &s.as_written);
-    let (planned, planned_class) = if s.kind == StageKind::ChatRl {
+    let (mut planned, planned_class) = if s.kind == StageKind::ChatRl {
         (tr.plan_not_modelled.to_string(), "plan__verdict--error")
     } else {
         outcome_text(tr, &s.planned)
     };
+    if let (Some(t), Ok(_)) = (s.seconds, &s.planned) {
+        planned += " · ";
+        planned += &fill(tr.plan_time, &[("time", &crate::format::duration(t))]);
+    }
     let changes = if s.changes.is_empty() {
         tr.plan_unchanged.to_string()
     } else {

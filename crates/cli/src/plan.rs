@@ -6,7 +6,7 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use estimator::programs::nanochat::plan::{self, Hardware, Outcome, Plan, StagePlan, SPEEDRUN};
-use vramfit_i18n::format::bytes;
+use vramfit_i18n::format::{bytes, duration};
 use vramfit_i18n::{fill, CliLang};
 
 use crate::{budget_for, config_error, emit, fail};
@@ -190,6 +190,7 @@ fn json(p: &Plan, hw: &Hardware) -> serde_json::Value {
                     "why": plan::comment(std::slice::from_ref(c)),
                 })).collect::<Vec<_>>(),
                 "as_written": outcome_json(&s.as_written),
+                "training_seconds": s.seconds,
             });
             for (k, v) in planned.as_object().into_iter().flatten() {
                 o[k] = v.clone();
@@ -232,6 +233,16 @@ fn outcome_text(o: &Result<Outcome, estimator::ConfigError>, tr: &CliLang) -> St
     }
 }
 
+/// The planned outcome, with base_train.py's training time where the speed model gives one.
+fn planned_text(s: &StagePlan, tr: &CliLang) -> String {
+    let mut text = outcome_text(&s.planned, tr);
+    if let (Some(t), Ok(_)) = (s.seconds, &s.planned) {
+        text += ", ";
+        text += &fill(tr.cli.plan_time, &[("time", &duration(t))]);
+    }
+    text
+}
+
 fn stage_text(s: &StagePlan, tr: &CliLang) -> String {
     let mut out = fill(
         tr.cli.plan_stage,
@@ -239,7 +250,7 @@ fn stage_text(s: &StagePlan, tr: &CliLang) -> String {
             ("line", &format!("{:<4}", s.line)),
             ("module", &format!("{:<18}", s.kind.module())),
             ("written", &outcome_text(&s.as_written, tr)),
-            ("planned", &outcome_text(&s.planned, tr)),
+            ("planned", &planned_text(s, tr)),
         ],
     );
     out.push('\n');

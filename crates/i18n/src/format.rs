@@ -53,6 +53,17 @@ pub fn step_time(seconds: f64) -> String {
     }
 }
 
+/// A run's length as people plan with it: `45 min` under an hour, `1.5 h` under ten, `61 h` above.
+pub fn duration(seconds: f64) -> String {
+    if seconds < 3600.0 {
+        format!("{} min", decimal((seconds / 60.0).max(1.0), 0))
+    } else if seconds < 36_000.0 {
+        format!("{} h", decimal(seconds / 3600.0, 1))
+    } else {
+        format!("{} h", decimal(seconds / 3600.0, 0))
+    }
+}
+
 /// `123.59M` as train.py prints parameter counts.
 pub fn params(n: u64) -> String {
     format!("{}M", decimal(n as f64 / 1e6, 2))

@@ -227,6 +227,8 @@ strings! {
     plan_oom,
     /// `{short}`: by how much a stage does not fit.
     plan_short,
+    /// `{time}`: base_train.py's training time as planned.
+    plan_time,
     plan_all_fit,
     plan_not_all_fit,
     /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
@@ -478,6 +480,8 @@ strings! {
     plan_oom,
     /// `{short}`: after [`CliStrings::plan_oom`], by how much.
     plan_short,
+    /// `{time}`: base_train.py's training time as planned.
+    plan_time,
     plan_all_fit,
     plan_not_all_fit,
     /// `{gpus} {card}`: above the rewritten script.

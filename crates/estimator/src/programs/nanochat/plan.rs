@@ -131,6 +131,9 @@ pub struct StagePlan {
     pub as_written: Result<Outcome, ConfigError>,
     /// The stage as rewritten.
     pub planned: Result<Outcome, ConfigError>,
+    /// base_train.py's training time as planned, where the speed model can say it
+    /// ([`super::speed::base_training_seconds`]: its steps at a measured utilisation of the card).
+    pub seconds: Option<f64>,
 }
 
 /// The whole plan.
@@ -585,6 +588,7 @@ fn plan_stage(
             });
         }
     };
+    let mut seconds = None;
     let (as_written, planned) = match kind {
         StageKind::BaseTrain => {
             let parsed = NanochatConfig::from_script_args(Script::Base, &args).map(|mut c| {
@@ -644,6 +648,8 @@ fn plan_stage(
                         );
                     }
                     let planned = outcome_of_training(&p, budget);
+                    let on_card = p.for_card(budget.gpu.compute_capability);
+                    seconds = Some(super::speed::base_training_seconds(&on_card, &budget.gpu));
                     carried.base = Some((cfg, p));
                     (as_written, planned)
                 }
@@ -738,6 +744,7 @@ fn plan_stage(
         changes,
         as_written,
         planned,
+        seconds,
     }
 }
 

@@ -67,3 +67,28 @@ pub fn held_stashes(step: f64) -> u32 {
     // with the count
     per_interval.min(64.0) as u32 + 1
 }
+
+/// The optimizer steps base_train.py runs (`scripts/base_train.py` 338–350): `--num-iterations`
+/// if given, else `--target-flops` over nanochat's FLOPs per step, else `--target-param-data-ratio`
+/// times the scaling parameters over the total batch.
+pub fn base_iterations(cfg: &NanochatConfig) -> u64 {
+    let total = cfg.total_batch_tokens().max(1);
+    if cfg.num_iterations > 0 {
+        return cfg.num_iterations as u64;
+    }
+    let s = Shape::of(cfg);
+    if cfg.target_flops > 0.0 {
+        return (cfg.target_flops / (flops_per_token(&s) * total as f64)).round() as u64;
+    }
+    if cfg.target_param_data_ratio > 0.0 {
+        let tokens = (cfg.target_param_data_ratio * s.scaling_params() as f64) as u64;
+        return tokens / total;
+    }
+    0
+}
+
+/// base_train.py's whole training on `gpu` (each of `cfg.world_size` ranks): its steps at
+/// [`step_seconds`], the evaluations and the compile left out. An estimate for planning.
+pub fn base_training_seconds(cfg: &NanochatConfig, gpu: &Gpu) -> f64 {
+    base_iterations(cfg) as f64 * step_seconds(cfg, gpu)
+}
