@@ -4,7 +4,7 @@
 //! The numbers are the CLI's `vramfit plan` (one function, `nanochat::plan::plan`).
 
 use estimator::programs::nanochat::plan::{
-    plan, Change, Hardware, Outcome, Plan, StageKind, StagePlan, Why, SPEEDRUN,
+    plan, Hardware, Outcome, Plan, StageKind, StagePlan, SPEEDRUN,
 };
 use estimator::query::{PlanPage, MAX_PLAN_GPUS};
 use estimator::ConfigError;
@@ -43,32 +43,6 @@ fn outcome_text(tr: &Strings, o: &Result<Outcome, ConfigError>) -> (String, &'st
     }
 }
 
-/// One change in the page's language: what (flags are the script's own words) and why.
-fn change_text(tr: &Strings, c: &Change) -> String {
-    let what = match (&c.from, &c.to) {
-        (Some(f), _) if c.why == (Why::Gpus { gpus: 1 }) => {
-            format!("torchrun --nproc_per_node={f} → python")
-        }
-        (_, None) => format!("--{} {}", c.flag, tr.plan_dropped),
-        (Some(f), Some(t)) => format!("{} {f} → {t}", c.flag),
-        (None, Some(t)) => format!("{} {t}", c.flag),
-    };
-    let why = match &c.why {
-        Why::Gpus { gpus: 1 } => tr.plan_why_one_gpu.to_string(),
-        Why::Gpus { gpus } => fill(tr.plan_why_gpus, &[("gpus", &gpus.to_string())]),
-        Why::NoFp8 { sm } => fill(tr.plan_why_fp8, &[("sm", &format!("{}.{}", sm.0, sm.1))]),
-        Why::LargestBatch {
-            micro_steps: Some(m),
-        } => fill(tr.plan_why_batch, &[("micro", &m.to_string())]),
-        Why::LargestBatch { micro_steps: None } => tr.plan_why_batch_eval.to_string(),
-        Why::SmallerModel { from, to } => fill(
-            tr.plan_why_depth,
-            &[("from", &from.to_string()), ("to", &to.to_string())],
-        ),
-    };
-    format!("{what} ({why})")
-}
-
 fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
     let (written, written_class) = outcome_text(tr, &s.as_written);
     let (mut planned, planned_class) = if s.kind == StageKind::ChatRl {
@@ -80,15 +54,7 @@ fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
         planned += " · ";
         planned += &fill(tr.plan_time, &[("time", &crate::format::duration(t))]);
     }
-    let changes = if s.changes.is_empty() {
-        tr.plan_unchanged.to_string()
-    } else {
-        s.changes
-            .iter()
-            .map(|c| change_text(tr, c))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
+    let changes = vramfit_i18n::plan_text::changes(tr, &s.changes);
     let peak = match &s.planned {
         Ok(o) => o.peak_bytes.to_string(),
         Err(_) => String::new(),

@@ -129,6 +129,7 @@ pub fn main(argv: &[String]) -> ExitCode {
     } else {
         crate::language(&args).cli()
     };
+    vramfit_i18n::format::use_separators(&tr.bar_words());
     let budget = match budget_for(&args, tr, None) {
         Ok(b) => b,
         Err(e) => return fail(e),
@@ -255,7 +256,8 @@ fn stage_text(s: &StagePlan, tr: &CliLang) -> String {
     );
     out.push('\n');
     if !s.changes.is_empty() {
-        out += &format!("          {}\n", plan::comment(&s.changes));
+        let words = vramfit_i18n::plan_text::changes(tr.page, &s.changes);
+        out += &format!("          {words}\n");
     }
     out
 }

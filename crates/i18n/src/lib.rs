@@ -13,6 +13,7 @@ use estimator::{Component, Risk, Term, Verdict};
 mod table;
 pub mod fix_text;
 pub mod format;
+pub mod plan_text;
 pub use table::{parse, ParseError, Table};
 
 strings! {
