@@ -100,6 +100,12 @@ CEVAL_GEN = [(4, 1, 128), (4, 4, 256), (8, 1, 256), (8, 8, 128), (8, 4, 512), (1
 # chat_rl.py: (depth, --device-batch-size, --num-samples, --max-new-tokens); 1 example per step, 3 steps, 1 eval problem
 RL = [(4, 4, 8, 128), (4, 8, 16, 256), (8, 4, 8, 256), (8, 8, 16, 256), (8, 16, 16, 128), (12, 4, 8, 128),
       (12, 8, 16, 256)]
+# held-out set (stages_call.sh DEADLINE heldout; make_jobs.py kinds `stageck_heldout`, `stage_heldout`): a depth and
+# T never measured, the checkpoint made as the ones above; same tables' meaning
+STAGE_CK_HELDOUT = [(16, 2048)]
+BEVAL_HELDOUT = [(16, 4, 16), (16, 8, 16)]
+CEVAL_CAT_HELDOUT = [(16, 8), (16, 16)]
+CEVAL_GEN_HELDOUT = [(16, 1, 512), (16, 4, 256)]
 
 
 def cold_env(n, **kw):
@@ -109,10 +115,10 @@ def cold_env(n, **kw):
 
 def stage_jobs(which):
     J = []
-    T_of = dict(STAGE_CK)
+    T_of = dict(STAGE_CK + STAGE_CK_HELDOUT)
     tag = lambda d: f'sft_st_ck_d{d}'
-    if 'stageck' in which:
-        for d, T in STAGE_CK:
+    if 'stageck' in which or 'stageck_heldout' in which:
+        for d, T in (STAGE_CK_HELDOUT if 'stageck_heldout' in which else STAGE_CK):
             n = f'st_ck_d{d}'
             a = [f'--max-seq-len={T}', '--device-batch-size=4', f'--total-batch-size={4 * T}', '--num-iterations=2',
                  '--eval-every=1000', f'--eval-tokens={8 * T}', '--chatcore-every=-1', '--load-optimizer=1']
@@ -125,19 +131,20 @@ def stage_jobs(which):
                           '--max-seq-len=512', '--total-batch-size=512', '--num-iterations=1', '--eval-every=-1',
                           '--core-metric-every=-1', '--sample-every=-1', '--warmup-steps=1', '--window-pattern=SSSL']})
     smoke = 'stage_smoke' in which
-    if 'beval' in which or smoke:
-        for d, B, m in (BEVAL[:1] if smoke else BEVAL):
+    held = 'stage_heldout' in which
+    if 'beval' in which or smoke or held:
+        for d, B, m in (BEVAL[:1] if smoke else BEVAL_HELDOUT if held else BEVAL):
             n = f'nc_beval_d{d}_b{B}_m{m}'
             J.append({'kind': 'beval', 'name': n, 'gb': 8, 'env': cold_env(n),
                       'cmd': ['python3', P + 'run_base_eval.py', n, f'--model-tag={tag(d)}', f'--device-batch-size={B}',
                               f'--max-per-task={m}', f'--split-tokens={2 * B * T_of[d]}']})
-    if 'ceval' in which or smoke:
-        for d, b in (CEVAL_CAT[:1] if smoke else CEVAL_CAT):
+    if 'ceval' in which or smoke or held:
+        for d, b in (CEVAL_CAT[:1] if smoke else CEVAL_CAT_HELDOUT if held else CEVAL_CAT):
             n = f'nc_ceval_cat_d{d}_b{b}'
             J.append({'kind': 'ceval', 'name': n, 'gb': 8, 'env': cold_env(n),
                       'cmd': ['python3', P + 'run_chat_eval.py', n, '-i', 'sft', '-g', tag(d),
                               '-a', 'ARC-Easy|ARC-Challenge|MMLU', '-b', str(b), '-x', '64']})
-        for d, k, m in (CEVAL_GEN[1:2] if smoke else CEVAL_GEN):
+        for d, k, m in (CEVAL_GEN[1:2] if smoke else CEVAL_GEN_HELDOUT if held else CEVAL_GEN):
             n = f'nc_ceval_gen_d{d}_n{k}_m{m}'
             J.append({'kind': 'ceval', 'name': n, 'gb': 8, 'env': cold_env(n),
                       'cmd': ['python3', P + 'run_chat_eval.py', n, '-i', 'sft', '-g', tag(d), '-a', 'GSM8K|HumanEval',

@@ -1,11 +1,13 @@
 #!/bin/bash
 # One device call for the eval / SFT-eval / RL stages (README "Eval, SFT-eval and RL stages"). With .nanochat carried:
-#   bash tools/nanochat-probe/stages_call.sh DEADLINE_S [smoke]
+#   bash tools/nanochat-probe/stages_call.sh DEADLINE_S [smoke|heldout]
 # 1. the synthetic CORE bundle (run_base_eval.py --make-bundle);
 # 2. the checkpoints (make_jobs.py `stageck`: run_sft.py = real base_train.py + real chat_sft.py, 1 step each, per
 #    depth, three at once; `stageck_smoke`: base_train.py only, linked as the SFT checkpoint);
 # 3. the measured runs (make_jobs.py `beval,ceval,rl`, or `stage_smoke`: one of each), up to 10 processes at once on
 #    the one GPU (peaks are per process), each with its own empty Inductor/Triton cache.
+# `heldout`: make_jobs.py `stageck_heldout` (the d16 T2048 checkpoint) and `stage_heldout` (its base_eval and
+#    chat_eval runs) instead of steps 2-3's lists.
 # Writes $OUT/env.txt, $OUT/{beval,ceval,rl}.jsonl, $OUT/ck/stageck.jsonl, $OUT/logs.tar.gz, $OUT/ck/logs.tar.gz.
 D=${1:-540}
 T0=$(date +%s)
@@ -17,7 +19,9 @@ export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=
   python3 -c 'import yaml; print("yaml", yaml.__version__)'
   nproc; } > $OUT/env.txt 2>&1
 python3 $P/run_base_eval.py --make-bundle >> $OUT/env.txt 2>&1
-if [ "$2" = smoke ]; then CK=stageck_smoke; EV=stage_smoke; else CK=stageck; EV=beval,ceval,rl; fi
+if [ "$2" = smoke ]; then CK=stageck_smoke; EV=stage_smoke
+elif [ "$2" = heldout ]; then CK=stageck_heldout; EV=stage_heldout
+else CK=stageck; EV=beval,ceval,rl; fi
 python3 $P/make_jobs.py $CK /tmp/ck.json
 mkdir -p $OUT/ck
 OUT=$OUT/ck TORCHINDUCTOR_COMPILE_THREADS=4 python3 $P/drive.py /tmp/ck.json 3 330 > $OUT/ck_driver.log 2>&1
