@@ -230,3 +230,80 @@ fn hostile_values_in_every_field_are_refused_by_name() {
     let big = "batch_size = 8\n".repeat(200_000);
     assert!(paste::interpret(&big, &PageState::default()).truncated);
 }
+
+/// Words a run script is made of, good and bad: launchers, stages, their flags and values.
+fn script_word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "torchrun",
+            "--standalone",
+            "--nproc_per_node=2",
+            "--nproc_per_node",
+            "python",
+            "-m",
+            "--",
+            "scripts.base_train",
+            "scripts.base_eval",
+            "scripts.chat_sft",
+            "scripts.chat_eval",
+            "scripts.chat_rl",
+            "--depth=2",
+            "--depth=3",
+            "--depth",
+            "--max-seq-len=256",
+            "--device-batch-size=2",
+            "--device-batch-size",
+            "--fp8",
+            "-i",
+            "sft",
+            "-b",
+            "-b2",
+            "-a",
+            "MMLU|GSM8K",
+            "-n",
+            "--eval=bpb",
+            "--eval=core,bogus",
+            "--split-tokens=-1",
+            "\\",
+            "#",
+            "'",
+            "\"",
+            "$WANDB_RUN",
+            "X=1",
+            "\n",
+            "&&",
+            ";",
+        ])
+        .prop_map(str::to_string),
+        prop::sample::select(HOSTILE.to_vec()).prop_map(str::to_string),
+        ".{0,12}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A pasted run script: any words, in any order, give a plan (the lines it cannot read kept
+    /// as they are, a stage's bad flags as that stage's error), never a panic.
+    #[test]
+    fn run_scripts(words in prop::collection::vec(script_word(), 0..24), gpus in 1u32..9) {
+        let script = words.join(" ");
+        let hw = nanochat::plan::Hardware {
+            budget: Budget::for_gpu(gpu::find("h100").unwrap()),
+            gpus,
+        };
+        let p = nanochat::plan::plan(&script, &hw, None, None);
+        for s in &p.stages {
+            if let Err(e) = &s.planned {
+                prop_assert!(!e.to_string().is_empty());
+            }
+        }
+        // every line that is not a stage comes back as written
+        let stage_lines: Vec<usize> = p.stages.iter().map(|s| s.line).collect();
+        for (i, line) in script.lines().enumerate() {
+            if !stage_lines.contains(&(i + 1)) && !line.ends_with('\\') {
+                prop_assert!(p.script.contains(line), "{line:?} lost");
+            }
+        }
+    }
+}
