@@ -481,8 +481,7 @@ pub fn plan(
             &joined,
             hw,
             &mut carried,
-            core_max_tokens,
-            longest_prompt,
+            (core_max_tokens, longest_prompt),
         );
         if stage.changes.is_empty() {
             out.push_str(&original);
@@ -549,19 +548,172 @@ fn not_modelled(kind: StageKind) -> ConfigError {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One stage's planning: its line being rewritten, the changes so far, and what it decides.
+struct Planner<'a> {
+    cmd: Command,
+    changes: Vec<Change>,
+    hw: &'a Hardware,
+    /// The data-dependent sizes (see [`super::stage`]).
+    core_max_tokens: u64,
+    longest_prompt: u64,
+}
+
+/// A stage as written and as planned.
+type Outcomes = (Result<Outcome, ConfigError>, Result<Outcome, ConfigError>);
+
+fn both(e: ConfigError) -> Outcomes {
+    (Err(e.clone()), Err(e))
+}
+
+impl Planner<'_> {
+    fn budget(&self) -> &Budget {
+        &self.hw.budget
+    }
+
+    /// The stage's batch flag set from `from` to `to` (nothing when they are equal), with the
+    /// micro-steps a training stage's total batch now takes.
+    fn set_batch(&mut self, from: u32, to: u32, micro_steps: Option<u64>) {
+        if from == to {
+            return;
+        }
+        let (long, short) = self.cmd.kind.batch_flag();
+        self.cmd.set(long, short, &to.to_string());
+        self.changes.push(Change {
+            flag: long.into(),
+            from: Some(from.to_string()),
+            to: Some(to.to_string()),
+            why: Why::LargestBatch { micro_steps },
+        });
+    }
+
+    /// base_train.py: `--fp8` dropped without FP8 matmuls, then the largest device batch that
+    /// fits the script's model with its total batch, else the deepest model that fits at some
+    /// batch. Returns its outcomes and the base run as written and as planned.
+    fn base_train(&mut self) -> (Outcomes, Option<(NanochatConfig, NanochatConfig)>) {
+        let parsed = NanochatConfig::from_script_args(Script::Base, &self.cmd.args());
+        let mut written = match parsed {
+            Ok(c) => c,
+            Err(e) => return (both(e), None),
+        };
+        written.world_size = self.hw.gpus;
+        if written.core_metric_every > 0 {
+            written.core_max_tokens = self.core_max_tokens;
+        }
+        let as_written = outcome_of_training(&written, self.budget());
+        let mut p = written.clone();
+        if p.fp8 && !has_fp8(&self.budget().gpu) {
+            p.fp8 = false;
+            self.cmd.remove("fp8");
+            self.changes.push(Change {
+                flag: "fp8".into(),
+                from: Some("True".into()),
+                to: None,
+                why: Why::NoFp8 {
+                    sm: self.budget().gpu.compute_capability,
+                },
+            });
+        }
+        let written_b = p.device_batch_size;
+        let fitting = (1..=p.depth).rev().find_map(|d| {
+            let mut c = p.clone();
+            c.depth = d;
+            let batches = batches_keeping_total(&c, written_b);
+            largest_fitting(&c, self.budget(), &batches).map(|b| (d, b))
+        });
+        if let Some((d, b)) = fitting {
+            if d != p.depth {
+                self.changes.push(Change {
+                    flag: "depth".into(),
+                    from: Some(p.depth.to_string()),
+                    to: Some(d.to_string()),
+                    why: Why::SmallerModel {
+                        from: p.depth,
+                        to: d,
+                    },
+                });
+                self.cmd.set("depth", None, &d.to_string());
+                p.depth = d;
+            }
+            p.device_batch_size = b;
+            self.set_batch(written_b, b, Some(p.grad_accum_steps()));
+        }
+        let planned = outcome_of_training(&p, self.budget());
+        ((as_written, planned), Some((written, p)))
+    }
+
+    /// chat_sft.py on the base run's checkpoint (as written and as planned): the largest device
+    /// batch that fits, from the one it inherits (or its own flag's), the total kept.
+    fn chat_sft(
+        &mut self,
+        base: &(NanochatConfig, NanochatConfig),
+    ) -> (Outcomes, Option<(NanochatConfig, NanochatConfig)>) {
+        let args = self.cmd.args();
+        let (written, mut p) = match (sft_config(&base.0, &args), sft_config(&base.1, &args)) {
+            (Ok(w), Ok(p)) => (w, p),
+            (Err(e), _) | (_, Err(e)) => return (both(e), None),
+        };
+        let as_written = outcome_of_training(&written, self.budget());
+        let from = p.device_batch_size;
+        let batches = batches_keeping_total(&p, from);
+        if let Some(b) = largest_fitting(&p, self.budget(), &batches) {
+            p.device_batch_size = b;
+        }
+        self.set_batch(from, p.device_batch_size, Some(p.grad_accum_steps()));
+        let planned = outcome_of_training(&p, self.budget());
+        ((as_written, planned), Some((written, p)))
+    }
+
+    /// base_eval.py or chat_eval.py on `model`'s checkpoint (as written and as planned): the
+    /// largest batch that fits, from the script's.
+    fn evaluation(
+        &mut self,
+        script: StageScript,
+        model: &(NanochatConfig, NanochatConfig),
+    ) -> Outcomes {
+        let args = self.cmd.args();
+        let read = |m: &NanochatConfig| {
+            StageConfig::read(script, m, self.hw.gpus, &args).map(|mut s| {
+                s.core_max_tokens = self.core_max_tokens;
+                s.longest_prompt = self.longest_prompt;
+                s
+            })
+        };
+        let (written, mut p) = match (read(&model.0), read(&model.1)) {
+            (Ok(w), Ok(p)) => (w, p),
+            (Err(e), _) | (_, Err(e)) => return both(e),
+        };
+        let as_written = outcome_of_stage(&written, self.budget());
+        let from = p.batch;
+        let fitting = (1..=from).rev().find(|&b| {
+            let mut s = p.clone();
+            s.batch = b;
+            matches!(outcome_of_stage(&s, self.budget()), Ok(o) if o.fits)
+        });
+        if let Some(b) = fitting {
+            p.batch = b;
+            self.set_batch(from, b, None);
+        }
+        (as_written, outcome_of_stage(&p, self.budget()))
+    }
+}
+
+/// A training config of base_train.py's defaults on `gpus` processes, as written and as planned:
+/// the model a stage loads when the script trains none before it.
+fn default_base(gpus: u32) -> (NanochatConfig, NanochatConfig) {
+    let mut c = NanochatConfig::for_script(Script::Base);
+    c.world_size = gpus;
+    (c.clone(), c)
+}
+
 fn plan_stage(
-    mut cmd: Command,
+    cmd: Command,
     line: usize,
     written: &str,
     hw: &Hardware,
     carried: &mut Carried,
-    core_max_tokens: u64,
-    longest_prompt: u64,
+    sizes: (u64, u64),
 ) -> StagePlan {
-    let budget = &hw.budget;
     let kind = cmd.kind;
-    let args = cmd.args();
     let mut changes = Vec::new();
     let written_gpus = cmd.written_gpus();
     if written_gpus != hw.gpus {
@@ -572,176 +724,58 @@ fn plan_stage(
             why: Why::Gpus { gpus: hw.gpus },
         });
     }
-    let (long, short) = kind.batch_flag();
-    let set_batch = |cmd: &mut Command,
-                     changes: &mut Vec<Change>,
-                     from: u32,
-                     to: u32,
-                     micro_steps: Option<u64>| {
-        if from != to {
-            cmd.set(long, short, &to.to_string());
-            changes.push(Change {
-                flag: long.into(),
-                from: Some(from.to_string()),
-                to: Some(to.to_string()),
-                why: Why::LargestBatch { micro_steps },
-            });
-        }
+    let mut planner = Planner {
+        cmd,
+        changes,
+        hw,
+        core_max_tokens: sizes.0,
+        longest_prompt: sizes.1,
+    };
+    let base = || {
+        carried
+            .base
+            .clone()
+            .unwrap_or_else(|| default_base(hw.gpus))
     };
     let mut seconds = None;
     let (as_written, planned) = match kind {
         StageKind::BaseTrain => {
-            let parsed = NanochatConfig::from_script_args(Script::Base, &args).map(|mut c| {
-                c.world_size = hw.gpus;
-                if c.core_metric_every > 0 {
-                    c.core_max_tokens = core_max_tokens;
-                }
-                c
-            });
-            match parsed {
-                Err(e) => (Err(e.clone()), Err(e)),
-                Ok(cfg) => {
-                    let as_written = outcome_of_training(&cfg, budget);
-                    let mut p = cfg.clone();
-                    if p.fp8 && !has_fp8(&budget.gpu) {
-                        p.fp8 = false;
-                        cmd.remove("fp8");
-                        changes.push(Change {
-                            flag: "fp8".into(),
-                            from: Some("True".into()),
-                            to: None,
-                            why: Why::NoFp8 {
-                                sm: budget.gpu.compute_capability,
-                            },
-                        });
-                    }
-                    let written_b = p.device_batch_size;
-                    // the largest batch that fits the script's model, else the deepest model
-                    // that fits at some batch
-                    let fitting = (1..=p.depth).rev().find_map(|d| {
-                        let mut c = p.clone();
-                        c.depth = d;
-                        let batches = batches_keeping_total(&c, written_b);
-                        largest_fitting(&c, budget, &batches).map(|b| (d, b))
-                    });
-                    if let Some((d, b)) = fitting {
-                        if d != p.depth {
-                            changes.push(Change {
-                                flag: "depth".into(),
-                                from: Some(p.depth.to_string()),
-                                to: Some(d.to_string()),
-                                why: Why::SmallerModel {
-                                    from: p.depth,
-                                    to: d,
-                                },
-                            });
-                            cmd.set("depth", None, &d.to_string());
-                            p.depth = d;
-                        }
-                        p.device_batch_size = b;
-                        set_batch(
-                            &mut cmd,
-                            &mut changes,
-                            written_b,
-                            b,
-                            Some(p.grad_accum_steps()),
-                        );
-                    }
-                    let planned = outcome_of_training(&p, budget);
-                    let on_card = p.for_card(budget.gpu.compute_capability);
-                    seconds = Some(super::speed::base_training_seconds(&on_card, &budget.gpu));
-                    carried.base = Some((cfg, p));
-                    (as_written, planned)
-                }
+            let (outcomes, configs) = planner.base_train();
+            if let Some((w, p)) = configs {
+                let on_card = p.for_card(hw.budget.gpu.compute_capability);
+                seconds = Some(super::speed::base_training_seconds(
+                    &on_card,
+                    &hw.budget.gpu,
+                ));
+                carried.base = Some((w, p));
             }
+            outcomes
         }
         StageKind::ChatSft => {
-            let (base_written, base_planned) = carried.base.clone().unwrap_or_else(|| {
-                let mut c = NanochatConfig::for_script(Script::Base);
-                c.world_size = hw.gpus;
-                (c.clone(), c)
-            });
-            match (
-                sft_config(&base_written, &args),
-                sft_config(&base_planned, &args),
-            ) {
-                (Err(e), _) | (_, Err(e)) => (Err(e.clone()), Err(e)),
-                (Ok(w), Ok(mut p)) => {
-                    let as_written = outcome_of_training(&w, budget);
-                    // the batch it inherits from the rewritten base run, or its own flag's
-                    let from = p.device_batch_size;
-                    let batches = batches_keeping_total(&p, from);
-                    if let Some(b) = largest_fitting(&p, budget, &batches) {
-                        p.device_batch_size = b;
-                    }
-                    set_batch(
-                        &mut cmd,
-                        &mut changes,
-                        from,
-                        p.device_batch_size,
-                        Some(p.grad_accum_steps()),
-                    );
-                    let planned = outcome_of_training(&p, budget);
-                    carried.sft = Some((w, p));
-                    (as_written, planned)
-                }
-            }
+            let (outcomes, configs) = planner.chat_sft(&base());
+            carried.sft = configs.or(carried.sft.take());
+            outcomes
         }
-        StageKind::BaseEval | StageKind::ChatEval => {
-            let script = if kind == StageKind::BaseEval {
-                StageScript::BaseEval
-            } else {
-                StageScript::ChatEval
-            };
-            let models = if kind == StageKind::BaseEval {
-                carried.base.clone()
-            } else {
-                carried.sft.clone().or_else(|| carried.base.clone())
-            };
-            let (model_written, model_planned) = models.unwrap_or_else(|| {
-                let c = NanochatConfig::for_script(Script::Base);
-                (c.clone(), c)
-            });
-            let read = |model: &NanochatConfig| {
-                StageConfig::read(script, model, hw.gpus, &args).map(|mut s| {
-                    s.core_max_tokens = core_max_tokens;
-                    s.longest_prompt = longest_prompt;
-                    s
-                })
-            };
-            match (read(&model_written), read(&model_planned)) {
-                (Err(e), _) | (_, Err(e)) => (Err(e.clone()), Err(e)),
-                (Ok(w), Ok(mut p)) => {
-                    let as_written = outcome_of_stage(&w, budget);
-                    let from = p.batch;
-                    let fitting = (1..=from).rev().find(|&b| {
-                        let mut s = p.clone();
-                        s.batch = b;
-                        matches!(outcome_of_stage(&s, budget), Ok(o) if o.fits)
-                    });
-                    if let Some(b) = fitting {
-                        p.batch = b;
-                        set_batch(&mut cmd, &mut changes, from, b, None);
-                    }
-                    (as_written, outcome_of_stage(&p, budget))
-                }
-            }
+        StageKind::BaseEval => planner.evaluation(StageScript::BaseEval, &base()),
+        StageKind::ChatEval => {
+            let model = carried.sft.clone().unwrap_or_else(base);
+            planner.evaluation(StageScript::ChatEval, &model)
         }
-        StageKind::ChatRl => (Err(not_modelled(kind)), Err(not_modelled(kind))),
+        StageKind::ChatRl => both(not_modelled(kind)),
     };
     // the depth the base run changed to is the checkpoint every later stage loads: no flag of
     // theirs says it, so their lines need no change for it
-    let rewritten = if changes.is_empty() {
+    let rewritten = if planner.changes.is_empty() {
         written.trim_start().to_string()
     } else {
-        cmd.line(hw.gpus)
+        planner.cmd.line(hw.gpus)
     };
     StagePlan {
         line,
         kind,
         command: written.trim().to_string(),
         rewritten,
-        changes,
+        changes: planner.changes,
         as_written,
         planned,
         seconds,
