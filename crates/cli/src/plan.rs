@@ -216,17 +216,15 @@ fn outcome_text(o: &Result<Outcome, estimator::ConfigError>, tr: &CliLang) -> St
     match o {
         Ok(o) => {
             let word = if o.fits {
-                tr.cli.plan_fits
+                tr.page.plan_fits
             } else {
-                tr.cli.plan_oom
+                tr.page.plan_oom
             };
             let short = if o.fits {
                 String::new()
             } else {
-                fill(
-                    tr.cli.plan_short,
-                    &[("short", &bytes(o.need_bytes.saturating_sub(o.budget_bytes)))],
-                )
+                let by = bytes(o.need_bytes.saturating_sub(o.budget_bytes));
+                format!(" ({})", fill(tr.page.plan_short, &[("short", &by)]))
             };
             format!("{} {word}{short}", bytes(o.peak_bytes))
         }
@@ -239,7 +237,7 @@ fn planned_text(s: &StagePlan, tr: &CliLang) -> String {
     let mut text = outcome_text(&s.planned, tr);
     if let (Some(t), Ok(_)) = (s.seconds, &s.planned) {
         text += ", ";
-        text += &fill(tr.cli.plan_time, &[("time", &duration(t))]);
+        text += &fill(tr.page.plan_time, &[("time", &duration(t))]);
     }
     text
 }
@@ -283,9 +281,9 @@ fn text(p: &Plan, hw: &Hardware, name: &str, tr: &CliLang) -> String {
     }
     out.push('\n');
     out += if p.all_fit() {
-        tr.cli.plan_all_fit
+        tr.page.plan_all_fit
     } else {
-        tr.cli.plan_not_all_fit
+        tr.page.plan_not_all_fit
     };
     out += "\n\n";
     out += &fill(tr.cli.plan_script, &[("gpus", &gpus), ("card", card)]);

@@ -126,5 +126,5 @@ fn the_text_report_names_the_stage_that_does_not_fit_and_by_how_much() {
         text.contains("scripts.base_train as written 51.37 GiB out of memory ("),
         "{text}"
     );
-    assert!(text.contains("every stage fits as planned"), "{text}");
+    assert!(text.contains("Every stage fits as planned."), "{text}");
 }

@@ -475,16 +475,9 @@ strings! {
     plan_head,
     /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
     plan_assumed,
-    /// `{line} {module} {written} {planned}`: one stage, as written and as planned.
+    /// `{line} {module} {written} {planned}`: one stage, as written and as planned (its verdict
+    /// words and the summary are the page's: `Strings::plan_fits`, …).
     plan_stage,
-    plan_fits,
-    plan_oom,
-    /// `{short}`: after [`CliStrings::plan_oom`], by how much.
-    plan_short,
-    /// `{time}`: base_train.py's training time as planned.
-    plan_time,
-    plan_all_fit,
-    plan_not_all_fit,
     /// `{gpus} {card}`: above the rewritten script.
     plan_script,
     /// `vramfit --help`: usage, each program's settings and every option, as printed.
