@@ -375,7 +375,7 @@ fn py_int(text: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-fn int_in(key: &str, text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+pub(super) fn int_in(key: &str, text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
     let v = py_int(text).ok_or_else(|| {
         ConfigError::new(
             key,
@@ -404,7 +404,7 @@ fn switch_int(key: &str, text: &str) -> Result<i64, ConfigError> {
     int_in(key, text, -(1 << 40), 1 << 40)
 }
 
-fn u32_in(key: &str, text: &str, min: u32, max: u32) -> Result<u32, ConfigError> {
+pub(super) fn u32_in(key: &str, text: &str, min: u32, max: u32) -> Result<u32, ConfigError> {
     // the range check above makes the conversion exact
     int_in(key, text, i64::from(min), i64::from(max)).map(|v| v as u32)
 }

@@ -7,7 +7,7 @@
 //! and the longest chat prompt (the task datasets'). They are settings with stated defaults
 //! ([`CORE_MAX_TOKENS`], [`LONGEST_PROMPT`]), not measurements.
 
-use super::config::{NanochatConfig, Script};
+use super::config::{int_in, u32_in, NanochatConfig, Script};
 use crate::engine::run::Run;
 use crate::error::{ConfigError, Problem};
 use crate::gpu::{Budget, Gpu};
@@ -303,23 +303,6 @@ fn check_type(script: StageScript, o: &Opt, value: &str) -> Result<(), ConfigErr
     ))
 }
 
-/// A value the script takes as an int but that must be at least `min` for vramfit to follow
-/// it (argparse accepts any; the script would fail later, or run nothing).
-fn positive(key: &str, value: &str, min: i64, max: i64) -> Result<u64, ConfigError> {
-    let n: i64 = value.trim().parse().unwrap_or(i64::MIN);
-    if n < min || n > max {
-        return Err(ConfigError::new(
-            key,
-            value,
-            Problem::OutOfRange {
-                min: min.to_string(),
-                max: max.to_string(),
-            },
-        ));
-    }
-    Ok(n as u64)
-}
-
 impl StageConfig {
     /// `script`'s command line, on the checkpoint `model`'s run wrote, under `world_size`
     /// processes. `model` is the training stage's config (base_train.py for base_eval.py,
@@ -363,24 +346,22 @@ impl StageConfig {
             match (script, o.long) {
                 (StageScript::BaseEval, "eval") => cfg.eval = Eval::Base(read_modes(&value)?),
                 (StageScript::BaseEval, "device-batch-size") => {
-                    cfg.batch = positive(o.long, &value, 1, 1 << 20)? as u32
+                    cfg.batch = u32_in(o.long, &value, 1, 1 << 20)?
                 }
                 (StageScript::BaseEval, "split-tokens") => {
-                    cfg.split_tokens = positive(o.long, &value, 0, 1 << 40)?
+                    cfg.split_tokens = int_in(o.long, &value, 0, 1 << 40)? as u64
                 }
                 (StageScript::ChatEval, "batch-size") => {
-                    cfg.batch = positive(o.long, &value, 1, 1 << 20)? as u32
+                    cfg.batch = u32_in(o.long, &value, 1, 1 << 20)?
                 }
                 (StageScript::ChatEval, "source") => source = Some(value),
                 (StageScript::ChatEval, other) => {
                     if let Eval::Chat(c) = &mut cfg.eval {
                         match other {
                             "task-name" => c.tasks = read_tasks(&value)?,
-                            "num-samples" => {
-                                c.num_samples = positive(other, &value, 1, 1 << 16)? as u32
-                            }
+                            "num-samples" => c.num_samples = u32_in(other, &value, 1, 1 << 16)?,
                             "max-new-tokens" => {
-                                c.max_new_tokens = positive(other, &value, 0, 1 << 20)? as u32
+                                c.max_new_tokens = u32_in(other, &value, 0, 1 << 20)?
                             }
                             // sampling, the checkpoint's step, how many problems: no memory effect
                             _ => {}
