@@ -114,7 +114,7 @@ pub fn PlanView() -> impl IntoView {
             move || set_script(t),
         )));
     };
-    let gpus = Memo::new(move |_| page_plan().gpus.max(1));
+    let gpus = Memo::new(move |_| page_plan().gpus);
     let result = Memo::new(move |_| {
         let script = app
             .page

@@ -54,12 +54,8 @@ pub fn ProgramPicker() -> impl IntoView {
         .collect_view();
     // a whole nanochat run (runs/speedrun.sh) rather than one script's run: the plan view
     let open_plan = move |_| {
-        app.page.update(|p| {
-            p.plan = Some(estimator::query::PlanPage {
-                gpus: 1,
-                script: None,
-            })
-        });
+        app.page
+            .update(|p| p.plan = Some(estimator::query::PlanPage::default()));
         crate::browser::push_query(&app.page.with_untracked(|p| p.to_query()));
     };
     view! {

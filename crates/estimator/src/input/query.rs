@@ -33,10 +33,20 @@ pub struct PageState {
 
 /// The plan view's own inputs (`plan_gpus`, `plan_script` in the URL): how many cards, and the
 /// run script (`None`: runs/speedrun.sh's stages).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlanPage {
     pub gpus: u32,
     pub script: Option<String>,
+}
+
+impl Default for PlanPage {
+    /// One GPU and the speedrun's stages.
+    fn default() -> Self {
+        PlanPage {
+            gpus: 1,
+            script: None,
+        }
+    }
 }
 
 /// The most GPUs a plan is for (torchrun's processes on one node and more).
@@ -209,10 +219,7 @@ impl PageState {
             }
             "view" => match raw.trim() {
                 "plan" => {
-                    self.plan.get_or_insert(PlanPage {
-                        gpus: 1,
-                        script: None,
-                    });
+                    self.plan.get_or_insert_with(PlanPage::default);
                 }
                 "calculator" => self.plan = None,
                 other => {
@@ -291,9 +298,6 @@ impl PageState {
             if let Err(e) = state.set(&key, &value) {
                 issues.push(e);
             }
-        }
-        if let Some(plan) = &mut state.plan {
-            plan.gpus = plan.gpus.max(1);
         }
         // the script's checks across settings: the settings involved back to its defaults
         for e in state.configs.repair(state.program) {
