@@ -218,6 +218,45 @@ fn other_lines_are_kept_and_bad_flags_are_the_scripts_own_errors() {
         e.contains("the following arguments are required: -i/--source"),
         "{e}"
     );
+    // the launcher's count read as torchrun reads it, shared with the launch-line reader
+    let p = plan(
+        "torchrun --nproc_per_node=x -m scripts.base_eval\n",
+        &hw,
+        None,
+        None,
+    );
+    let e = p.stages[0].planned.as_ref().unwrap_err().to_string();
+    assert!(e.contains("nproc_per_node"), "{e}");
+    assert_eq!(
+        p.script,
+        "torchrun --nproc_per_node=x -m scripts.base_eval\n"
+    );
+    let eight = Hardware {
+        gpus: 8,
+        ..hw.clone()
+    };
+    let p = plan(
+        "torchrun --nnodes=2 --nproc_per_node=4 -m scripts.base_eval\n",
+        &eight,
+        None,
+        None,
+    );
+    assert!(
+        p.stages[0]
+            .changes
+            .iter()
+            .all(|c| c.flag != "nproc_per_node"),
+        "2 nodes × 4 are the 8 GPUs: {:?}",
+        p.stages[0].changes
+    );
+    // a line changed for another reason keeps its launcher as written
+    assert!(
+        p.stages[0]
+            .rewritten
+            .starts_with("torchrun --nnodes=2 --nproc_per_node=4 -m scripts.base_eval -- "),
+        "{}",
+        p.stages[0].rewritten
+    );
     let p = plan("python -m scripts.chat_eval -i sft -b x\n", &hw, None, None);
     let e = p.stages[0].planned.as_ref().unwrap_err().to_string();
     assert!(

@@ -87,16 +87,33 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
             },
         ));
     };
+    let world_size = processes(&words[..script])?;
+    let expandable_segments = words[..script].iter().rev().find_map(|w| {
+        ["PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="]
+            .iter()
+            .find_map(|var| w.strip_prefix(var))
+            .map(|v| v.contains("expandable_segments:True"))
+    });
+    let mut args: Vec<String> = words[args_start..].to_vec();
+    // torchrun … -m scripts.base_train -- --depth=26: the `--` only ends torchrun's options
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
+    Ok(Launch {
+        program,
+        world_size,
+        expandable_segments,
+        args,
+    })
+}
+
+/// The processes a launcher's words start: torchrun's `--nproc_per_node` (either spelling) ×
+/// `--nnodes`, 1 for a plain `python`; an error names a count that is not 1-1024.
+pub fn processes(launcher: &[String]) -> Result<u32, ConfigError> {
     let (mut nproc, mut nnodes) = (1u32, 1u32);
-    let mut expandable_segments = None;
     let mut i = 0;
-    while i < script {
-        let w = &words[i];
-        for var in ["PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="] {
-            if let Some(v) = w.strip_prefix(var) {
-                expandable_segments = Some(v.contains("expandable_segments:True"));
-            }
-        }
+    while i < launcher.len() {
+        let w = &launcher[i];
         let (flag, inline) = match w.split_once('=') {
             Some((f, v)) => (f, Some(v.to_string())),
             None => (w.as_str(), None),
@@ -104,7 +121,7 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         if flag == "--nproc_per_node" || flag == "--nproc-per-node" || flag == "--nnodes" {
             let v = inline.or_else(|| {
                 i += 1;
-                words.get(i).cloned()
+                launcher.get(i).cloned()
             });
             let n = v
                 .as_deref()
@@ -127,17 +144,7 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         }
         i += 1;
     }
-    let mut args: Vec<String> = words[args_start..].to_vec();
-    // torchrun … -m scripts.base_train -- --depth=26: the `--` only ends torchrun's options
-    if args.first().is_some_and(|a| a == "--") {
-        args.remove(0);
-    }
-    Ok(Launch {
-        program,
-        world_size: nproc.saturating_mul(nnodes),
-        expandable_segments,
-        args,
-    })
+    Ok(nproc.saturating_mul(nnodes))
 }
 
 /// Splits a shell command line into words (single and double quotes, backslash escapes).

@@ -16,7 +16,7 @@ use super::{analyze, fits_on_card};
 use crate::engine::events::Phase;
 use crate::error::{ConfigError, Problem};
 use crate::gpu::{Budget, Gpu};
-use crate::input::command_line::shell_words;
+use crate::input::command_line::{processes, shell_words};
 
 /// The scripts a nanochat run script launches that vramfit plans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,21 +255,10 @@ impl Command {
         self.args.iter().map(|a| unquoted(a)).collect()
     }
 
-    /// The processes torchrun starts as written (1 for `python`).
-    fn written_gpus(&self) -> u32 {
+    /// The processes the launcher starts as written (`command_line::processes`: 1 for `python`).
+    fn written_gpus(&self) -> Result<u32, ConfigError> {
         let words: Vec<String> = self.launcher.iter().map(|w| unquoted(w)).collect();
-        let mut n = 1;
-        for (i, w) in words.iter().enumerate() {
-            let (flag, inline) = match w.split_once('=') {
-                Some((f, v)) => (f, Some(v.to_string())),
-                None => (w.as_str(), None),
-            };
-            if flag == "--nproc_per_node" || flag == "--nproc-per-node" {
-                let v = inline.or_else(|| words.get(i + 1).cloned());
-                n = v.and_then(|v| v.parse().ok()).unwrap_or(1);
-            }
-        }
-        n
+        processes(&words)
     }
 
     /// Sets a flag's value where it is written (every place argparse would read it), or adds
@@ -312,51 +301,51 @@ impl Command {
         self.args.retain(|a| unquoted(a) != format!("--{long}"));
     }
 
-    /// The line for `gpus` processes: torchrun's `--nproc_per_node` set (its other options
-    /// kept), or `python -m` for one.
-    fn line(&self, gpus: u32) -> String {
+    /// The line as it launches: with `gpus` set, torchrun's process count becomes that many on one
+    /// node (its other options kept), or `python -m` for one; without, the launcher as written.
+    fn line(&self, gpus: Option<u32>) -> String {
         let mut words = self.env.clone();
         let first = unquoted(&self.launcher[0]);
-        if gpus <= 1 {
-            let python = if first.starts_with("python") {
-                self.launcher[0].clone()
-            } else {
-                "python".to_string()
-            };
-            words.push(python);
-            words.extend(["-m".to_string(), self.kind.module().to_string()]);
-        } else {
-            if first == "torchrun" {
-                let mut launcher = Vec::new();
-                let mut skip = false;
-                let mut set = false;
-                for w in &self.launcher {
-                    if skip {
-                        skip = false;
-                        continue;
-                    }
-                    let u = unquoted(w);
-                    if u.starts_with("--nproc_per_node") || u.starts_with("--nproc-per-node") {
-                        skip = !u.contains('=');
-                        launcher.push(format!("--nproc_per_node={gpus}"));
-                        set = true;
-                    } else {
-                        launcher.push(w.clone());
-                    }
+        match gpus {
+            None => {
+                words.extend(self.launcher.iter().cloned());
+                words.extend(["-m".to_string(), self.kind.module().to_string()]);
+                if first == "torchrun" {
+                    words.push("--".to_string());
                 }
-                if !set {
-                    launcher.push(format!("--nproc_per_node={gpus}"));
-                }
-                words.extend(launcher);
-            } else {
-                words.extend([
-                    "torchrun".to_string(),
-                    "--standalone".to_string(),
-                    format!("--nproc_per_node={gpus}"),
-                ]);
             }
-            words.extend(["-m".to_string(), self.kind.module().to_string()]);
-            words.push("--".to_string());
+            Some(n) if n <= 1 => {
+                let python = if first.starts_with("python") {
+                    self.launcher[0].clone()
+                } else {
+                    "python".to_string()
+                };
+                words.push(python);
+                words.extend(["-m".to_string(), self.kind.module().to_string()]);
+            }
+            Some(n) => {
+                if first == "torchrun" {
+                    // the counts as written (`--nproc_per_node`, `--nnodes`, their values) go
+                    let mut skip = false;
+                    for w in &self.launcher {
+                        if std::mem::take(&mut skip) {
+                            continue;
+                        }
+                        let u = unquoted(w);
+                        let flag = u.split('=').next().unwrap_or("");
+                        if matches!(flag, "--nproc_per_node" | "--nproc-per-node" | "--nnodes") {
+                            skip = !u.contains('=');
+                        } else {
+                            words.push(w.clone());
+                        }
+                    }
+                } else {
+                    words.extend(["torchrun".to_string(), "--standalone".to_string()]);
+                }
+                words.push(format!("--nproc_per_node={n}"));
+                words.extend(["-m".to_string(), self.kind.module().to_string()]);
+                words.push("--".to_string());
+            }
         }
         words.extend(self.args.iter().cloned());
         let mut line = words.join(" ");
@@ -715,7 +704,23 @@ fn plan_stage(
 ) -> StagePlan {
     let kind = cmd.kind;
     let mut changes = Vec::new();
-    let written_gpus = cmd.written_gpus();
+    let written_gpus = match cmd.written_gpus() {
+        Ok(n) => n,
+        // a launcher count that is not one: the line is kept, its error said
+        Err(e) => {
+            let (as_written, planned) = both(e);
+            return StagePlan {
+                line,
+                kind,
+                command: written.trim().to_string(),
+                rewritten: written.trim_start().to_string(),
+                changes,
+                as_written,
+                planned,
+                seconds: None,
+            };
+        }
+    };
     if written_gpus != hw.gpus {
         changes.push(Change {
             flag: "nproc_per_node".into(),
@@ -768,7 +773,11 @@ fn plan_stage(
     let rewritten = if planner.changes.is_empty() {
         written.trim_start().to_string()
     } else {
-        planner.cmd.line(hw.gpus)
+        let count_changed = planner
+            .changes
+            .iter()
+            .any(|c| matches!(c.why, Why::Gpus { .. }));
+        planner.cmd.line(count_changed.then_some(hw.gpus))
     };
     StagePlan {
         line,
