@@ -22,23 +22,13 @@ struct PlanArgs {
     rest: Vec<String>,
 }
 
-fn number<T: std::str::FromStr>(
-    flag: &str,
-    v: Option<&String>,
-    min: u64,
-    max: u64,
-) -> Result<T, String> {
+/// A whole number from `min` to `max`, or why not.
+fn number(flag: &str, v: Option<&String>, min: u64, max: u64) -> Result<u64, String> {
     let text = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    let n: u64 = text
-        .parse()
+    text.parse()
         .ok()
         .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| {
-            format!("{flag}={text} is not allowed: a whole number from {min} to {max}")
-        })?;
-    n.to_string()
-        .parse()
-        .map_err(|_| format!("{flag}={text} is not allowed"))
+        .ok_or_else(|| format!("{flag}={text} is not allowed: a whole number from {min} to {max}"))
 }
 
 fn plan_args(argv: &[String]) -> Result<PlanArgs, String> {
@@ -63,7 +53,8 @@ fn plan_args(argv: &[String]) -> Result<PlanArgs, String> {
             })
         };
         match name {
-            "--gpus" => a.gpus = number("--gpus", value().as_ref(), 1, 1024)?,
+            // (1024 fits a u32)
+            "--gpus" => a.gpus = number("--gpus", value().as_ref(), 1, 1024)? as u32,
             "--core-max-tokens" => {
                 a.core_max_tokens = Some(number(name, value().as_ref(), 0, 1 << 24)?)
             }

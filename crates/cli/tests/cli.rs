@@ -293,9 +293,8 @@ fn oom_message_is_read_and_explained() {
 
 #[test]
 fn oom_message_from_stdin_and_unreadable_files() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args([
+    let out = common::run_stdin(
+        &[
             "--json",
             "--batch_size=32",
             "--compile=False",
@@ -303,18 +302,9 @@ fn oom_message_from_stdin_and_unreadable_files() {
             "--attention=manual",
             "--oom-message",
             "-",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"RuntimeError: CUDA out of memory. Tried to allocate 6.14 GiB (GPU 0; 15.78 GiB total capacity; 10.16 GiB already allocated; 4.05 GiB free; 10.53 GiB reserved in total by PyTorch)")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        ],
+        b"RuntimeError: CUDA out of memory. Tried to allocate 6.14 GiB (GPU 0; 15.78 GiB total capacity; 10.16 GiB already allocated; 4.05 GiB free; 10.53 GiB reserved in total by PyTorch)",
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["gpu"]["id"], "v100_16");
     assert_eq!(v["diagnosis"]["phase"], "eval");

@@ -6,9 +6,6 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 fn plan_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["plan"];
     all.extend_from_slice(args);
@@ -68,20 +65,10 @@ fn the_speedrun_on_one_4090_answers_every_stage_and_the_script() {
 #[test]
 fn a_script_from_standard_input_keeps_its_other_lines() {
     let text = "#!/bin/bash\nexport OMP_NUM_THREADS=1\ntorchrun --standalone --nproc_per_node=8 -m scripts.base_eval -- --device-batch-size=16\necho done\n";
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args(["plan", "-", "--gpu", "rtx3060", "--json"])
-        .env("VRAMFIT_NVIDIA_SMI", "/nonexistent/nvidia-smi")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_stdin(
+        &["plan", "-", "--gpu", "rtx3060", "--json"],
+        text.as_bytes(),
+    );
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let script = v["script"].as_str().unwrap();

@@ -26,6 +26,30 @@ pub fn run(args: &[&str]) -> Output {
     run_env(args, &[])
 }
 
+/// [`run`] with `input` on standard input (an argument `-` reads it).
+pub fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(args)
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env_remove("LANG")
+        .env("VRAMFIT_NVIDIA_SMI", "/nonexistent/nvidia-smi")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vramfit runs");
+    child
+        .stdin
+        .take()
+        .expect("its stdin")
+        .write_all(input)
+        .expect("vramfit reads its stdin");
+    child.wait_with_output().expect("vramfit ends")
+}
+
 pub fn json(args: &[&str]) -> Value {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
