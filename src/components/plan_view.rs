@@ -45,11 +45,7 @@ fn outcome_text(tr: &Strings, o: &Result<Outcome, ConfigError>) -> (String, &'st
 
 fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
     let (written, written_class) = outcome_text(tr, &s.as_written);
-    let (mut planned, planned_class) = if s.kind == StageKind::ChatRl {
-        (tr.plan_not_modelled.to_string(), "plan__verdict--error")
-    } else {
-        outcome_text(tr, &s.planned)
-    };
+    let (mut planned, planned_class) = outcome_text(tr, &s.planned);
     if let (Some(t), Ok(_)) = (s.seconds, &s.planned) {
         planned += " · ";
         planned += &fill(tr.plan_time, &[("time", &crate::format::duration(t))]);

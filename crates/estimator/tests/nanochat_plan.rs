@@ -289,7 +289,58 @@ fn nothing_pasted_panics() {
         "'unterminated \"quote -m scripts.base_eval",
         "X=1 Y=2 torchrun --nproc_per_node 4 -m scripts.chat_sft -- --max-seq-len=1",
         "python -m scripts.chat_rl",
+        "python -m scripts.chat_rl --num-samples=3 --device-batch-size=8",
+        "python -m scripts.chat_rl --eval-every=0",
+        "python -m scripts.chat_rl --examples-per-step=0 --max-new-tokens=99999999999",
+        "torchrun --nproc_per_node=3 -m scripts.chat_rl -- --examples-per-step=16",
+        "python -m scripts.chat_rl --model=d12",
     ] {
         let _ = plan(odd, &hw, None, None);
+    }
+}
+
+/// The speedrun with chat_rl.py after SFT, as its docstring launches it, and chat_eval on the RL
+/// checkpoint.
+fn with_rl() -> String {
+    SPEEDRUN.replace(
+        "torchrun --standalone --nproc_per_node=8 -m scripts.chat_eval -- -i sft",
+        "torchrun --standalone --nproc_per_node=8 -m scripts.chat_rl -- --run=default\n\
+         torchrun --standalone --nproc_per_node=8 -m scripts.chat_eval -- -i rl",
+    )
+}
+
+/// chat_rl.py planned: it fits; its device batch is the largest that fits of those that give
+/// each example all 16 completions (the next larger divisor of 16 does not fit); its other flags
+/// are kept.
+#[test]
+fn chat_rl_gets_the_largest_batch_that_keeps_its_samples() {
+    for (card, gpus) in [("rtx4090", 1), ("a100_40", 8), ("rtx3060", 1), ("h100", 8)] {
+        let hw = Hardware {
+            budget: Budget::for_gpu(gpu::find(card).unwrap()),
+            gpus,
+        };
+        let p = plan(&with_rl(), &hw, None, None);
+        assert_eq!(p.stages.len(), 5);
+        assert!(p.all_fit(), "{card} × {gpus}: {:?}", p.stages);
+        let rl = &p.stages[3];
+        assert_eq!(rl.kind, StageKind::ChatRl);
+        assert!(rl.rewritten.contains("--run=default"), "{}", rl.rewritten);
+        let b: u32 =
+            value(&rl.rewritten, "device-batch-size", None).map_or(8, |v| v.parse().unwrap());
+        assert!(16 % b == 0 && b <= 8, "{card}: {b}");
+        // the SFT run the RL stage loads, as planned
+        let base = training_config(&p, StageKind::BaseTrain);
+        let mut sft = base.clone();
+        sft.script = Script::Sft;
+        sft.world_size = gpus;
+        if let Some(larger) = (b + 1..=8).find(|x| 16 % x == 0) {
+            let args = [format!("--device-batch-size={larger}")];
+            let stage = StageConfig::read(StageScript::ChatRl, &sft, gpus, &args).unwrap();
+            let run = stage.run_on(&hw.budget).unwrap();
+            assert!(!run.verdict.fits, "{card}: chat_rl at {larger} fits too");
+        }
+        if card == "h100" {
+            assert!(rl.changes.is_empty(), "{:?}", rl.changes);
+        }
     }
 }

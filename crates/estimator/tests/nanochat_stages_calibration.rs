@@ -70,8 +70,11 @@ fn measured(run: &Value, prefix: &str) -> Option<f64> {
 }
 
 fn stage(run: &Value) -> StageConfig {
-    let script = if run["script"].as_str().unwrap().ends_with("base_eval.py") {
+    let file = run["script"].as_str().unwrap();
+    let script = if file.ends_with("base_eval.py") {
         StageScript::BaseEval
+    } else if file.ends_with("chat_rl.py") {
+        StageScript::ChatRl
     } else {
         StageScript::ChatEval
     };
@@ -91,7 +94,30 @@ fn stage(run: &Value) -> StageConfig {
     let longest_categorical = forwards(run, "categorical:").map(|(_, t, _)| t).max();
     s.longest_prompt = longest_categorical.or(longest_generated).unwrap_or(1);
     s.categorical_pair = categorical_pair(run);
+    s.rl_prompts = rl_prompts(run);
     s
+}
+
+/// chat_rl.py's prompts as the run had them: the pass@k evaluation's first problem, step 0's
+/// example and the later steps' (the synthetic GSM8K's seeded lengths).
+fn rl_prompts(run: &Value) -> Option<[u64; 3]> {
+    let calls = run["generate_calls"].as_array().unwrap();
+    let prompt = |phase: &str, last: bool| {
+        let mut it = calls
+            .iter()
+            .filter(|g| g[0].as_str() == Some(phase))
+            .map(|g| g[1].as_u64().unwrap());
+        if last {
+            it.next_back()
+        } else {
+            it.next()
+        }
+    };
+    Some([
+        prompt("eval_generate", false)?,
+        prompt("rollout_generate", false)?,
+        prompt("rollout_generate", true)?,
+    ])
 }
 
 /// The two neighbouring categorical batches at the run's peak: the peak's own (B × T), and the
@@ -143,6 +169,52 @@ fn errors(file: &str, prefix: &str) -> Vec<(String, &'static str, f64, f64, f64)
     out
 }
 
+/// chat_rl.py's phases: the load, step 0's pass@k generation, the rollouts, step 0's passes and
+/// optimizer step (its state made, its kernels compiled cold), the later steps'.
+fn rl_errors() -> Vec<(String, &'static str, f64, f64, f64)> {
+    let h200 = gpu::find("h200").unwrap();
+    let mut out = Vec::new();
+    for run in runs("nanochat-stages.jsonl", "nc_rl_") {
+        let replay = stage(&run).run(h200).unwrap();
+        let m = &run["measured_bytes"];
+        let phases: [(&str, f64, Phase); 5] = [
+            ("load", m["peak_load"].as_f64().unwrap(), Phase::Load),
+            (
+                "eval",
+                m["peak_eval_generate"].as_f64().unwrap(),
+                Phase::Eval,
+            ),
+            (
+                "rollout",
+                m["peak_rollout_generate"].as_f64().unwrap(),
+                Phase::Generate,
+            ),
+            (
+                "step 0",
+                m["peak_train_first_step"].as_f64().unwrap(),
+                Phase::TrainFirstIter,
+            ),
+            (
+                "steady",
+                m["peak_train_steady"].as_f64().unwrap(),
+                Phase::TrainSteady,
+            ),
+        ];
+        for (name, measured, phase) in phases {
+            let p = replay.phase_bytes(phase).unwrap_or(0) as f64;
+            let name_run = run["name"].as_str().unwrap().to_string();
+            out.push((
+                name_run,
+                name,
+                measured,
+                p,
+                100.0 * (p - measured) / measured,
+            ));
+        }
+    }
+    out
+}
+
 fn assert_targets(rows: &[(String, &'static str, f64, f64, f64)], at_least: usize) {
     let table: String = rows
         .iter()
@@ -169,6 +241,12 @@ fn base_eval_runs_within_targets() {
 fn chat_eval_runs_within_targets() {
     // 14 runs × load and categorical or generative
     assert_targets(&errors("nanochat-stages.jsonl", "nc_ceval_"), 28);
+}
+
+#[test]
+fn chat_rl_runs_within_targets() {
+    // 7 runs × load, evaluation, rollouts, step 0, steady steps
+    assert_targets(&rl_errors(), 35);
 }
 
 /// Held out: a depth-16 model at context 2048 (n_embd 1024, 8 heads), a shape none of the runs

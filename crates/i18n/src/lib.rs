@@ -235,7 +235,6 @@ strings! {
     /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
     plan_assumed,
     plan_rewritten,
-    plan_not_modelled,
     plan_no_stage,
     plan_why_one_gpu,
     /// `{gpus}`.

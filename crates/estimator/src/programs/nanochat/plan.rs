@@ -14,7 +14,7 @@ use super::config::{NanochatConfig, Script};
 use super::stage::{StageConfig, StageScript, CORE_MAX_TOKENS, LONGEST_PROMPT};
 use super::{analyze, fits_on_card};
 use crate::engine::events::Phase;
-use crate::error::{ConfigError, Problem};
+use crate::error::ConfigError;
 use crate::gpu::{Budget, Gpu};
 use crate::input::command_line::{processes, shell_words};
 
@@ -25,8 +25,7 @@ pub enum StageKind {
     BaseEval,
     ChatSft,
     ChatEval,
-    /// `scripts.chat_rl`: measured (data/measured/nanochat-stages.jsonl), not modelled yet; its
-    /// line is kept as written.
+    /// `scripts.chat_rl` on the SFT checkpoint.
     ChatRl,
 }
 
@@ -46,7 +45,7 @@ impl StageKind {
             StageKind::BaseEval => StageScript::BaseEval.module(),
             StageKind::ChatSft => "scripts.chat_sft",
             StageKind::ChatEval => StageScript::ChatEval.module(),
-            StageKind::ChatRl => "scripts.chat_rl",
+            StageKind::ChatRl => StageScript::ChatRl.module(),
         }
     }
 
@@ -149,11 +148,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Whether every modelled stage fits as planned.
+    /// Whether every stage fits as planned.
     pub fn all_fit(&self) -> bool {
         self.stages
             .iter()
-            .all(|s| s.kind == StageKind::ChatRl || matches!(s.planned, Ok(o) if o.fits))
+            .all(|s| matches!(s.planned, Ok(o) if o.fits))
     }
 }
 
@@ -524,19 +523,6 @@ pub fn comment(changes: &[Change]) -> String {
     parts.join("; ")
 }
 
-fn not_modelled(kind: StageKind) -> ConfigError {
-    ConfigError::new(
-        kind.module(),
-        "",
-        Problem::Unreadable {
-            detail: format!(
-                "{} is measured but not modelled yet: its line is kept as written",
-                kind.module()
-            ),
-        },
-    )
-}
-
 /// One stage's planning: its line being rewritten, the changes so far, and what it decides.
 struct Planner<'a> {
     cmd: Command,
@@ -652,8 +638,9 @@ impl Planner<'_> {
         ((as_written, planned), Some((written, p)))
     }
 
-    /// base_eval.py or chat_eval.py on `model`'s checkpoint (as written and as planned): the
-    /// largest batch that fits, from the script's.
+    /// base_eval.py, chat_eval.py or chat_rl.py on `model`'s checkpoint (as written and as
+    /// planned): the largest batch that fits of those that leave the stage's work unchanged
+    /// ([`StageConfig::batches_keeping_work`]), from the script's.
     fn evaluation(
         &mut self,
         script: StageScript,
@@ -673,14 +660,14 @@ impl Planner<'_> {
         };
         let as_written = outcome_of_stage(&written, self.budget());
         let from = p.batch;
-        let fitting = (1..=from).rev().find(|&b| {
+        let fitting = p.batches_keeping_work().into_iter().find(|&b| {
             let mut s = p.clone();
             s.batch = b;
             matches!(outcome_of_stage(&s, self.budget()), Ok(o) if o.fits)
         });
         if let Some(b) = fitting {
             p.batch = b;
-            self.set_batch(from, b, None);
+            self.set_batch(from, b, p.passes_per_step());
         }
         (as_written, outcome_of_stage(&p, self.budget()))
     }
@@ -762,11 +749,15 @@ fn plan_stage(
             outcomes
         }
         StageKind::BaseEval => planner.evaluation(StageScript::BaseEval, &base()),
-        StageKind::ChatEval => {
+        StageKind::ChatEval | StageKind::ChatRl => {
+            let script = if kind == StageKind::ChatEval {
+                StageScript::ChatEval
+            } else {
+                StageScript::ChatRl
+            };
             let model = carried.sft.clone().unwrap_or_else(base);
-            planner.evaluation(StageScript::ChatEval, &model)
+            planner.evaluation(script, &model)
         }
-        StageKind::ChatRl => both(not_modelled(kind)),
     };
     // the depth the base run changed to is the checkpoint every later stage loads: no flag of
     // theirs says it, so their lines need no change for it

@@ -12,6 +12,7 @@
 //! produces every gradient in the parameter's dtype (§3), MuonAdamW stacks each Muon group's
 //! gradients and parameters (§2.3).
 
+pub(super) mod rl;
 pub(super) mod stages;
 
 use super::config::{NanochatAttention, NanochatConfig, Script};

@@ -1,5 +1,6 @@
-//! The evaluation stages of a nanochat run at 92d63d4: `scripts/base_eval.py` and
-//! `scripts/chat_eval.py`, read from their command lines as argparse reads them. A stage loads
+//! The stages of a nanochat run after training at 92d63d4: `scripts/base_eval.py`,
+//! `scripts/chat_eval.py` and `scripts/chat_rl.py`, read from their command lines as argparse
+//! reads them. A stage loads
 //! the checkpoint the stage before it wrote, so its model (depth, width, context, windows) is
 //! that run's: [`StageConfig::read`] takes it from the training stage's config.
 //!
@@ -26,6 +27,7 @@ pub const LONGEST_PROMPT: u64 = 1_024;
 pub enum StageScript {
     BaseEval,
     ChatEval,
+    ChatRl,
 }
 
 impl StageScript {
@@ -33,6 +35,7 @@ impl StageScript {
         match self {
             StageScript::BaseEval => "base_eval.py",
             StageScript::ChatEval => "chat_eval.py",
+            StageScript::ChatRl => "chat_rl.py",
         }
     }
 
@@ -41,13 +44,14 @@ impl StageScript {
         match self {
             StageScript::BaseEval => "scripts.base_eval",
             StageScript::ChatEval => "scripts.chat_eval",
+            StageScript::ChatRl => "scripts.chat_rl",
         }
     }
 
     /// The flag that sets the stage's batch.
     pub fn batch_flag(self) -> &'static str {
         match self {
-            StageScript::BaseEval => "--device-batch-size",
+            StageScript::BaseEval | StageScript::ChatRl => "--device-batch-size",
             StageScript::ChatEval => "-b",
         }
     }
@@ -56,6 +60,7 @@ impl StageScript {
         match self {
             StageScript::BaseEval => BASE_EVAL,
             StageScript::ChatEval => CHAT_EVAL,
+            StageScript::ChatRl => CHAT_RL,
         }
     }
 }
@@ -92,10 +97,32 @@ impl ChatTasks {
     }
 }
 
+/// chat_rl.py's sampling and step settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RlSettings {
+    /// `--num-samples`: completions per example, sampled `--device-batch-size` at a time.
+    pub num_samples: u32,
+    pub max_new_tokens: u32,
+    /// `--examples-per-step`, over all ranks (each rank takes its share).
+    pub examples_per_step: u32,
+    /// `--eval-examples`: problems of the pass@k evaluation at step 0 (and every
+    /// `--eval-every` steps), split over the ranks.
+    pub eval_examples: u32,
+}
+
+impl RlSettings {
+    /// Completions one example gets: `num_samples // B` sampling steps of B (chat_rl.py's
+    /// `num_sampling_steps`), so a batch that does not divide `--num-samples` trains on fewer.
+    pub fn samples(&self, batch: u32) -> u32 {
+        self.num_samples / batch.max(1) * batch
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Eval {
     Base(BaseModes),
     Chat(ChatTasks),
+    Rl(RlSettings),
 }
 
 /// One evaluation stage as its command line sets it, on the checkpoint of `model`'s run.
@@ -104,7 +131,8 @@ pub struct StageConfig {
     pub script: StageScript,
     /// The training run whose checkpoint this stage loads (its model and environment).
     pub model: NanochatConfig,
-    /// base_eval.py `--device-batch-size` (its bpb batch); chat_eval.py `-b` (categorical).
+    /// base_eval.py `--device-batch-size` (its bpb batch); chat_eval.py `-b` (categorical);
+    /// chat_rl.py `--device-batch-size` (its sampling and training batch).
     pub batch: u32,
     pub eval: Eval,
     /// base_eval.py `--split-tokens`.
@@ -118,6 +146,9 @@ pub struct StageConfig {
     /// (B × longest prompt) of that earlier batch and of the later one. `None`: both are
     /// `batch` × `longest_prompt`, the worst two neighbours can be.
     pub categorical_pair: Option<[u64; 2]>,
+    /// chat_rl.py's prompts: the pass@k evaluation's, step 0's example's and the later steps'
+    /// (a measured run knows them). `None`: all three are `longest_prompt`.
+    pub rl_prompts: Option<[u64; 3]>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -147,6 +178,29 @@ const BASE_EVAL: &[Opt] = &[
     opt("device-batch-size", None, Arg::Int),
     opt("split-tokens", None, Arg::Int),
     opt("device-type", None, Arg::Str),
+];
+
+/// chat_rl.py's `add_argument` calls, in order.
+const CHAT_RL: &[Opt] = &[
+    opt("run", None, Arg::Str),
+    opt("device-type", None, Arg::Str),
+    opt("model-tag", None, Arg::Str),
+    opt("model-step", None, Arg::Int),
+    opt("num-epochs", None, Arg::Int),
+    opt("device-batch-size", None, Arg::Int),
+    opt("examples-per-step", None, Arg::Int),
+    opt("num-samples", None, Arg::Int),
+    opt("max-new-tokens", None, Arg::Int),
+    opt("temperature", None, Arg::Float),
+    opt("top-k", None, Arg::Int),
+    opt("embedding-lr", None, Arg::Float),
+    opt("unembedding-lr", None, Arg::Float),
+    opt("matrix-lr", None, Arg::Float),
+    opt("weight-decay", None, Arg::Float),
+    opt("init-lr-frac", None, Arg::Float),
+    opt("eval-every", None, Arg::Int),
+    opt("eval-examples", None, Arg::Int),
+    opt("save-every", None, Arg::Int),
 ];
 
 /// chat_eval.py's `add_argument` calls, in order.
@@ -329,6 +383,7 @@ impl StageConfig {
             core_max_tokens: CORE_MAX_TOKENS,
             longest_prompt: LONGEST_PROMPT,
             categorical_pair: None,
+            rl_prompts: None,
         };
         match script {
             StageScript::BaseEval => cfg.batch = 32,
@@ -340,7 +395,17 @@ impl StageConfig {
                     max_new_tokens: 512,
                 });
             }
+            StageScript::ChatRl => {
+                cfg.batch = 8;
+                cfg.eval = Eval::Rl(RlSettings {
+                    num_samples: 16,
+                    max_new_tokens: 256,
+                    examples_per_step: 16,
+                    eval_examples: 400,
+                });
+            }
         }
+        let mut eval_every = 60;
         let mut source = None;
         for (o, value) in pairs(script, args)? {
             match (script, o.long) {
@@ -368,9 +433,34 @@ impl StageConfig {
                         }
                     }
                 }
+                (StageScript::ChatRl, "device-batch-size") => {
+                    cfg.batch = u32_in(o.long, &value, 1, 1 << 20)?
+                }
+                (StageScript::ChatRl, "eval-every") => {
+                    eval_every = int_in(o.long, &value, i64::MIN, i64::MAX)?
+                }
+                (StageScript::ChatRl, other) => {
+                    if let Eval::Rl(r) = &mut cfg.eval {
+                        match other {
+                            "num-samples" => r.num_samples = u32_in(other, &value, 1, 1 << 16)?,
+                            "max-new-tokens" => {
+                                r.max_new_tokens = u32_in(other, &value, 1, 1 << 20)?
+                            }
+                            "examples-per-step" => {
+                                r.examples_per_step = u32_in(other, &value, 1, 1 << 20)?
+                            }
+                            "eval-examples" => r.eval_examples = u32_in(other, &value, 0, 1 << 24)?,
+                            // sampling, learning rates, epochs, checkpoints: no memory effect
+                            _ => {}
+                        }
+                    }
+                }
                 // the checkpoint's tag and step, --max-per-task, the device type: no memory effect
                 _ => {}
             }
+        }
+        if let Eval::Rl(r) = &cfg.eval {
+            check_rl(r, cfg.batch, eval_every, world_size)?;
         }
         if script == StageScript::ChatEval {
             match source.as_deref() {
@@ -412,6 +502,34 @@ impl StageConfig {
             .unwrap_or([u64::from(self.batch) * self.longest_prompt; 2])
     }
 
+    /// chat_rl.py's three prompts (see [`StageConfig::rl_prompts`]).
+    pub fn rl_prompt_tokens(&self) -> [u64; 3] {
+        self.rl_prompts.unwrap_or([self.longest_prompt; 3])
+    }
+
+    /// The batches from the stage's own down to 1 that leave what it computes unchanged: every
+    /// one for an evaluation; for chat_rl.py those that give each example as many completions
+    /// as the stage's own batch does (`--num-samples // B` sampling steps of B).
+    pub fn batches_keeping_work(&self) -> Vec<u32> {
+        (1..=self.batch)
+            .rev()
+            .filter(|&b| match &self.eval {
+                Eval::Rl(r) => r.samples(b) == r.samples(self.batch),
+                _ => true,
+            })
+            .collect()
+    }
+
+    /// chat_rl.py's forward-backward passes per optimizer step on one rank (its examples ×
+    /// `samples / B`); `None` for an evaluation, which takes no step.
+    pub fn passes_per_step(&self) -> Option<u64> {
+        let Eval::Rl(r) = &self.eval else {
+            return None;
+        };
+        let examples = r.examples_per_step / self.model.world_size.max(1);
+        Some(u64::from(examples) * u64::from(r.samples(self.batch) / self.batch.max(1)))
+    }
+
     /// base_eval.py's bpb steps per split: `--split-tokens` rounded down to whole steps of
     /// B·T·world tokens.
     pub fn bpb_steps(&self) -> u64 {
@@ -435,6 +553,51 @@ impl StageConfig {
     pub fn run(&self, gpu: &Gpu) -> Result<Run, ConfigError> {
         self.run_on(&Budget::for_gpu(gpu))
     }
+}
+
+/// What stops chat_rl.py before its first step, in its own words.
+fn check_rl(r: &RlSettings, batch: u32, eval_every: i64, world: u32) -> Result<(), ConfigError> {
+    let fail = |key: &str, value: String, message: &str| {
+        Err(ConfigError::new(
+            key,
+            &value,
+            Problem::Assertion {
+                message: format!("chat_rl.py: {message}"),
+            },
+        ))
+    };
+    if eval_every == 0 {
+        // `step % args.eval_every`
+        return fail(
+            "eval-every",
+            "0".into(),
+            "ZeroDivisionError: integer modulo by zero",
+        );
+    }
+    if !r.examples_per_step.is_multiple_of(world.max(1)) {
+        return fail(
+            "examples-per-step",
+            r.examples_per_step.to_string(),
+            &format!(
+                "AssertionError: Desired examples per step must be divisible by the number of \
+                 ranks ({} on {world} ranks)",
+                r.examples_per_step
+            ),
+        );
+    }
+    if r.samples(batch) == 0 {
+        // no sampling step: get_batch's `max(len(seq) for seq in [])`
+        return fail(
+            "num-samples",
+            r.num_samples.to_string(),
+            &format!(
+                "ValueError: max() arg is an empty sequence (--num-samples {} is fewer than \
+                 --device-batch-size {batch}: no rollouts)",
+                r.num_samples
+            ),
+        );
+    }
+    Ok(())
 }
 
 fn read_modes(value: &str) -> Result<BaseModes, ConfigError> {

@@ -24,7 +24,7 @@ impl Gen<'_> {
     /// exists beside them until `load_state_dict(assign=True)` swaps the checkpoint's in and
     /// the built ones go. The peak is the checkpoint plus an fp32 model (measured ≈ 2.6× the
     /// loaded weights at d4–d12).
-    fn load_model(&mut self) {
+    pub(super) fn load_model(&mut self) {
         self.out.mark(Some(Phase::Load), Stage::ModelLoad, 0);
         let params = self.s.params();
         for p in &params {
@@ -38,7 +38,7 @@ impl Gen<'_> {
     /// KV cache of that length, whose last-position logits (a view: the whole capped (1, P, V)
     /// stays alive) seed the first sample; a decode cache for prompt + `max_tokens` takes the
     /// prefill's keys and values, then one token per row per step.
-    fn generate(&mut self, prompt: u128, samples: u128, max_tokens: u128) {
+    pub(super) fn generate(&mut self, prompt: u128, samples: u128, max_tokens: u128) {
         let (c, e) = (self.d.c, self.d.e);
         // the cache holds n_kv_head × head_dim = C per layer and position (n_kv_head = n_head)
         let per_position = u128::from(self.s.l) * c * e;
@@ -118,6 +118,9 @@ impl Gen<'_> {
 
 /// The allocation sequence of one rank of a stage's run on `gpu`.
 pub fn generate(stage: &StageConfig, gpu: &Gpu) -> Sequence {
+    if let Eval::Rl(rl) = &stage.eval {
+        return super::rl::generate(stage, rl, gpu);
+    }
     let model = stage.model_config();
     let s = Shape::of(&model);
     let ranks = Ranks {
@@ -148,6 +151,8 @@ pub fn generate(stage: &StageConfig, gpu: &Gpu) -> Sequence {
                 g.core(u128::from(stage.core_max_tokens));
             }
         }
+        // its own sequence, returned above
+        Eval::Rl(_) => {}
         Eval::Chat(c) => {
             if c.categorical() {
                 g.categorical(stage.categorical_batches());
