@@ -106,6 +106,9 @@ STAGE_CK_HELDOUT = [(16, 2048)]
 BEVAL_HELDOUT = [(16, 4, 16), (16, 8, 16)]
 CEVAL_CAT_HELDOUT = [(16, 8), (16, 16)]
 CEVAL_GEN_HELDOUT = [(16, 1, 512), (16, 4, 256)]
+# chat_rl.py on the same d16 T2048 checkpoint (stages_call.sh DEADLINE rlheldout; kind `rl_heldout`): (depth, B, N, M),
+# flags, RL_TRAIN_LEN and cold private cache as RL's; 'gb' 30 so the driver runs the three side by side, no more
+RL_HELDOUT = [(16, 4, 8, 256), (16, 8, 16, 128), (16, 2, 4, 512)]
 
 
 def cold_env(n, **kw):
@@ -149,10 +152,11 @@ def stage_jobs(which):
             J.append({'kind': 'ceval', 'name': n, 'gb': 8, 'env': cold_env(n),
                       'cmd': ['python3', P + 'run_chat_eval.py', n, '-i', 'sft', '-g', tag(d), '-a', 'GSM8K|HumanEval',
                               '-n', str(k), '-m', str(m), '-x', '2', '-t', '1.0' if k > 1 else '0.0']})
-    if 'rl' in which or smoke:
-        for d, B, k, m in (RL[:1] if smoke else RL):
-            n = f'nc_rl_d{d}_b{B}_n{k}_m{m}'
-            J.append({'kind': 'rl', 'name': n, 'gb': 8, 'env': cold_env(n, RL_TRAIN_LEN='3'),
+    rl_held = 'rl_heldout' in which
+    if 'rl' in which or smoke or rl_held:
+        for d, B, k, m in (RL[:1] if smoke else RL_HELDOUT if rl_held else RL):
+            n = f'nc_rl_heldout_d{d}_b{B}_n{k}_m{m}' if rl_held else f'nc_rl_d{d}_b{B}_n{k}_m{m}'
+            J.append({'kind': 'rl', 'name': n, 'gb': 30 if rl_held else 8, 'env': cold_env(n, RL_TRAIN_LEN='3'),
                       'cmd': ['python3', P + 'run_chat_rl.py', n, f'--model-tag={tag(d)}', f'--device-batch-size={B}',
                               f'--num-samples={k}', f'--max-new-tokens={m}', '--examples-per-step=1',
                               '--eval-every=60', '--eval-examples=1', '--save-every=60']})
