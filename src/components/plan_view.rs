@@ -3,9 +3,7 @@
 //! the change), and the script written back with its changed lines marked, one click to copy.
 //! The numbers are the CLI's `vramfit plan` (one function, `nanochat::plan::plan`).
 
-use estimator::programs::nanochat::plan::{
-    plan, Hardware, Outcome, Plan, StageKind, StagePlan, SPEEDRUN,
-};
+use estimator::programs::nanochat::plan::{plan, Hardware, Outcome, Plan, StagePlan, SPEEDRUN};
 use estimator::query::{PlanPage, MAX_PLAN_GPUS};
 use estimator::ConfigError;
 use leptos::prelude::*;
@@ -55,6 +53,11 @@ fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
         Ok(o) => o.peak_bytes.to_string(),
         Err(_) => String::new(),
     };
+    // the planned run's picture, or the one as written when the planned one has none
+    let pictured = s.planned.as_ref().or(s.as_written.as_ref()).ok();
+    let spark = pictured.map_or_else(String::new, |o| {
+        crate::html::timeline::sparkline(&o.profile, o.budget_bytes, &planned)
+    });
     view! {
         <tr data-testid="plan-stage" data-program=s.kind.id() data-peak-bytes=peak>
             <td class="plan__line-no">{s.line}</td>
@@ -63,6 +66,7 @@ fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
             <td class=planned_class data-testid="plan-planned" data-label=tr.plan_col_planned>
                 {planned}
             </td>
+            <td class="plan__memory" data-label=tr.plan_col_memory inner_html=spark></td>
             <td class="plan__change" data-label=tr.plan_col_change>{changes}</td>
         </tr>
     }
@@ -235,6 +239,7 @@ pub fn PlanView() -> impl IntoView {
                                             <th>{tr.plan_col_stage}</th>
                                             <th>{tr.plan_col_written}</th>
                                             <th>{tr.plan_col_planned}</th>
+                                            <th>{tr.plan_col_memory}</th>
                                             <th>{tr.plan_col_change}</th>
                                         </tr>
                                     </thead>

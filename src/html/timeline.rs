@@ -5,7 +5,6 @@
 use estimator::decimal::Shortest;
 use estimator::engine::run::Run;
 use estimator::programs::Program;
-use estimator::replay::Replay;
 use estimator::sequence::{Sequence, Stage};
 use estimator::Phase;
 
@@ -18,24 +17,6 @@ use vramfit_html::chart::{
 
 /// Points across the chart (each the maximum of its stretch of events).
 const BUCKETS: usize = 360;
-
-/// The maxima of allocated and reserved over `BUCKETS` stretches of `samples[from..]`.
-fn envelope(r: &Replay, from: usize) -> Vec<(u128, u128)> {
-    let samples = &r.samples[from.min(r.samples.len())..];
-    if samples.is_empty() {
-        return Vec::new();
-    }
-    let per = samples.len().div_ceil(BUCKETS).max(1);
-    samples
-        .chunks(per)
-        .map(|c| {
-            (
-                c.iter().map(|s| s.allocated).max().unwrap_or(0).into(),
-                c.iter().map(|s| s.reserved).max().unwrap_or(0).into(),
-            )
-        })
-        .collect()
-}
 
 /// A stretch of the run the chart labels (a phase, or a stage inside it).
 struct Span {
@@ -67,6 +48,30 @@ fn phase_label(tr: &Strings, program: Program, p: Option<Phase>) -> &'static str
     p.map_or(tr.model_load, |p| tr.phase_for(program, p))
 }
 
+/// A stage's memory over its run, small (a plan's table cell): allocated as an area and a line,
+/// reserved dashed, the usable memory as a line; `label` names it for assistive technology.
+pub fn sparkline(profile: &[(u128, u128)], budget: u128, label: &str) -> String {
+    if profile.is_empty() {
+        return String::new();
+    }
+    let top = profile
+        .iter()
+        .map(|(a, r)| (*a).max(*r))
+        .max()
+        .unwrap_or(1)
+        .max(budget)
+        .max(1) as f64
+        * 1.08;
+    format!(
+        "<svg class=\"plan__spark\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\">{}{}</svg>",
+        Shortest(WIDTH),
+        Shortest(HEIGHT),
+        escape(label),
+        across("chart__budget", y_at(top, budget)),
+        lines(profile, top)
+    )
+}
+
 /// The chart and its table for an analysis on a card whose allocator may use `budget` bytes.
 pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     let r = &a.on_card;
@@ -77,7 +82,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
         .iter()
         .find(|m| m.phase == Some(Phase::Eval))
         .map_or(0, |m| m.at);
-    let env = envelope(r, from);
+    let env = r.envelope(from, BUCKETS);
     let len = r.samples.len();
     if env.is_empty() || len <= from {
         return String::new();

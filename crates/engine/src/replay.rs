@@ -71,6 +71,26 @@ impl Replay {
             .find(|(p, _)| *p == phase)
             .map(|x| x.1)
     }
+
+    /// Allocated and reserved bytes from event `from` on, as the maxima of `buckets` equal
+    /// stretches of events (fewer when there are fewer events): the run's shape at a width a
+    /// chart can draw, without losing a peak between points.
+    pub fn envelope(&self, from: usize, buckets: usize) -> Vec<(u128, u128)> {
+        let samples = &self.samples[from.min(self.samples.len())..];
+        if samples.is_empty() {
+            return Vec::new();
+        }
+        let per = samples.len().div_ceil(buckets.max(1)).max(1);
+        samples
+            .chunks(per)
+            .map(|c| {
+                (
+                    c.iter().map(|s| s.allocated).max().unwrap_or(0).into(),
+                    c.iter().map(|s| s.reserved).max().unwrap_or(0).into(),
+                )
+            })
+            .collect()
+    }
 }
 
 const TERM_COUNT: usize = ALL_TERMS.len();

@@ -224,6 +224,7 @@ strings! {
     plan_col_written,
     plan_col_planned,
     plan_col_change,
+    plan_col_memory,
     plan_fits,
     plan_oom,
     /// `{short}`: by how much a stage does not fit.

@@ -14,7 +14,8 @@ function planCli(ctx, args, input) {
   return JSON.parse(execFileSync(bin, ['plan', ...args, '--json'], { encoding: 'utf8', input: input ?? '' }));
 }
 
-/** A run script as people paste it: setup lines around the speedrun's four stages. */
+/** A run script as people paste it: setup lines around the speedrun's four stages, then chat_rl
+ * as its docstring launches it and chat_eval on its checkpoint. */
 const SCRIPT = `#!/bin/bash
 export OMP_NUM_THREADS=1
 python -m nanochat.dataset -n 8
@@ -22,6 +23,8 @@ torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=24 --t
 torchrun --standalone --nproc_per_node=8 -m scripts.base_eval -- --device-batch-size=16
 torchrun --standalone --nproc_per_node=8 -m scripts.chat_sft -- --run=$WANDB_RUN
 torchrun --standalone --nproc_per_node=8 -m scripts.chat_eval -- -i sft
+torchrun --standalone --nproc_per_node=8 -m scripts.chat_rl -- --run=default
+torchrun --standalone --nproc_per_node=8 -m scripts.chat_eval -- -i rl
 `;
 
 async function openPlan(ctx, query, viewport) {
@@ -77,6 +80,11 @@ export const tests = {
       json.script,
     );
     assertSameStages(await rows(page), json, 'pasted script on an RTX 3060');
+    // every stage has its picture of memory over the run, named for assistive technology
+    const pictures = await page.$$eval('[data-testid=plan-stage] svg.plan__spark[role=img]', (els) =>
+      els.map((e) => e.getAttribute('aria-label')));
+    assert.equal(pictures.length, json.stages.length);
+    assert.ok(pictures.every((l) => /GiB/.test(l)), pictures.join(' | '));
     const rewritten = await page.textContent('[data-testid=plan-rewritten]');
     // the setup lines are kept; the model that fits a 12 GB card is said to be another one
     assert.ok(rewritten.startsWith('#!/bin/bash\nexport OMP_NUM_THREADS=1\npython -m nanochat.dataset -n 8\n'));

@@ -14,6 +14,7 @@ use super::config::{NanochatConfig, Script};
 use super::stage::{StageConfig, StageScript, CORE_MAX_TOKENS, LONGEST_PROMPT};
 use super::{analyze, fits_on_card};
 use crate::engine::events::Phase;
+use crate::engine::run::Run;
 use crate::error::ConfigError;
 use crate::gpu::{Budget, Gpu};
 use crate::input::command_line::{processes, shell_words};
@@ -105,7 +106,7 @@ pub struct Change {
 
 /// A stage on the hardware: its rank-0 peak, what the allocator needs for it, and whether the
 /// card holds it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub peak_bytes: u128,
     pub need_bytes: u128,
@@ -113,6 +114,26 @@ pub struct Outcome {
     pub fits: bool,
     /// The phase of the peak (`None`: the model build).
     pub phase: Option<Phase>,
+    /// Memory over the run on the card, allocated and reserved, as [`PROFILE_POINTS`] maxima
+    /// (up to an out-of-memory point): the stage's picture.
+    pub profile: Vec<(u128, u128)>,
+}
+
+/// Points in a stage's memory-over-the-run picture: enough to show its phases at the width of a
+/// table cell.
+pub const PROFILE_POINTS: usize = 64;
+
+impl Outcome {
+    fn of(run: &Run) -> Outcome {
+        Outcome {
+            peak_bytes: run.peak_bytes(),
+            need_bytes: run.verdict.need_bytes,
+            budget_bytes: run.verdict.budget_bytes,
+            fits: run.verdict.fits,
+            phase: run.peak_at().0,
+            profile: run.on_card.envelope(0, PROFILE_POINTS),
+        }
+    }
 }
 
 /// One stage of the script.
@@ -152,7 +173,7 @@ impl Plan {
     pub fn all_fit(&self) -> bool {
         self.stages
             .iter()
-            .all(|s| matches!(s.planned, Ok(o) if o.fits))
+            .all(|s| matches!(&s.planned, Ok(o) if o.fits))
     }
 }
 
@@ -357,25 +378,11 @@ impl Command {
 }
 
 fn outcome_of_training(cfg: &NanochatConfig, budget: &Budget) -> Result<Outcome, ConfigError> {
-    let a = analyze(cfg, budget)?;
-    Ok(Outcome {
-        peak_bytes: a.peak_bytes(),
-        need_bytes: a.run.verdict.need_bytes,
-        budget_bytes: a.run.verdict.budget_bytes,
-        fits: a.run.verdict.fits,
-        phase: a.run.peak_at().0,
-    })
+    Ok(Outcome::of(&analyze(cfg, budget)?.run))
 }
 
 fn outcome_of_stage(stage: &StageConfig, budget: &Budget) -> Result<Outcome, ConfigError> {
-    let run = stage.run_on(budget)?;
-    Ok(Outcome {
-        peak_bytes: run.peak_bytes(),
-        need_bytes: run.verdict.need_bytes,
-        budget_bytes: run.verdict.budget_bytes,
-        fits: run.verdict.fits,
-        phase: run.peak_at().0,
-    })
+    Ok(Outcome::of(&stage.run_on(budget)?))
 }
 
 /// Device batches from `from` down to 1 that keep `cfg`'s total batch (B·T·world divides it).
