@@ -48,20 +48,25 @@ fn phase_label(tr: &Strings, program: Program, p: Option<Phase>) -> &'static str
     p.map_or(tr.model_load, |p| tr.phase_for(program, p))
 }
 
+/// The bytes at a plot's top edge: its highest point or the usable memory, whichever is higher,
+/// with room above it for the labels.
+fn plot_top(env: &[(u128, u128)], budget: u128) -> f64 {
+    env.iter()
+        .map(|(a, r)| (*a).max(*r))
+        .max()
+        .unwrap_or(1)
+        .max(budget)
+        .max(1) as f64
+        * 1.08
+}
+
 /// A stage's memory over its run, small (a plan's table cell): allocated as an area and a line,
 /// reserved dashed, the usable memory as a line; `label` names it for assistive technology.
 pub fn sparkline(profile: &[(u128, u128)], budget: u128, label: &str) -> String {
     if profile.is_empty() {
         return String::new();
     }
-    let top = profile
-        .iter()
-        .map(|(a, r)| (*a).max(*r))
-        .max()
-        .unwrap_or(1)
-        .max(budget)
-        .max(1) as f64
-        * 1.08;
+    let top = plot_top(profile, budget);
     format!(
         "<svg class=\"plan__spark\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\">{}{}</svg>",
         Shortest(WIDTH),
@@ -87,14 +92,7 @@ pub fn chart(tr: &Strings, a: &Run, program: Program, budget: u128) -> String {
     if env.is_empty() || len <= from {
         return String::new();
     }
-    let top = env
-        .iter()
-        .map(|(a, r)| (*a).max(*r))
-        .max()
-        .unwrap_or(1)
-        .max(budget)
-        .max(1) as f64
-        * 1.08;
+    let top = plot_top(&env, budget);
     let y_of = |b: u128| y_at(top, b);
     let ev_to_x = |e: usize| (e.saturating_sub(from)) as f64 / (len - from) as f64 * WIDTH;
     let pct_x = |x: f64| pct_of(x, 0.0).0;
