@@ -270,3 +270,40 @@ fn the_card_decides_the_dtype() {
             .unwrap();
     assert_eq!(on("t4", &forced), "bfloat16");
 }
+
+/// What a user's first run reserves (the same cold runs, `peak_reserved` over the whole run):
+/// median within 1 %. The default allocator's five cold runs and the three traced ones are within
+/// 3.3 % since the eval graph's own autotuning is modelled (its L2 flush buffer's segment was
+/// missing: −6.4 % on nc_tr_cal00, +30.6 % on nc_tr_cal17, whose blocks then spilled into the
+/// logits' segment). Expandable segments still miss up to 8.1 % on seven runs (issue 27): the bound
+/// below holds what is reached, not the goal of 3 %.
+#[test]
+fn what_a_first_run_reserves() {
+    let cold: Vec<Value> = project_runs("nanochat-cold.jsonl")
+        .into_iter()
+        .chain(project_runs("nanochat-traced.jsonl"))
+        .filter(|r| r["inductor_cache"] == "private, cold")
+        .collect();
+    let mut errs = Vec::new();
+    let mut table = String::new();
+    for run in &cold {
+        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+        let p = replay_base(run).free_run.peak_reserved as f64;
+        let e = 100.0 * (p - m) / m;
+        table += &format!(
+            "{:34} {:>8} {e:+7.2} %\n",
+            run["name"].as_str().unwrap(),
+            run["allocator"]
+        );
+        if run["allocator"] == "default" {
+            assert!(e.abs() <= 3.3, "{table}");
+        }
+        errs.push(e.abs());
+    }
+    let worst = errs.iter().cloned().fold(0.0, f64::max);
+    let med = common::median(errs);
+    assert!(
+        med <= 1.0 && worst <= 8.1,
+        "median {med:.2} %, worst {worst:.2} %\n{table}"
+    );
+}

@@ -280,8 +280,15 @@ impl<'a> Gen<'a> {
         if steps > 0 {
             self.val_buffer = self.out.alloc(16 * bt, Term::TokenIds);
         }
-        for _ in 0..steps {
+        for step in 0..steps {
             self.ws();
+            if self.cold && phase == Phase::Eval && step == 0 {
+                // the eval graph is compiled apart from the training graphs: on a cold cache its
+                // first call autotunes its kernels before the forward runs, each through the
+                // L2 flush buffer (data/traces/nc_tr_cal00, nc_tr_cal17: the first 60 MiB
+                // request is evaluate_bpb's model call, with the val batch and the workspace)
+                self.autotune(&[]);
+            }
             let x = self.eval_trunk();
             // lm_head: the bf16 weight copy and the (B, T, V) bf16 logits; the softcap and the
             // per-token loss are fused reductions over them (no fp32 logits, §4.4)
