@@ -126,3 +126,48 @@ def step_peaks(phases):
     """Each step's forward, backward and optimizer-step peaks, in step order."""
     steps = sorted({p[1] for p in phases if p[0] == 'opt'})
     return {f'peak_{ph}': [peak(phases, (ph,), lambda p, s=s: p[1] == s) for s in steps] for ph in ('fwd', 'bwd', 'opt')}
+
+
+# ---- capped runs at a card's edge (2026-11-30; make_jobs_capped.py) ---------------------------------------------
+def cap_process(torch, rec, device=None):
+    """CAP_GIB=<GiB> in the environment: cap what this process's caching allocator may reserve at that many GiB of
+    the current card (torch.cuda.set_per_process_memory_fraction), as a card with that much usable memory would,
+    before the script allocates anything. The record gets `allocator_cap_gib`, `cap_on_purpose` and
+    `cap_fraction` (as tools/nanochat-probe/run_base.py and tools/build-nanogpt-probe/run_train.py do). Returns the
+    cap in GiB, or None when CAP_GIB is not set (the uncapped runs: nothing changes)."""
+    import os
+    gib = os.environ.get('CAP_GIB')
+    if not gib or not torch.cuda.is_available():
+        return None
+    gib = float(gib)
+    dev = torch.cuda.current_device() if device is None else device
+    total = torch.cuda.get_device_properties(dev).total_memory
+    frac = gib * 2 ** 30 / total
+    torch.cuda.set_per_process_memory_fraction(frac, dev)
+    rec['allocator_cap_gib'], rec['cap_on_purpose'], rec['cap_fraction'] = gib, True, frac
+    rec['device_total_memory'] = total
+    return gib
+
+
+def oom_in(torch, e):
+    """The CUDA out-of-memory error behind `e` (itself, or one it was raised from, as torch.compile's wrappers
+    re-raise), or None."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, torch.OutOfMemoryError) or 'CUDA out of memory' in str(e):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def set_failure(torch, rec, e, limit=500):
+    """An exception that ended the script: status `oom` with PyTorch's message in `oom` (and the wrapper's type in
+    `oom_via` when the OutOfMemoryError came wrapped), else status `error`."""
+    o = oom_in(torch, e)
+    if o is not None:
+        rec['status'], rec['oom'] = 'oom', str(o)[:limit]
+        if o is not e:
+            rec['oom_via'] = type(e).__name__
+    else:
+        rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:limit]}'

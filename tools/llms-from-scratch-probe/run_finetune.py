@@ -48,6 +48,9 @@ Each phase's peak starts at the memory allocated when it begins. Steps are 0-bas
 usage: python3 run_finetune.py NAME [--model small|medium|large|xl] [--batch 8] [--epochs 2] [--max-len 120]
 env:   LFS=<dir with the exported ch06 folder> (default <repo>/.lfs); TOKENIZER=auto|real|stub. No PYTORCH_ALLOC_CONF
        (removed if set), as the script sets none. Prints one line `RESULT {json}`.
+       CAP_GIB=<GiB> (optional; the capped runs of make_jobs_capped.py): before the script runs,
+       torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / total_memory); the record gets
+       `allocator_cap_gib`, `cap_on_purpose` (status `ok` or `oom`, with PyTorch's message in `oom`).
 """
 import argparse, functools, hashlib, json, os, shutil, sys, tempfile, time, types
 
@@ -268,13 +271,14 @@ try:
     code = compile(src, SCRIPT, 'exec')
     if CUDA:
         torch.cuda.init()
+        book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
 except Exception as e:  # noqa
     import traceback; traceback.print_exc()
-    rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:500]}'
+    book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
 rec['wall_s'] = round(time.time() - t0, 1)
 rec['stubs'] = {'weights': 'random init: download_and_load_gpt2 stub (no download) + load_weights_into_gpt no-op',

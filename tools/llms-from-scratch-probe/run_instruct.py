@@ -24,6 +24,12 @@ pre_train, zero_grad, fwd, bwd, post_bwd, opt, post (per step), eval_train / eva
 over 5 batches of each), post_eval, generate (generate_and_print_sample after each epoch: 50 tokens from
 format_input(val_data[0])), post_generate, respond (main's generate() over the test entries, after training), tail.
 usage: python3 run_instruct.py NAME [--model small|medium|large|xl] [--batch 8] [--epochs 1] [--len 256] [--respond 2]
+CAP_GIB=<GiB> (optional; the capped runs of make_jobs_capped.py): before the script runs,
+torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / total_memory); the record gets `allocator_cap_gib`,
+`cap_on_purpose` (status `ok` or `oom`, with PyTorch's message in `oom`). The record's `dataset` also gets
+`prompt_tokens_of_data`: the sample's and the first test responses' prompt lengths as the script's own format_input
+makes them from the data (the same numbers as `sample_prompt_tokens` / `respond_prompt_tokens` when the run gets
+there; a run that ran out of memory before does not).
 """
 import argparse, json, os, shutil, sys, tempfile, time, types
 
@@ -245,13 +251,14 @@ try:
     code = compile(src, SCRIPT, 'exec')
     if CUDA:
         torch.cuda.init()
+        book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
 except Exception as e:  # noqa
     import traceback; traceback.print_exc()
-    rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:500]}'
+    book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
 rec['wall_s'] = round(time.time() - t0, 1)
 rec['stubs'] = {'weights': 'random init (download_and_load_gpt2 stub, load_weights_into_gpt no-op)', 'calls': stub_calls,
@@ -260,6 +267,13 @@ sample_prompts = [p[1] for p in prompts if isinstance(p, tuple)]
 rec['dataset'] = {'batch_widths': sorted(widths), 'sample_prompt_tokens': sample_prompts[:1],
                   'respond_prompt_tokens': [p for p in prompts if not isinstance(p, tuple)],
                   'respond_new_tokens': responses}
+try:  # the prompts the script would give generate, from its own format_input and split (85 / 10 / 5 %)
+    fi, ntr, nte = g['format_input'], int(N * 0.85), int(N * 0.1)
+    rec['dataset']['prompt_tokens_of_data'] = {
+        'sample': len(StubEncoding().encode(fi(data[ntr + nte]))),
+        'respond': [len(StubEncoding().encode(fi(e))) for e in data[ntr:ntr + nte][:A.respond]]}
+except Exception as e:  # noqa
+    rec['dataset']['prompt_tokens_of_data'] = f'{type(e).__name__}: {e}'
 if len(loaders) >= 2:
     rec['dataset'].update(train_rows=len(loaders[0].dataset), train_batches=_len(loaders[0]),
                           val_rows=len(loaders[1].dataset), val_batches=_len(loaders[1]))

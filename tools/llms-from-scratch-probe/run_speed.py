@@ -70,6 +70,10 @@ Also recorded (second batch on): `nvml_proc_used_at_marks` (this process's GPU m
        NCCL's buffers; None where NVML is unreadable, -1 where the pid is not listed), `nvml_proc_used_start` (after
        torch.cuda.init, before the script), `device_index`; for 02 `ddp_logging` (DDP's
        _get_ddp_logging_data(): bucket sizes, rebuilt bucket sizes, gradient_as_bucket_view, ...).
+CAP_GIB=<GiB> (optional, 2026-11-30; the capped runs of make_jobs_capped.py): right after torch.cuda.init, before the
+       script runs, torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / total_memory); the record gets
+       `allocator_cap_gib`, `cap_on_purpose` (status `ok` or `oom`, with PyTorch's message in `oom`; `oom_via`
+       names the wrapper when torch.compile re-raised it).
 """
 import argparse, hashlib, json, os, sys, tempfile, time, types
 
@@ -359,6 +363,7 @@ try:
     code = compile(src, SCRIPT, 'exec')
     if CUDA:
         torch.cuda.init()
+        book_probe.cap_process(torch, rec, DEV)  # CAP_GIB (capped runs): the allocator's cap, before the script
         torch.cuda.reset_peak_memory_stats(DEV)
         nvml_init()
         rec['nvml_proc_used_start'] = nvml_used()
@@ -373,7 +378,7 @@ except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
 except BaseException as e:  # noqa (SystemExit too)
     import traceback; traceback.print_exc()
-    rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:500]}'
+    book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 finally:
     sys.stdout = REAL_STDOUT
 enter('end')

@@ -44,6 +44,10 @@ usage: python3 run_train.py NAME [--ctx 256] [--emb 768] [--heads 12] [--layers 
 env:   LFS=<dir with the exported ch02/ch04/ch05 folders> (default <repo>/.lfs); TOKENIZER=auto|real|stub (auto: real
        if tiktoken.get_encoding("gpt2") loads, else stub). No PYTORCH_ALLOC_CONF (removed if set), as the script sets
        none. Prints one line `RESULT {json}`.
+       CAP_GIB=<GiB> (optional; the capped runs of make_jobs_capped.py): before the script runs,
+       torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / total_memory), as a card with that much usable
+       memory; the record gets `allocator_cap_gib`, `cap_on_purpose` (status `ok` or `oom`, with PyTorch's message
+       in `oom`).
 """
 import argparse, hashlib, json, os, sys, tempfile, time, types
 
@@ -208,13 +212,14 @@ try:
     code = compile(src, SCRIPT, 'exec')
     if CUDA:
         torch.cuda.init()
+        book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
 except Exception as e:  # noqa
     import traceback; traceback.print_exc()
-    rec['status'], rec['error'] = f'error', f'{type(e).__name__}: {str(e)[:500]}'
+    book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
 rec['script_dicts'] = {k: g.get(k) for k in ('GPT_CONFIG_124M', 'OTHER_SETTINGS')}  # as the edited script defined them
 rec['wall_s'] = round(time.time() - t0, 1)
