@@ -55,6 +55,16 @@ fn default_allocator_runs_within_targets() {
     assert_within_targets(score(&shared_runs(), replay_base), 1.0);
 }
 
+/// Every run on its own empty Inductor/Triton cache: nanochat-cold.jsonl's cold ones and the
+/// traced runs.
+fn cold_runs() -> Vec<Value> {
+    project_runs("nanochat-cold.jsonl")
+        .into_iter()
+        .chain(project_runs("nanochat-traced.jsonl"))
+        .filter(|r| r["inductor_cache"] == "private, cold")
+        .collect()
+}
+
 /// A user's first run (data/measured/nanochat-cold.jsonl, tools/nanochat-probe/cold_call.sh:
 /// an empty Inductor/Triton cache per run, H200, expandable segments; and the three cold runs
 /// traced in nanochat-traced.jsonl): iteration 0 autotunes its kernels on their first call
@@ -63,11 +73,7 @@ fn default_allocator_runs_within_targets() {
 /// measured after the model was written.
 #[test]
 fn a_first_run_on_a_cold_cache() {
-    let cold: Vec<Value> = project_runs("nanochat-cold.jsonl")
-        .into_iter()
-        .chain(project_runs("nanochat-traced.jsonl"))
-        .filter(|r| r["inductor_cache"] == "private, cold")
-        .collect();
+    let cold = cold_runs();
     assert!(cold.len() >= 35, "{} cold runs", cold.len());
     assert_within_targets(score(&cold, replay_base), 0.005);
 }
@@ -279,11 +285,7 @@ fn the_card_decides_the_dtype() {
 /// below holds what is reached, not the goal of 3 %.
 #[test]
 fn what_a_first_run_reserves() {
-    let cold: Vec<Value> = project_runs("nanochat-cold.jsonl")
-        .into_iter()
-        .chain(project_runs("nanochat-traced.jsonl"))
-        .filter(|r| r["inductor_cache"] == "private, cold")
-        .collect();
+    let cold = cold_runs();
     let mut errs = Vec::new();
     let mut table = String::new();
     for run in &cold {
