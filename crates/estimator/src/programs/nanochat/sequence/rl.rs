@@ -9,7 +9,7 @@
 use super::{Dims, Gen, Ranks, STEADY_ITERATIONS};
 use crate::engine::events::{Phase, Sequence, Stage, TensorId};
 use crate::gpu::Gpu;
-use crate::programs::nanochat::shape::Owner;
+use crate::programs::nanochat::shape::{Owner, Param};
 use crate::programs::nanochat::stage::{RlSettings, StageConfig};
 use crate::programs::nanochat::Shape;
 use crate::terms::Term;
@@ -298,14 +298,14 @@ impl Gen<'_> {
         // lm_head: the autograd thread's first matmul makes its cuBLAS workspace
         self.backward_workspace();
         let params = self.s.params();
-        let first = self.grads.iter().all(Option::is_none);
-        if first {
+        // zero_grad left no `.grad`: this pass's gradients become them (see `keep_grad`)
+        if self.grads.is_empty() {
             self.grads = vec![None; params.len()];
         }
         let mut dx = self.transient(u);
         // lm_head follows the blocks' matrices in registration order
         if let Some(k) = params.iter().rposition(|p| p.owner == Owner::Muon) {
-            self.weight_grad(k + 1, first);
+            self.weight_grad(k + 1, params[k + 1]);
         }
         self.out.free(grad);
         // the final norm's backward, then the backout's: dx for the top layer
@@ -319,14 +319,14 @@ impl Gen<'_> {
             let ix = &block_ix[i];
             // MLP: c_proj's input gradient (4C), square's and relu's, c_fc's, norm 2's
             let mut g4 = self.transient(4 * u);
-            self.weight_grad(ix.mlp[1], first);
+            self.weight_grad(ix.mlp[1], params[ix.mlp[1]]);
             for _ in 0..2 {
                 let next = self.transient(4 * u);
                 self.out.free(g4);
                 g4 = next;
             }
             let g1 = self.transient(u);
-            self.weight_grad(ix.mlp[0], first);
+            self.weight_grad(ix.mlp[0], params[ix.mlp[0]]);
             self.out.free(g4);
             let g2 = self.transient(u);
             self.out.free(g1);
@@ -338,24 +338,24 @@ impl Gen<'_> {
             // attention: c_proj's input gradient, SDPA's q, k, v gradients, then back through
             // the scales, QK-norms and rotaries to q and k; the value gate's; c_q, c_k, c_v
             let gy = self.transient(u);
-            self.weight_grad(ix.proj, first);
+            self.weight_grad(ix.proj, params[ix.proj]);
             let mut gqkv: Vec<TensorId> = (0..3).map(|_| self.transient(u)).collect();
             self.out.free(gy);
             for _ in 0..3 {
                 for g in gqkv.iter_mut().take(2) {
-                    let next = self.out.alloc(u, Term::BlockTransient);
+                    let next = self.transient(u);
                     self.out.free(*g);
                     *g = next;
                 }
             }
             if let Some(k) = ix.value_embed {
                 let g_ve = self.transient(u);
-                self.embedding_grad_eager(k, first, n);
+                self.embedding_grad_eager(k, params[k], n);
                 self.out.free(g_ve);
             }
             let gn = self.transient(u);
             for &k in &ix.qkv {
-                self.weight_grad(k, first);
+                self.weight_grad(k, params[k]);
             }
             self.out.free_all(&mut gqkv);
             self.out.free_all(&mut saved.attention);
@@ -369,42 +369,42 @@ impl Gen<'_> {
         }
         // the smear and the embedding: wte's gradient from dx
         self.out.free_all(&mut global);
-        self.embedding_grad_eager(0, first, n);
+        self.embedding_grad_eager(0, params[0], n);
         self.out.free(dx);
         // the scalars' gradients
         for (k, p) in params.iter().enumerate() {
             if self.grads[k].is_none() && p.elem_bytes == 4 && p.numel() < 4096 {
-                self.weight_grad(k, first);
+                self.weight_grad(k, *p);
             }
         }
         self.out.free(logp);
     }
 
-    /// A Linear's (or scalar's) gradient: the bf16 matmul result cast to the fp32 master's
-    /// dtype; the first pass's becomes `.grad`, a later one is added in place and released.
-    fn weight_grad(&mut self, k: usize, first: bool) {
-        let p = self.s.params()[k];
+    /// Parameter `k`'s (`p`'s) gradient, a Linear's or a scalar's: the bf16 matmul result cast
+    /// to the fp32 master's dtype.
+    fn weight_grad(&mut self, k: usize, p: Param) {
         let copy = (self.d.copies && p.numel() >= 4096).then(|| p.numel() as u128 * 2);
         let bf16 = copy.and_then(|bytes| self.out.alloc(bytes, Term::LmHeadGrads));
         let grad = self.out.alloc(p.bytes(), Term::Grads);
         self.out.free(bf16);
-        self.keep_grad(k, grad, first);
+        self.keep_grad(k, grad);
     }
 
     /// An embedding's gradient from eager `embedding_dense_backward`: the ids sorted (int64
     /// values, positions and their counts), fp32 partial sums per run of equal ids, the
     /// (V, C) gradient in the weight's dtype.
-    fn embedding_grad_eager(&mut self, k: usize, first: bool, n: u128) {
-        let p = self.s.params()[k];
+    fn embedding_grad_eager(&mut self, k: usize, p: Param, n: u128) {
         let mut temps: Vec<TensorId> = (0..3).map(|_| self.transient(8 * n)).collect();
         temps.push(self.transient(4 * n * self.d.c));
         let grad = self.out.alloc(p.bytes(), Term::Grads);
         self.out.free_all(&mut temps);
-        self.keep_grad(k, grad, first);
+        self.keep_grad(k, grad);
     }
 
-    fn keep_grad(&mut self, k: usize, grad: TensorId, first: bool) {
-        if first && self.grads[k].is_none() {
+    /// AccumulateGrad: the first pass after `zero_grad` makes parameter `k`'s `.grad`; a later
+    /// pass's gradient is added into it in place and released.
+    fn keep_grad(&mut self, k: usize, grad: TensorId) {
+        if self.grads[k].is_none() {
             self.grads[k] = grad;
         } else {
             self.out.free(grad);
