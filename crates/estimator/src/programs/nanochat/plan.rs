@@ -670,7 +670,8 @@ impl Planner<'_> {
         let fitting = p.batches_keeping_work().into_iter().find(|&b| {
             let mut s = p.clone();
             s.batch = b;
-            matches!(outcome_of_stage(&s, self.budget()), Ok(o) if o.fits)
+            // the verdict alone: a candidate needs no picture of its run
+            s.run_on(self.budget()).is_ok_and(|r| r.verdict.fits)
         });
         if let Some(b) = fitting {
             p.batch = b;
