@@ -3,8 +3,9 @@
 
 * first-bar/: the first bar's small module (scripts/build-first-bar.sh), first, so the precache
   list and the content version below include it;
-* snapshot/: the snapshot worker and its module (scripts/build-snapshot-worker.sh), loaded when
-  a snapshot is dropped on the page or vramfit's run is exported as one;
+* snapshot/ and plan/: the page's two workers and their modules (scripts/build-worker.sh), loaded
+  when a snapshot is dropped on the page or vramfit's run exported as one, and when the plan view
+  opens;
 * sw.js: the precache list (every file of the build) and a version made from their content, so a
   new build gets a new cache and no list is kept by hand;
 * index.html: Trunk's loader waits for the first bar (public/first-bar.js) before it fetches the
@@ -44,7 +45,8 @@ def read_language(path):
 
 
 subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'build-first-bar.sh')], check=True)
-subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'build-snapshot-worker.sh')], check=True)
+for worker in ('snapshot', 'plan'):
+    subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'build-worker.sh'), worker], check=True)
 
 # each language's words of the first bar (the keys crates/first-bar/build.rs checks against
 # BarWords), as the lines of its file: what the first bar fetches instead of the whole file

@@ -20,6 +20,7 @@ cargo clippy -p vramfit-web --target wasm32-unknown-unknown -- -D warnings
 cargo clippy -p vramfit-js --target wasm32-unknown-unknown -- -D warnings
 cargo clippy -p vramfit-first-bar --target wasm32-unknown-unknown --features exports -- -D warnings
 cargo clippy -p vramfit-snapshot-web --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p vramfit-plan-web --target wasm32-unknown-unknown -- -D warnings
 
 step "cargo test (estimator, CLI, web logic)"
 cargo test --workspace

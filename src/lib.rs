@@ -9,8 +9,10 @@ pub mod components;
 pub use vramfit_i18n::format;
 pub mod html;
 pub mod i18n;
+pub mod plan_worker;
 pub mod snapshot_worker;
 pub mod state;
+pub mod worker;
 
 pub use components::app::App;
 

@@ -1,15 +1,16 @@
 //! The plan view (`?view=plan`): a whole nanochat run script planned for the chosen card and a
 //! count of them — each stage as a row (its peak per GPU as written and as planned, the verdict,
 //! the change), and the script written back with its changed lines marked, one click to copy.
-//! The numbers are the CLI's `vramfit plan` (one function, `nanochat::plan::plan`).
+//! The inputs are here; the plan and its results are the plan worker's (crates/plan-web, a module
+//! fetched when this view first opens), whose numbers are the CLI's `vramfit plan`.
 
-use estimator::programs::nanochat::plan::{plan, Hardware, Outcome, Plan, StagePlan, SPEEDRUN};
+use estimator::programs::nanochat::plan::SPEEDRUN;
 use estimator::query::{PlanPage, MAX_PLAN_GPUS};
-use estimator::ConfigError;
 use leptos::prelude::*;
 
 use super::gpu_picker::GpuPicker;
-use crate::i18n::{fill, use_strings, Strings};
+use crate::i18n::{fill, use_strings};
+use crate::plan_worker::{self, Reply};
 use crate::state::use_app;
 
 /// The GPU counts offered (a typed one joins them).
@@ -18,78 +19,6 @@ const GPU_COUNTS: &[u32] = &[1, 2, 4, 8, 16];
 /// How long the script field waits after the last keystroke before planning again (a plan
 /// replays every stage at several batch sizes).
 const TYPING_MS: u32 = 400;
-
-fn outcome_text(tr: &Strings, o: &Result<Outcome, ConfigError>) -> (String, &'static str) {
-    match o {
-        Ok(o) if o.fits => (
-            format!("{} · {}", crate::format::bytes(o.peak_bytes), tr.plan_fits),
-            "plan__verdict--fits",
-        ),
-        Ok(o) => {
-            let short = crate::format::bytes(o.need_bytes.saturating_sub(o.budget_bytes));
-            (
-                format!(
-                    "{} · {} ({})",
-                    crate::format::bytes(o.peak_bytes),
-                    tr.plan_oom,
-                    fill(tr.plan_short, &[("short", &short)])
-                ),
-                "plan__verdict--oom",
-            )
-        }
-        Err(e) => (crate::i18n::error(tr, e), "plan__verdict--error"),
-    }
-}
-
-fn stage_row(tr: &'static Strings, s: &StagePlan) -> impl IntoView {
-    let (written, written_class) = outcome_text(tr, &s.as_written);
-    let (mut planned, planned_class) = outcome_text(tr, &s.planned);
-    if let (Some(t), Ok(_)) = (s.seconds, &s.planned) {
-        planned += " · ";
-        planned += &fill(tr.plan_time, &[("time", &crate::format::duration(t))]);
-    }
-    let changes = vramfit_i18n::plan_text::changes(tr, &s.changes);
-    let peak = match &s.planned {
-        Ok(o) => o.peak_bytes.to_string(),
-        Err(_) => String::new(),
-    };
-    // the planned run's picture, or the one as written when the planned one has none
-    let pictured = s.planned.as_ref().or(s.as_written.as_ref()).ok();
-    let spark = pictured.map_or_else(String::new, |o| {
-        crate::html::timeline::sparkline(&o.profile, o.budget_bytes, &planned)
-    });
-    view! {
-        <tr data-testid="plan-stage" data-program=s.kind.id() data-peak-bytes=peak>
-            <td class="plan__line-no">{s.line}</td>
-            <td><code>{s.kind.module()}</code></td>
-            <td class=written_class data-label=tr.plan_col_written>{written}</td>
-            <td class=planned_class data-testid="plan-planned" data-label=tr.plan_col_planned>
-                {planned}
-            </td>
-            <td class="plan__memory" data-label=tr.plan_col_memory inner_html=spark></td>
-            <td class="plan__change" data-label=tr.plan_col_change>{changes}</td>
-        </tr>
-    }
-}
-
-/// The rewritten script, each line its own element: a `# vramfit:` comment and the command it
-/// explains are marked as changed.
-fn script_view(script: &str) -> impl IntoView {
-    let mut after_comment = false;
-    script
-        .lines()
-        .map(|line| {
-            let comment = line.trim_start().starts_with("# vramfit:");
-            let changed = comment || after_comment;
-            after_comment = comment;
-            view! {
-                <span class="plan__script-line" class:plan__script-line--changed=changed>
-                    {format!("{line}\n")}
-                </span>
-            }
-        })
-        .collect_view()
-}
 
 #[component]
 pub fn PlanView() -> impl IntoView {
@@ -115,26 +44,36 @@ pub fn PlanView() -> impl IntoView {
         )));
     };
     let gpus = Memo::new(move |_| page_plan().gpus);
-    let result = Memo::new(move |_| {
-        let script = app
-            .page
-            .with(|p| p.plan.as_ref().and_then(|pl| pl.script.clone()))
-            .unwrap_or_else(|| SPEEDRUN.to_string());
-        let hw = Hardware {
-            budget: app.budget.get(),
-            gpus: gpus.get(),
-        };
-        plan(&script, &hw, None, None)
+    // what the worker plans: the page's settings (the card, its memory, the GPU count) and the
+    // script, asked again only when one of them changes
+    let asked = Memo::new(move |_| {
+        app.page.with(|p| {
+            let script = p.plan.as_ref().and_then(|pl| pl.script.clone());
+            (p.to_query(), script.unwrap_or_else(|| SPEEDRUN.to_string()))
+        })
+    });
+    let html = RwSignal::new(String::new());
+    let busy = RwSignal::new(true);
+    let failed = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let (query, script) = asked.get();
+        busy.set(true);
+        plan_worker::plan(&query, &script, tr.lang, move |reply| match reply {
+            Reply::Planned { html: h, latest } => {
+                html.set(h);
+                failed.set(None);
+                busy.set(!latest);
+            }
+            Reply::Failed(why) => {
+                failed.set(Some(fill(tr.plan_failed, &[("why", &why)])));
+                busy.set(false);
+            }
+        });
     });
     let set_gpus = move |n: u32| {
         app.page.update(|p| {
             p.plan.get_or_insert_with(PlanPage::default).gpus = n.clamp(1, MAX_PLAN_GPUS)
         })
-    };
-    let copied = RwSignal::new(false);
-    let copy = move |_| {
-        result.with_untracked(|p: &Plan| crate::browser::copy(&p.script));
-        copied.set(true);
     };
     let back = move |_| {
         app.page.update(|p| p.plan = None);
@@ -204,60 +143,23 @@ pub fn PlanView() -> impl IntoView {
             <section class="plan__results" aria-labelledby="plan-heading">
                 <h2 id="plan-heading" class="plan__heading">{tr.plan_heading}</h2>
                 <p class="plan__intro">{tr.plan_intro}</p>
-                {move || {
-                    result.with(|p| {
-                        if p.stages.is_empty() {
-                            return view! {
-                                <p class="plan__summary plan__verdict--error" role="status" data-testid="plan-summary">
-                                    {tr.plan_no_stage}
-                                </p>
-                            }
-                            .into_any();
-                        }
-                        let (summary, class) = if p.all_fit() {
-                            (tr.plan_all_fit, "plan__verdict--fits")
-                        } else {
-                            (tr.plan_not_all_fit, "plan__verdict--oom")
-                        };
-                        let rows = p.stages.iter().map(|s| stage_row(tr, s)).collect_view();
-                        let assumed = fill(
-                            tr.plan_assumed,
-                            &[
-                                ("core", &crate::format::grouped(p.core_max_tokens)),
-                                ("prompt", &crate::format::grouped(p.longest_prompt)),
-                            ],
-                        );
-                        view! {
-                            <p class=format!("plan__summary {class}") role="status" data-testid="plan-summary">
-                                {summary}
-                            </p>
-                            <div class="plan__table-wrap">
-                                <table class="plan__table">
-                                    <thead>
-                                        <tr>
-                                            <th>{tr.plan_col_line}</th>
-                                            <th>{tr.plan_col_stage}</th>
-                                            <th>{tr.plan_col_written}</th>
-                                            <th>{tr.plan_col_planned}</th>
-                                            <th>{tr.plan_col_memory}</th>
-                                            <th>{tr.plan_col_change}</th>
-                                        </tr>
-                                    </thead>
-                                    <tbody>{rows}</tbody>
-                                </table>
-                            </div>
-                            <p class="plan__assumed">{assumed}</p>
-                            <div class="plan__script-head">
-                                <h3>{tr.plan_rewritten}</h3>
-                                <button type="button" class="button" data-testid="plan-copy" on:click=copy>
-                                    {move || if copied.get() { tr.copied_short } else { tr.copy }}
-                                </button>
-                            </div>
-                            <pre class="plan__script" data-testid="plan-rewritten">{script_view(&p.script)}</pre>
-                        }
-                        .into_any()
-                    })
-                }}
+                // said while the first plan is on its way (its module fetched with it); after that
+                // the last plan stays until the next replaces it, dimmed if that takes a while
+                // (nothing moves on each change)
+                <p class="plan__busy" role="status" data-testid="plan-busy" hidden=move || !busy.get() || html.with(|h| !h.is_empty())>
+                    {tr.plan_busy}
+                </p>
+                <p class="plan__summary plan__verdict--error" role="alert" data-testid="plan-failed" hidden=move || failed.with(Option::is_none)>
+                    {move || failed.get().unwrap_or_default()}
+                </p>
+                // the worker's HTML; its copy button is `button[data-copy]`
+                <div
+                    class="plan__answer"
+                    data-testid="plan-answer"
+                    aria-busy=move || busy.get().to_string()
+                    inner_html=move || html.get()
+                    on:click=move |ev| crate::browser::copy_snippet(&ev, tr.copied_short)
+                ></div>
             </section>
         </main>
     }

@@ -12,7 +12,7 @@ use super::{el, escape};
 use crate::format;
 use crate::i18n::{fill, Strings};
 use vramfit_html::chart::{
-    across, grid, lines, pct_of, plot, px, y_at, BOTTOM, HEIGHT, TOP, WIDTH,
+    across, grid, lines, pct_of, plot, plot_top, px, y_at, BOTTOM, HEIGHT, TOP, WIDTH,
 };
 
 /// Points across the chart (each the maximum of its stretch of events).
@@ -46,35 +46,6 @@ fn spans(seq: &Sequence, from: usize, len: usize) -> Vec<Span> {
 
 fn phase_label(tr: &Strings, program: Program, p: Option<Phase>) -> &'static str {
     p.map_or(tr.model_load, |p| tr.phase_for(program, p))
-}
-
-/// The bytes at a plot's top edge: its highest point or the usable memory, whichever is higher,
-/// with room above it for the labels.
-fn plot_top(env: &[(u128, u128)], budget: u128) -> f64 {
-    env.iter()
-        .map(|(a, r)| (*a).max(*r))
-        .max()
-        .unwrap_or(1)
-        .max(budget)
-        .max(1) as f64
-        * 1.08
-}
-
-/// A stage's memory over its run, small (a plan's table cell): allocated as an area and a line,
-/// reserved dashed, the usable memory as a line; `label` names it for assistive technology.
-pub fn sparkline(profile: &[(u128, u128)], budget: u128, label: &str) -> String {
-    if profile.is_empty() {
-        return String::new();
-    }
-    let top = plot_top(profile, budget);
-    format!(
-        "<svg class=\"plan__spark\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\">{}{}</svg>",
-        Shortest(WIDTH),
-        Shortest(HEIGHT),
-        escape(label),
-        across("chart__budget", y_at(top, budget)),
-        lines(profile, top)
-    )
 }
 
 /// The chart and its table for an analysis on a card whose allocator may use `budget` bytes.

@@ -118,6 +118,35 @@ pub fn plot(svg: &str, overlay: &str, title_id: &str) -> String {
     )
 }
 
+/// The bytes at a plot's top edge: its highest point or the usable memory, whichever is higher,
+/// with room above it for the labels.
+pub fn plot_top(env: &[(u128, u128)], budget: u128) -> f64 {
+    env.iter()
+        .map(|(a, r)| (*a).max(*r))
+        .max()
+        .unwrap_or(1)
+        .max(budget)
+        .max(1) as f64
+        * 1.08
+}
+
+/// A stage's memory over its run, small (a plan's table cell): allocated as an area and a line,
+/// reserved dashed, the usable memory as a line; `label` names it for assistive technology.
+pub fn sparkline(profile: &[(u128, u128)], budget: u128, label: &str) -> String {
+    if profile.is_empty() {
+        return String::new();
+    }
+    let top = plot_top(profile, budget);
+    format!(
+        "<svg class=\"plan__spark\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\">{}{}</svg>",
+        Shortest(WIDTH),
+        Shortest(HEIGHT),
+        escape(label),
+        across("chart__budget", y_at(top, budget)),
+        lines(profile, top)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -237,6 +237,10 @@ strings! {
     plan_assumed,
     plan_rewritten,
     plan_no_stage,
+    /// Said while the plan worker plans (the first time, while its module is fetched too).
+    plan_busy,
+    /// `{why}`: the plan worker could not run (its module not fetched offline, or it died).
+    plan_failed,
     plan_why_one_gpu,
     /// `{gpus}`.
     plan_why_gpus,

@@ -34,8 +34,10 @@ async function openPlan(ctx, query, viewport) {
   return page;
 }
 
-/** Each stage row's program and planned peak, in order. */
+/** Each stage row's program and planned peak, in order, once the plan worker has answered the
+ * latest change (its previous answer stays shown, marked busy, until then). */
 async function rows(page) {
+  await page.waitForSelector('[data-testid=plan-answer][aria-busy=false]');
   return page.$$eval('[data-testid=plan-stage]', (els) =>
     els.map((e) => ({ program: e.dataset.program, peak: e.dataset.peakBytes })));
 }
@@ -132,4 +134,40 @@ export const tests = {
     await shot(ctx, page, 'plan-phone-ja.png');
     await close(page);
   },
+
+  async 'the plan is a module of its own: fetched when the plan view first opens, not with the page'(ctx) {
+    const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const requests = [];
+    page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+    await page.goto(`${ctx.base}/?gpu=rtx4090`);
+    await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
+    await page.waitForTimeout(300);
+    assert.deepEqual(requests.filter((p) => p.includes('/plan/')), [], 'the page alone fetches no plan');
+    await page.click('[data-testid=plan-open]');
+    await page.waitForSelector('[data-testid=plan-summary]');
+    const fetched = requests.filter((p) => p.includes('/plan/'));
+    assert.ok(fetched.some((p) => p.endsWith('/plan/worker.js')), fetched.join(' '));
+    // the module itself is fetched by the worker: where the engine reports a worker's requests
+    // too, it is the module beside the worker's script
+    assert.ok(fetched.every((p) => /\/plan\/(worker\.js|vramfit_plan_web(_bg\.wasm|\.js))$/.test(p)), fetched.join(' '));
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.panicked ?? null), null);
+    await context.close();
+  },
+
+  async 'a plan asked for while the last is planned: the answer is the latest, and busy until then'(ctx) {
+    const page = await openPlan(ctx, '?gpu=rtx4090');
+    // three cards in a row, faster than the worker plans them
+    for (const gpu of ['rtx3060', 'h100', 'a100_40']) await page.selectOption('#field-gpu', gpu);
+    const json = planCli(ctx, ['--speedrun', '--gpu', 'a100_40']);
+    assertSameStages(await rows(page), json, 'the last card asked for');
+    assert.equal(await page.textContent('[data-testid=plan-rewritten]'), json.script);
+    assert.ok(await page.evaluate(() => document.querySelector('[data-testid=plan-busy]').hidden), 'no longer busy');
+    await close(page);
+  },
+};
+
+/** What each test needs beyond what every engine's driver does (see lib/suite.mjs). */
+export const needs = {
+  'the plan is a module of its own: fetched when the plan view first opens, not with the page': ['requests'],
 };

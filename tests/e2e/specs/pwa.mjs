@@ -92,6 +92,10 @@ export const tests = {
     // navigation's fallback has replaced the page (seen once in three runs here: 12, the old page's)
     await page.waitForFunction(() => document.querySelector('input[type=text][name=batch_size]')?.value === '4');
     await page.waitForSelector('[data-testid="total"]');
+    // the plan view's worker and module, never fetched online, come from the precache
+    await page.click('[data-testid=plan-open]');
+    await page.waitForSelector('[data-testid=plan-stage]');
+    assert.ok(await page.evaluate(() => document.querySelector('[data-testid=plan-failed]').hidden), 'the plan worker runs offline');
     page.errors.length = 0; // the failed network navigation is logged before the fallback
     await close(page);
     await context.close();
