@@ -7,8 +7,14 @@ fn main() {
         console_error_panic_hook::hook(info);
         // a mark on <html> that a panic happened: every engine's test driver can read it, where
         // only some of them can read the console
-        // (with the message, so a test in an engine without a console still says what failed)
-        vramfit_web::browser::set_root_attribute("data-panicked", &info.to_string());
+        // (with the message, so a test in an engine without a console still says what failed).
+        // The first panic only: it is the cause. A panic traps the module without unwinding, so
+        // a task it stopped stays borrowed and the next wake of that task panics again with
+        // js-sys' "RefCell already borrowed", which would hide the first.
+        static FIRST: std::sync::Once = std::sync::Once::new();
+        FIRST.call_once(|| {
+            vramfit_web::browser::set_root_attribute("data-panicked", &info.to_string())
+        });
     }));
     let (lang, _, _) = vramfit_web::state::initial_lang(&vramfit_web::browser::query());
     vramfit_web::i18n::load(lang, |_| {
