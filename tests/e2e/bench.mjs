@@ -141,6 +141,53 @@ async function browserTimings(base, browser) {
   };
 }
 
+// The plan view: opened from the default page (its worker's module fetched, compiled and run
+// the first time), then the card changed back and forth, each change to the plan shown; and the
+// longest task on the page's thread meanwhile (the plans run in the worker: the page's own
+// tasks are rendering only).
+async function planTimings(base, browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${base}/?gpu=rtx4090`);
+  await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
+  const result = await page.evaluate(async () => {
+    const longest = { ms: 0 };
+    new PerformanceObserver((l) => {
+      for (const e of l.getEntries()) longest.ms = Math.max(longest.ms, e.duration);
+    }).observe({ type: 'longtask' });
+    // answered: the latest plan is shown (its section is no longer busy; a build that planned on
+    // the page's thread had no such mark, and showed it in the frame after the change); checked
+    // each frame
+    const shown = () => document.querySelector('[data-testid=plan-summary]') && !document.querySelector('[aria-busy=true]');
+    const answered = () => new Promise((ok) => {
+      const poll = () => (shown() ? ok(performance.now()) : requestAnimationFrame(poll));
+      requestAnimationFrame(poll);
+    });
+    let t0 = performance.now();
+    document.querySelector('[data-testid=plan-open]').click();
+    const open_ms = (await answered()) - t0;
+    const changes = [];
+    for (let i = 0; i < 10; i++) {
+      const select = document.querySelector('#field-gpu');
+      select.value = i % 2 ? 'rtx4090' : 'rtx3060';
+      t0 = performance.now();
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+      changes.push((await answered()) - t0);
+    }
+    return { open_ms, changes, longest_task_ms: longest.ms };
+  });
+  await context.close();
+  const sorted = (xs) => [...xs].sort((a, b) => a - b);
+  const byCard = (odd) => sorted(result.changes.filter((_, i) => i % 2 === odd));
+  return {
+    open_ms: result.open_ms,
+    // an RTX 3060's plan searches the depths: the slower of the two
+    change_to_3060_ms: { median: quantile(byCard(0), 0.5), all: result.changes.filter((_, i) => i % 2 === 0).map(Math.round) },
+    change_to_4090_ms: { median: quantile(byCard(1), 0.5), all: result.changes.filter((_, i) => i % 2 === 1).map(Math.round) },
+    longest_task_ms: result.longest_task_ms,
+  };
+}
+
 const nativePath = process.argv[2];
 const native = nativePath ? JSON.parse(await readFile(nativePath, 'utf8')) : null;
 const server = await startServer(dist);
@@ -148,6 +195,7 @@ const browser = await launchChromium();
 const weight = await pageWeight();
 const floor = await floorWeight(process.argv[3], weight);
 const timings = await browserTimings(server.url, browser);
+const plan_view = await planTimings(server.url, browser);
 const first_paint = await firstPaint(server.url, browser, 5);
 await browser.close();
 await server.close();
@@ -161,6 +209,7 @@ const result = {
   page_weight_floor: floor,
   npm_wasm: await npmWeight(),
   ...timings,
+  plan_view,
   first_paint,
   native,
   budgets: BUDGET,
@@ -211,6 +260,8 @@ lines.push(firstPaintTable(first_paint));
 lines.push(`slider input → repaint (200)       median ${result.input_to_repaint_ms.median.toFixed(1)} ms, p95 ${result.input_to_repaint_ms.p95.toFixed(1)} ms   budgets ${BUDGET.repaintMedianMs}/${BUDGET.repaintP95Ms} ms: ${ok(result.within_budget.repaint_median)}/${ok(result.within_budget.repaint_p95)}`);
 const h = result.heap;
 const series = (k) => h.map((r) => (r[k] / 2 ** 20).toFixed(1)).join(' → ');
+const pv = result.plan_view;
+lines.push(`plan view: opened ${pv.open_ms.toFixed(0)} ms (its module fetched); card → plan shown, median: RTX 3060 ${pv.change_to_3060_ms.median.toFixed(0)} ms, RTX 4090 ${pv.change_to_4090_ms.median.toFixed(0)} ms; ${pv.longest_task_ms ? `longest task on the page's thread ${pv.longest_task_ms.toFixed(0)} ms` : "no task over 50 ms on the page's thread"}`);
 lines.push(`memory after ${h.map((r) => r.inputs.toLocaleString('en')).join(' / ')} inputs`);
 lines.push(`  JS heap MB  ${series('js_heap_bytes')}`);
 lines.push(`  wasm MB     ${series('wasm_memory_bytes')}   ${result.within_budget.heap_flat ? 'flat' : 'GROWS'} (JS within 10 %, wasm unchanged over the last 1,008)`);
