@@ -1,10 +1,15 @@
 //! The page's side of the plan worker (crates/plan-web): started when the plan view first opens,
 //! asked again whenever the script, the cards or the language change; each answer names the
 //! request it answers, so the view knows whether a newer one is still being planned.
+//!
+//! One request is in the worker at a time and at most one waits: a change made while a plan is
+//! being made replaces the one waiting, so a worker busy with a long script (a plan replays every
+//! stage, ~20 ms each natively on a small card) never works through a queue of stale ones.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
-use js_sys::Reflect;
+use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
 use crate::worker::{self, object, text, Failure, Worker};
@@ -12,10 +17,16 @@ use crate::worker::{self, object, text, Failure, Worker};
 /// The worker's script, beside the page (scripts/build-worker.sh writes it).
 const SCRIPT: &str = "plan/worker.js";
 
+type OnReply = Rc<dyn Fn(Reply)>;
+
 thread_local! {
     static WORKER: Worker = const { Worker::new(SCRIPT) };
     /// The last request's number.
     static LAST: Cell<u32> = const { Cell::new(0) };
+    /// A request is in the worker.
+    static IN_FLIGHT: Cell<bool> = const { Cell::new(false) };
+    /// The request asked for while another was in the worker (only the latest is kept).
+    static WAITING: RefCell<Option<(Object, OnReply)>> = const { RefCell::new(None) };
 }
 
 /// What the worker answers.
@@ -38,7 +49,18 @@ pub fn plan(query: &str, script: &str, lang: &str, on_reply: impl Fn(Reply) + 's
         ("script", &script.into()),
         ("lang", &lang.into()),
     ]);
+    let on_reply: OnReply = Rc::new(on_reply);
+    if IN_FLIGHT.with(Cell::get) {
+        WAITING.with(|w| *w.borrow_mut() = Some((message, on_reply)));
+    } else {
+        send(message, on_reply);
+    }
+}
+
+fn send(message: Object, on_reply: OnReply) {
+    IN_FLIGHT.with(|f| f.set(true));
     worker::ask(&WORKER, &message, move |reply| {
+        IN_FLIGHT.with(|f| f.set(false));
         on_reply(match reply {
             Ok(data) => {
                 let answered = Reflect::get(&data, &JsValue::from_str("id"))
@@ -50,6 +72,9 @@ pub fn plan(query: &str, script: &str, lang: &str, on_reply: impl Fn(Reply) + 's
                 }
             }
             Err(Failure { message, .. }) => Reply::Failed(message),
-        })
+        });
+        if let Some((next, its_reply)) = WAITING.with(|w| w.borrow_mut().take()) {
+            send(next, its_reply);
+        }
     });
 }
