@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.mjs';
+import { sliderInputs } from './lib/repaint.mjs';
 import { firstPaint, firstPaintTable, launchChromium, watchFirstBar } from './first_paint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -86,27 +87,7 @@ async function browserTimings(base, browser) {
   wasm.estimate_plus_fixes_closed_form_us = wasm.estimate_us + wasm.fixes_closed_form_us;
 
   // slider input → the next frame painted, 200 inputs; then memory
-  const inputs = async (n) => page.evaluate(async (count) => {
-    const slider = document.querySelector('input[type=range][name=batch_size]');
-    const nextPaint = () => new Promise((ok) => requestAnimationFrame(() => {
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => ok(performance.now());
-      ch.port2.postMessage(0);
-    }));
-    const times = [];
-    // inputs arrive at any point of a frame, not just after a paint: a seeded spread of 0–16 ms
-    let seed = 12345;
-    const phase = () => { seed = (seed * 1664525 + 1013904223) >>> 0; return (seed / 2 ** 32) * 16; };
-    for (let i = 0; i < count; i++) {
-      await new Promise((ok) => setTimeout(ok, phase()));
-      // sweep batch_size 1 … 32 back and forth: every input changes the answer
-      slider.value = String([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 3, 2, 1][i % 18]);
-      const t0 = performance.now();
-      slider.dispatchEvent(new Event('input', { bubbles: true }));
-      times.push((await nextPaint()) - t0);
-    }
-    return times;
-  }, n);
+  const inputs = (n) => sliderInputs(page, n);
   const cdp = await context.newCDPSession(page);
   const heap = async () => {
     await cdp.send('HeapProfiler.collectGarbage');

@@ -6,6 +6,7 @@
 
 import { startServer } from './lib/server.mjs';
 import { launchChromium } from './first_paint.mjs';
+import { sliderInputs } from './lib/repaint.mjs';
 
 const [distA, distB, rounds = '4', count = '200'] = process.argv.slice(2);
 if (!distA || !distB) {
@@ -17,26 +18,7 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
-/** `n` slider inputs on an open page, each timed to the next frame painted (bench.mjs's measure). */
-const inputs = (page, n) => page.evaluate(async (total) => {
-  const slider = document.querySelector('input[type=range][name=batch_size]');
-  const nextPaint = () => new Promise((ok) => requestAnimationFrame(() => {
-    const ch = new MessageChannel();
-    ch.port1.onmessage = () => ok(performance.now());
-    ch.port2.postMessage(0);
-  }));
-  const times = [];
-  let seed = 12345;
-  const phase = () => { seed = (seed * 1664525 + 1013904223) >>> 0; return (seed / 2 ** 32) * 16; };
-  for (let i = 0; i < total; i++) {
-    await new Promise((ok) => setTimeout(ok, phase()));
-    slider.value = String([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 8, 7, 6, 5, 4, 3, 2, 1][i % 18]);
-    const t0 = performance.now();
-    slider.dispatchEvent(new Event('input', { bubbles: true }));
-    times.push((await nextPaint()) - t0);
-  }
-  return times;
-}, n);
+const inputs = sliderInputs;
 
 const builds = [];
 for (const dist of [distA, distB]) builds.push({ dist, server: await startServer(dist), times: [] });
