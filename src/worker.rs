@@ -13,7 +13,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 type Handlers = (
     Closure<dyn Fn(web_sys::MessageEvent)>,
-    Closure<dyn Fn(web_sys::ErrorEvent)>,
+    Closure<dyn Fn(web_sys::Event)>,
 );
 
 /// A request that failed.
@@ -109,12 +109,17 @@ pub fn ask(
                 crashed,
             }));
         });
-    // the script itself failed (it could not be fetched, or the worker was killed)
+    // the script itself failed (it could not be fetched, or the worker was killed). A script that
+    // could not be fetched gets a plain `Event`, not an `ErrorEvent` (Chromium): its `message`
+    // getter would throw on it, so the message is read as a property that may be missing
     let reply = on_reply.clone();
-    let on_error = Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
+    let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
         slot.with(Worker::forget);
+        let message = text(&e, "message")
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| format!("{} could not be loaded", slot.with(|s| s.script)));
         reply(Err(Failure {
-            message: e.message(),
+            message,
             crashed: true,
         }));
     });

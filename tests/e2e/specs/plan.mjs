@@ -165,9 +165,31 @@ export const tests = {
     assert.ok(await page.evaluate(() => document.querySelector('[data-testid=plan-busy]').hidden), 'no longer busy');
     await close(page);
   },
+
+  async 'a plan worker that cannot be fetched is said plainly, and the page keeps working'(ctx) {
+    // no service worker, so the refused request is the page's own (as on a first visit that loses
+    // the network between the page and the plan view)
+    const context = await ctx.browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
+    const page = await context.newPage();
+    await context.route(/\/plan\/worker\.js$/, (route) => route.abort());
+    await page.goto(`${ctx.base}/?gpu=rtx4090`);
+    await page.waitForSelector('[data-testid="details"]', { state: 'attached' });
+    await page.click('[data-testid=plan-open]');
+    await page.waitForFunction(() => !document.querySelector('[data-testid=plan-failed]')?.hidden);
+    assert.match(await page.textContent('[data-testid=plan-failed]'), /vramfit plan/);
+    assert.ok(await page.evaluate(() => document.querySelector('[data-testid=plan-busy]').hidden), 'not said to be planning');
+    // the view's inputs still work, and so does the page behind it
+    await page.selectOption('[data-testid=plan-gpus]', '8');
+    await page.waitForFunction(() => location.search.includes('plan_gpus=8'));
+    await page.click('[data-testid=plan-back]');
+    await page.waitForSelector('[data-testid=total]');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.panicked ?? null), null);
+    await context.close();
+  },
 };
 
 /** What each test needs beyond what every engine's driver does (see lib/suite.mjs). */
 export const needs = {
   'the plan is a module of its own: fetched when the plan view first opens, not with the page': ['requests'],
+  'a plan worker that cannot be fetched is said plainly, and the page keeps working': ['route', 'block_workers'],
 };
