@@ -1,16 +1,15 @@
 //! The page's side of the plan worker (crates/plan-web): started when the plan view first opens,
-//! asked again whenever the script, the cards or the language change; each answer names the
-//! request it answers, so the view knows whether a newer one is still being planned.
+//! asked again whenever the script, the cards or the language change.
 //!
 //! One request is in the worker at a time and at most one waits: a change made while a plan is
 //! being made replaces the one waiting, so a worker busy with a long script (a plan replays every
-//! stage, ~20 ms each natively on a small card) never works through a queue of stale ones.
+//! stage, ~20 ms each natively on a small card) never works through a queue of stale ones. So an
+//! answer is the latest exactly when no request is waiting.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Object, Reflect};
-use wasm_bindgen::JsValue;
+use js_sys::Object;
 
 use crate::worker::{self, object, text, Failure, Worker};
 
@@ -21,8 +20,6 @@ type OnReply = Rc<dyn Fn(Reply)>;
 
 thread_local! {
     static WORKER: Worker = const { Worker::new(SCRIPT) };
-    /// The last request's number.
-    static LAST: Cell<u32> = const { Cell::new(0) };
     /// A request is in the worker.
     static IN_FLIGHT: Cell<bool> = const { Cell::new(false) };
     /// The request asked for while another was in the worker (only the latest is kept).
@@ -40,11 +37,8 @@ pub enum Reply {
 
 /// Plans `script` for the cards the page's settings name (`query`), in language `lang` (a tag).
 pub fn plan(query: &str, script: &str, lang: &str, on_reply: impl Fn(Reply) + 'static) {
-    let id = LAST.with(|l| l.get().wrapping_add(1));
-    LAST.with(|l| l.set(id));
     let message = object(&[
         ("kind", &"plan".into()),
-        ("id", &id.into()),
         ("query", &query.into()),
         ("script", &script.into()),
         ("lang", &lang.into()),
@@ -62,15 +56,10 @@ fn send(message: Object, on_reply: OnReply) {
     worker::ask(&WORKER, &message, move |reply| {
         IN_FLIGHT.with(|f| f.set(false));
         on_reply(match reply {
-            Ok(data) => {
-                let answered = Reflect::get(&data, &JsValue::from_str("id"))
-                    .ok()
-                    .and_then(|v| v.as_f64());
-                Reply::Planned {
-                    html: text(&data, "html").unwrap_or_default(),
-                    latest: answered == Some(f64::from(LAST.with(Cell::get))),
-                }
-            }
+            Ok(data) => Reply::Planned {
+                html: text(&data, "html").unwrap_or_default(),
+                latest: WAITING.with(|w| w.borrow().is_none()),
+            },
             Err(Failure { message, .. }) => Reply::Failed(message),
         });
         if let Some((next, its_reply)) = WAITING.with(|w| w.borrow_mut().take()) {

@@ -4,8 +4,9 @@
 // every visitor downloads. A classic worker with the no-modules glue: every engine the page
 // supports runs it.
 //
-// Messages in:  {kind: 'plan', id, query, script, lang}
-// Messages out: {kind: 'plan', id, html} · {kind: 'error', message, crashed}
+// Messages in:  {kind: 'plan', query, script, lang}
+// Messages out: {kind: 'plan', html} · {kind: 'error', message, crashed}
+// (one request at a time: the page sends the next once this one is answered)
 importScripts('vramfit_plan_web.js');
 
 let ready = null;
@@ -14,11 +15,11 @@ onmessage = async ({ data }) => {
   try {
     ready ??= wasm_bindgen({ module_or_path: 'vramfit_plan_web_bg.wasm' });
     await ready;
-    postMessage({ kind: 'plan', id: data.id, html: wasm_bindgen.plan(data.query, data.script, data.lang) });
+    postMessage({ kind: 'plan', html: wasm_bindgen.plan(data.query, data.script, data.lang) });
   } catch (e) {
     // nothing a script or a link holds makes the planner refuse (it says what is wrong in its
     // view): anything thrown here (a trap, memory the browser would not give, a module that could
     // not be fetched) leaves the module unusable, and the page starts a fresh worker next time
-    postMessage({ kind: 'error', id: data.id, message: String((e && e.message) || e), crashed: true });
+    postMessage({ kind: 'error', message: String((e && e.message) || e), crashed: true });
   }
 };

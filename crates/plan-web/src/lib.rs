@@ -1,7 +1,7 @@
 //! The page's plan worker (`worker.js` beside it runs it in a Web Worker): a whole nanochat run
 //! script planned for the page's cards, and the plan view's results rendered in the page's
 //! language. A module of its own, fetched the first time the plan view opens: the stages' models
-//! and the plan's searches are not part of what every visitor downloads (~36 KB of Brotli off the
+//! and the plan's searches are not part of what every visitor downloads (~31 KB of Brotli off the
 //! page's module), and a plan (every stage replayed at several batch sizes, a depth search on a
 //! small card) runs off the page's thread. The page's own module carries the view's inputs only.
 //!
