@@ -7,6 +7,10 @@ phase marks' times. Issue 27 needs it: under a `set_per_process_memory_fraction`
 6-8 % more than such runs do (exp_s_b16, exp_w576_fp16_b16 in calibration.jsonl), and the events say where
 PyTorch unmapped what the simulation kept.
 
+ALLOCATOR=default keeps PyTorch's default caching allocator (the events then hold segment allocs `segment_alloc`
+and frees instead of maps): the same event list for default-allocator runs whose reserved bytes the replay
+misses (calibration.jsonl's l_b4, char_fp32_b64).
+
 FREE_GIB=X instead of CAP_GIB caps the run as a card does, not as a memory fraction: before training, memory
 outside PyTorch's allocator (cuMemAlloc) takes the card down to X GiB free, so mapping a page fails where the
 card has no more (PyTorch then checks no fraction). The events file then also holds `free_at_start` (bytes free,
@@ -22,7 +26,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_train  # noqa: E402  (clears the allocator settings at import)
 
-os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'
+ALLOCATOR = os.environ.get('ALLOCATOR', 'expandable_segments')
+if ALLOCATOR == 'expandable_segments':
+    os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'
 EVENTS = os.environ['EVENTS']
 _summarize = run_train.summarize
 card = {}
@@ -49,7 +55,7 @@ def summarize(snap, top=30):
     keep = [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'), 't': e.get('time_us')}
             for e in entries]
     with open(EVENTS, 'w') as f:
-        json.dump({'allocator': 'expandable_segments', 'marks': run_train.mark_times_us, 'events': keep, **card}, f)
+        json.dump({'allocator': ALLOCATOR, 'marks': run_train.mark_times_us, 'events': keep, **card}, f)
     return _summarize(snap, top)
 
 

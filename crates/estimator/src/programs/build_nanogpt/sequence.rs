@@ -257,6 +257,7 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
     let workspace = gpu.cublas_workspace_bytes();
     let mut g = Gen::new(&model, workspace, Patches::default());
     g.prefetch = false;
+    g.tied_grad_keeps_lm_head = false;
     g.t = u128::from(cfg.t);
     g.wpe_rows = u128::from(cfg.block_size);
     g.model_load();

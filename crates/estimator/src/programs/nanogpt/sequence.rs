@@ -41,6 +41,11 @@ pub(crate) struct Gen<'a> {
     /// then, so autograd alone keeps the old ones); build-nanogpt loads each batch at the start of
     /// its micro-step, and its `x, y` live until then.
     pub(crate) prefetch: bool,
+    /// Which of the tied weight's two fp32 gradients micro-step 1 keeps as `.grad`: lm_head's
+    /// (train.py: data/traces/exp_s_b16_uncapped-, l_b4_default-events.json.gz free the
+    /// embedding's, the later buffer) or the embedding's (build-nanogpt's eager traces, which
+    /// free lm_head's; what makes the two scripts differ is not isolated yet).
+    pub(crate) tied_grad_keeps_lm_head: bool,
     /// Rows of `wpe` (its gradient's size): the model's block_size, whatever length is fed.
     pub(crate) wpe_rows: u128,
     /// torch.compile on a cold Inductor cache (a user's first run of a config): the card's L2
@@ -62,6 +67,11 @@ struct BlockSaved {
     ln1: Vec<T>,
     /// Everything the attention half keeps, released together in its backward.
     attn: Vec<T>,
+    /// Eager: what autograd's Linear nodes of the attention keep — ln_1's 16-bit output and
+    /// c_attn's weight copy (freed when c_attn's backward returns, after its dx), c_proj's
+    /// weight copy (freed when c_proj's returns, before its dW's fp32 copy). `None` where the
+    /// compiled graph keeps them in `attn`.
+    linear_inputs: Option<[T; 3]>,
     /// The attention output's dropout mask (freed by its backward, before the rest).
     attn_mask: T,
     x_mid: T,
@@ -99,6 +109,7 @@ impl<'a> Gen<'a> {
             patches,
             workspace,
             prefetch: true,
+            tied_grad_keeps_lm_head: true,
             wpe_rows: u128::from(cfg.block_size),
             l2: 0,
             tune: [false; 3],
@@ -407,7 +418,7 @@ impl<'a> Gen<'a> {
         if !self.manual {
             sv.attn.push(qkv);
         }
-        sv.attn.extend([ln1c, w_attn, w_cproj]);
+        sv.linear_inputs = Some([ln1c, w_attn, w_cproj]);
         sv.x_mid = x_mid;
         sv.ln2c = ln2c;
         sv.h = hh;
@@ -665,6 +676,7 @@ impl<'a> Gen<'a> {
                 x_in: x,
                 ln1: vec![r1],
                 attn: vec![ln1c, w_attn, qkv, y, lse, w_cproj],
+                linear_inputs: None,
                 attn_mask: mask1,
                 x_mid,
                 ln2: vec![r2],
@@ -764,6 +776,10 @@ impl<'a> Gen<'a> {
         let d = dw_first(self, c * c);
         let dy = self.a(s * btc, tr);
         self.f(gin);
+        // (data/traces/l_b4_default-events.json.gz: c_proj's weight copy goes before the fp32
+        // copy of its dW, c_attn's and its input after c_attn's dx)
+        let [ln1c, w_attn, w_cproj] = sv.linear_inputs.unwrap_or_default();
+        self.f(w_cproj);
         self.weight_grad_done(d, c * c, keep_grads, grads);
         let dq = [
             self.a(s * btc, tr),
@@ -786,7 +802,11 @@ impl<'a> Gen<'a> {
             let d_scores = self.a(s * bhtt, tr);
             self.free_all(&[d_soft, d_scores]);
         } else {
-            let ws = self.a(4 * btc + 4 * self.b * self.h * self.t, tr);
+            // the flash backward's fp32 dq accumulator and softmax sums; 16-bit runs ask
+            // 256 B more (measured in every 16-bit trace: 25,559,296 B at GPT-2 B8 T1024), which
+            // takes one more 512 B unit of the rounded request
+            let pad = if self.half { 256 } else { 0 };
+            let ws = self.a(4 * btc + 4 * self.b * self.h * self.t + pad, tr);
             self.f(ws);
         }
         self.f(dy);
@@ -797,7 +817,7 @@ impl<'a> Gen<'a> {
         self.free_all(&dq);
         let d = dw_first(self, 3 * c * c);
         let dx16 = self.a(s * btc, tr);
-        self.f(dqkv);
+        self.free_all(&[dqkv, ln1c, w_attn]);
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
     }
 
@@ -1021,13 +1041,24 @@ impl<'a> Gen<'a> {
         let sum = self.a(4 * tc, Term::BlockTransient);
         let wpe = self.a(4 * self.wpe_rows * c, Term::FreshGrads);
         self.free_all(&[sum, fwd.pos]);
+        // after micro-step 1, AccumulateGrad adds wpe's gradient into `.grad` as soon as it
+        // exists, before wte's backward runs (data/traces/l_b4_default-events.json.gz)
+        let wpe = if keep {
+            wpe
+        } else {
+            self.f(wpe);
+            None
+        };
         let sort = [
             self.a(8 * bt, Term::BlockTransient),
             self.a(8 * bt, Term::BlockTransient),
             self.a(8 * bt, Term::BlockTransient),
         ];
         let dense = self.a(4 * vc, Term::TiedWeightGrad);
-        let partial = self.a(4 * c * (bt.min(self.v)), Term::BlockTransient);
+        let partial = self.a(
+            embedding_partial_sums_bytes(bt, self.v, c),
+            Term::BlockTransient,
+        );
         self.f(partial);
         self.free_all(&sort);
         self.f(g);
@@ -1035,14 +1066,20 @@ impl<'a> Gen<'a> {
         if self.prefetch {
             self.f(xy.0.take());
         }
-        // the tied weight: lm_head's grad (waiting in the engine) + the embedding's
+        // the tied weight: lm_head's grad (waiting in the engine) + the embedding's; micro-step
+        // 1 keeps one as `.grad` (see `tied_grad_keeps_lm_head`), adds the other into it
         let lm = fwd.tied_grad;
         if keep {
-            self.f(lm);
-            grads.push(dense);
+            let (kept, added) = if self.tied_grad_keeps_lm_head {
+                (lm, dense)
+            } else {
+                (dense, lm)
+            };
+            self.f(added);
+            grads.push(kept);
             grads.push(wpe);
         } else {
-            self.free_all(&[lm, dense, wpe]);
+            self.free_all(&[lm, dense]);
         }
     }
 
@@ -1215,4 +1252,32 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         g.estimate_loss(Phase::EvalAfterStep);
     }
     g.out.finish()
+}
+
+/// The buffer PyTorch's `embedding_backward_cuda_kernel` (ATen/native/cuda/
+/// EmbeddingBackwardKernel.cu, 2.11) sums into before scattering into the weight's gradient,
+/// for `indices` ids into a `rows`-row table of width `width` (fp32 gradient). It splits the
+/// sorted ids into at most `indices / 10 + min(indices, rows)` partial segments of ten rows
+/// (`NROWS_PER_THREAD`) and, when the scatter's grid would be wide enough, sums each into a row
+/// of an fp32 `(partial segments, width)` buffer. When that grid is under four blocks per SM and
+/// the partial segments outnumber it four to one — a vocabulary far smaller than the batch's
+/// tokens, shakespeare_char's 65 — it adds them straight into the gradient with atomics and
+/// keeps only an int64 index per partial segment. The SM count is taken as the default card's
+/// 132; no vocabulary outside 88-680 grid blocks depends on the card (22-170 SMs in the presets).
+/// Measured: 23,065,600 B at GPT-2 large B4 T1024 (4,505 × 1,280 × 4; `data/traces/
+/// l_b4_default-events.json.gz`), 27,681,792 B at GPT-2 B8 T1024, 13,624 B at shakespeare_char
+/// B64 T256 (`traces/s_b8_bf16_eager.json`, `char_b64_bf16_eager.json`).
+pub(crate) fn embedding_partial_sums_bytes(indices: u128, rows: u128, width: u128) -> u128 {
+    const ROWS_PER_PARTIAL: u128 = 10;
+    const SMS: u128 = 132;
+    let segments = indices.min(rows);
+    let partials = indices / ROWS_PER_PARTIAL + segments;
+    let warped = width.div_ceil(32) * 32;
+    let block = warped.min(1024);
+    let scatter_grid = (segments * warped).div_ceil(block);
+    if scatter_grid < 4 * SMS && partials > 4 * scatter_grid {
+        8 * partials
+    } else {
+        4 * width * partials
+    }
 }
