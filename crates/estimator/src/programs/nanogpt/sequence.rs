@@ -802,12 +802,23 @@ impl<'a> Gen<'a> {
             let d_scores = self.a(s * bhtt, tr);
             self.free_all(&[d_soft, d_scores]);
         } else {
-            // the flash backward's fp32 dq accumulator and softmax sums; 16-bit runs ask
-            // 256 B more (measured in every 16-bit trace: 25,559,296 B at GPT-2 B8 T1024), which
-            // takes one more 512 B unit of the rounded request
-            let pad = if self.half { 256 } else { 0 };
-            let ws = self.a(4 * btc + 4 * self.b * self.h * self.t + pad, tr);
-            self.f(ws);
+            let bht = self.b * self.h * self.t;
+            if self.half {
+                // the flash backward's fp32 dq accumulator and softmax sums, and 256 B more
+                // (every 16-bit trace: 25,559,296 B at GPT-2 B8 T1024), one more 512 B unit
+                let ws = self.a(4 * btc + 4 * bht + 256, tr);
+                self.f(ws);
+            } else {
+                // fp32 runs the memory-efficient kernel: one more (B, T, C) buffer while it
+                // takes the row sums of dO·O (twice), then its workspace: dq's fp32 accumulator
+                // and T/16 floats per head (traces s_b4_fp32_eager: 12,595,200 B at GPT-2 B4
+                // T1024; char_fp32_b64_default: 25,190,400 B at B64 T256)
+                let extra = self.a(4 * btc, tr);
+                let sums = [self.a(4 * bht, tr), self.a(4 * bht, tr)];
+                self.free_all(&[sums[0], extra]);
+                let ws = self.a(4 * btc + bht / 4, tr);
+                self.free_all(&[sums[1], ws]);
+            }
         }
         self.f(dy);
         for t in sv.attn.iter() {
@@ -854,9 +865,23 @@ impl<'a> Gen<'a> {
         grads: &mut Vec<T>,
     ) {
         let (btc, c, tr) = (self.btc(), self.c, Term::BlockTransient);
-        let dx32 = if self.half { self.a(4 * btc, tr) } else { None };
-        self.f(dx16);
+        // fp32: dx is already the LayerNorm's input gradient and lives through its backward
+        // (char_fp32_b64_default-events.json.gz)
+        let dx32 = if self.half {
+            let dx32 = self.a(4 * btc, tr);
+            self.f(dx16);
+            dx32
+        } else {
+            dx16
+        };
         self.weight_grad_done(d, numel, keep, grads);
+        // fp32: the LayerNorm's output, saved by the branch's first Linear (`close_branch`
+        // pushed it last), goes when that Linear's backward returns, before the LayerNorm's
+        let mut ln = ln;
+        if !self.half {
+            let out = ln.pop().flatten();
+            self.f(out);
+        }
         let dln = self.a(4 * btc, tr);
         let dgamma = self.a(4 * c, Term::FreshGrads);
         self.weight_grad_done(dgamma, 0, keep, grads);
@@ -987,12 +1012,16 @@ impl<'a> Gen<'a> {
             }
             let dx16 = self.a(s * btc, Term::LmHeadGrads);
             self.free_all(&[lsm_grad, fwd.w_lm, fwd.lnfc]);
+            // fp32: dx is ln_f's input gradient and lives through its backward, and lm_head's
+            // saved input (ln_f's output) goes when lm_head's backward returns
+            // (char_fp32_b64_default-events.json.gz)
             let dx32 = if self.half {
-                self.a(4 * btc, Term::BlockTransient)
+                let dx32 = self.a(4 * btc, Term::BlockTransient);
+                self.f(dx16);
+                dx32
             } else {
-                None
+                dx16
             };
-            self.f(dx16);
             let dw32 = if self.half {
                 let d = self.a(4 * vc, Term::TiedWeightGrad);
                 self.f(dw16);
@@ -1000,6 +1029,9 @@ impl<'a> Gen<'a> {
             } else {
                 self.a(4 * vc, Term::TiedWeightGrad)
             };
+            if !self.half {
+                self.f(fwd.lnf.take());
+            }
             // ln_f
             let g = self.a(4 * btc, Term::BlockTransient);
             let dgamma = self.a(4 * self.c, Term::FreshGrads);
@@ -1037,7 +1069,17 @@ impl<'a> Gen<'a> {
         xy: &mut (T, T),
     ) {
         let (bt, tc, vc, c) = (self.bt(), self.t * self.c, self.v * self.c, self.c);
-        self.f(fwd.emb_mask);
+        // the embeddings' dropout, eager: its backward writes a new fp32 gradient, then the
+        // incoming one and the mask go (char_fp32_b64_default-events.json.gz); the compiled
+        // graph fuses it
+        let g = if fwd.emb_mask.is_some() && !self.compiled {
+            let dropped = self.a(4 * self.btc(), Term::BlockTransient);
+            self.free_all(&[g, fwd.emb_mask]);
+            dropped
+        } else {
+            self.f(fwd.emb_mask);
+            g
+        };
         let sum = self.a(4 * tc, Term::BlockTransient);
         let wpe = self.a(4 * self.wpe_rows * c, Term::FreshGrads);
         self.free_all(&[sum, fwd.pos]);
