@@ -3,7 +3,8 @@
 //! What every training program shares, and nothing that knows one: a run as allocator events
 //! ([`events`]), their replay through a model of PyTorch's caching allocator ([`replay`],
 //! [`allocator`]), the run's peaks, components and verdict on a card ([`run`], [`verdict`]), the
-//! shared order of fixes ([`ranking`]), the cards and what each leaves a run ([`gpu`]), the named
+//! shared order of fixes ([`ranking`]), the cards and what each leaves a run ([`gpu`]),
+//! what PyTorch's kernels allocate beside their outputs ([`kernels`]), the named
 //! tensors a bar is made of ([`terms`]), and bytes as people read them ([`units`], [`decimal`]).
 //!
 //! A program (the `estimator` crate's `programs/`) describes its memory once, as a
@@ -16,6 +17,7 @@ pub mod decimal;
 pub mod error;
 pub mod events;
 pub mod gpu;
+pub mod kernels;
 pub mod ranking;
 pub mod replay;
 pub mod run;

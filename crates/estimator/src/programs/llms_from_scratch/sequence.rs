@@ -28,6 +28,7 @@
 
 use super::config::Ch05Config;
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
+use crate::engine::kernels::embedding_partial_sums_bytes;
 use crate::gpu::Gpu;
 use crate::terms::Term;
 
@@ -674,21 +675,27 @@ impl Gen {
             res
         };
         let g_pos = self.a(4 * t * c, Term::BlockTransient);
-        self.embedding_backward(1, t, g_pos, fwd.arange);
-        self.embedding_backward(0, n, g_x0, fwd.ids);
+        self.embedding_backward(1, (t, self.d.ctx), g_pos, fwd.arange);
+        self.embedding_backward(0, (n, self.d.v), g_x0, fwd.ids);
     }
 
     /// `embedding_dense_backward` (CUDA): past 3,072 indices it sorts them (two int64 copies
-    /// and the segment offsets) and sums per segment before scattering into the zeroed weight
-    /// gradient.
-    pub(super) fn embedding_backward(&mut self, param: usize, indices: u128, g_out: T, ids: T) {
+    /// and the segment offsets) and sums per partial segment of a `rows`-row table before
+    /// scattering into the zeroed weight gradient ([`embedding_partial_sums_bytes`]).
+    pub(super) fn embedding_backward(
+        &mut self,
+        param: usize,
+        (indices, rows): (u128, u128),
+        g_out: T,
+        ids: T,
+    ) {
         let tr = Term::BlockTransient;
         let temps: Vec<T> = if indices > 3072 {
             vec![
                 self.a(8 * indices, tr),
                 self.a(8 * indices, tr),
                 self.a(8 * indices, tr),
-                self.a(4 * indices * self.d.c, tr),
+                self.a(embedding_partial_sums_bytes(indices, rows, self.d.c), tr),
             ]
         } else {
             Vec::new()
