@@ -23,6 +23,9 @@ losses), initial (main's calc_loss_loader over 5 train and 5 val batches, under 
 pre_train, zero_grad, fwd, bwd, post_bwd, opt, post (per step), eval_train / eval_val (evaluate_model every 5 steps
 over 5 batches of each), post_eval, generate (generate_and_print_sample after each epoch: 50 tokens from
 format_input(val_data[0])), post_generate, respond (main's generate() over the test entries, after training), tail.
+EVENTS=<file.json> (optional; issue 27): every allocator event of the run's start (alloc, free, with address, size
+and time) up to step 4's zero_grad, as tools/nanogpt-probe's
+run_train_expandable.py writes them, to lay beside vramfit's request stream (docs/allocation-order.md §7).
 usage: python3 run_instruct.py NAME [--model small|medium|large|xl] [--batch 8] [--epochs 1] [--len 256] [--respond 2]
 CAP_GIB=<GiB> (optional; the capped runs of make_jobs_capped.py): before the script runs,
 torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / total_memory); the record gets `allocator_cap_gib`,
@@ -156,6 +159,22 @@ def enter(new, step=None):
     if CUDA:
         torch.cuda.reset_peak_memory_stats()
     cur.update(phase=new, step=step, epoch=st['epochs'] - 1, a0=a)
+    if CUDA and new == 'zero_grad' and step == 4:
+        dump_events()
+
+
+def dump_events():
+    """EVENTS: the allocator's events so far (setup, the initial losses, steps 0-3 and the first evaluation),
+    written once; recording stops."""
+    path = os.environ.get('EVENTS')
+    if not path or st.get('events_written'):
+        return
+    st['events_written'] = True
+    trace = torch.cuda.memory._snapshot()['device_traces'][0]
+    with open(path, 'w') as f:
+        json.dump({'allocator': 'default', 'events': [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'),
+                                                      't': e.get('time_us')} for e in trace]}, f)
+    torch.cuda.memory._record_memory_history(enabled=None)
 
 
 def caller():
@@ -253,6 +272,9 @@ try:
         torch.cuda.init()
         book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
+        if os.environ.get('EVENTS'):
+            torch.cuda.memory._record_memory_history(enabled='all', context='alloc', stacks='python',
+                                                     max_entries=1_000_000)
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
@@ -260,6 +282,8 @@ except Exception as e:  # noqa
     import traceback; traceback.print_exc()
     book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
+if CUDA:
+    dump_events()  # a run that stopped before step 4
 rec['wall_s'] = round(time.time() - t0, 1)
 rec['stubs'] = {'weights': 'random init (download_and_load_gpt2 stub, load_weights_into_gpt no-op)', 'calls': stub_calls,
                 'data': f'{N} synthetic entries of {A.len} stub tokens', 'tokenizer': 'stub: one id per word'}

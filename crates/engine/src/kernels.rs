@@ -28,3 +28,66 @@ pub fn embedding_partial_sums_bytes(indices: u128, rows: u128, width: u128) -> u
         4 * width * partials
     }
 }
+
+/// The global-memory staging buffer PyTorch's reduction kernel (ATen/native/cuda/Reduce.cuh,
+/// `setReduceConfig`, 2.11) takes to sum a contiguous fp32 `(rows, cols)` gradient over its rows —
+/// a bias's or a LayerNorm scale's gradient: 0 where one block per output column suffices. Blocks
+/// are 32 wide (four columns a thread) and up to 4 high; with at least 256 values a thread left
+/// the rows are split over `ctas` blocks — the fewest of ⌈target grid / grid⌉ and ⌈values /
+/// 16⌉, at least ⌈values / 256⌉ — which write `4 · cols · ctas · 128` bytes. The target grid is
+/// the card's SMs × 16 blocks of 128 threads, the default card's 132 SMs here (only a sum over
+/// more than about 22,000 rows can hit it). Measured: 12,582,912 B for 2,048 × 768 and 50,331,648
+/// B for 2,048 × 3,072 (data/traces/lfs_in_s_L256_b8-events.json.gz, each with its 24- or 96-byte
+/// semaphores, which are the small pool's).
+pub fn column_sum_staging_bytes(rows: u128, cols: u128) -> u128 {
+    const MAX_THREADS: u128 = 512;
+    const TARGET_GRID: u128 = 132 * (2048 / 128);
+    let vec: u128 = if cols.is_multiple_of(4) { 4 } else { 1 };
+    let per_block = MAX_THREADS / vec;
+    // a dimension's share of the block: its largest power of two, at most the block
+    let pow2 = |n: u128| match n {
+        0 => 1,
+        n if n >= per_block => per_block,
+        n => 1 << (127 - n.leading_zeros()),
+    };
+    let (dim0, dim0_pow2) = (cols / vec, pow2(cols / vec));
+    let height = pow2(rows).min(per_block / dim0_pow2.clamp(1, 32));
+    let width = dim0_pow2.min(per_block / height);
+    // the rows are split over the block's warps only when each thread keeps 16 values or more
+    if rows < (height * 16).min(256) {
+        return 0;
+    }
+    let values = rows.div_ceil(height);
+    let grid = dim0.div_ceil(width);
+    if values < 256 || grid > TARGET_GRID {
+        return 0;
+    }
+    let ctas = TARGET_GRID
+        .div_ceil(grid)
+        .min(values.div_ceil(16))
+        .max(values.div_ceil(256));
+    if ctas <= 1 {
+        return 0;
+    }
+    4 * cols * ctas * width * vec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_as_the_traces_measure() {
+        assert_eq!(column_sum_staging_bytes(2048, 768), 12_582_912);
+        assert_eq!(column_sum_staging_bytes(2048, 3072), 50_331_648);
+        // a few rows: one block per column, no staging
+        assert_eq!(column_sum_staging_bytes(64, 768), 0);
+    }
+
+    #[test]
+    fn partial_sums_as_the_traces_measure() {
+        assert_eq!(embedding_partial_sums_bytes(4096, 50304, 1280), 23_065_600);
+        assert_eq!(embedding_partial_sums_bytes(8192, 50304, 768), 27_681_792);
+        assert_eq!(embedding_partial_sums_bytes(16384, 65, 384), 13_624);
+    }
+}

@@ -1,5 +1,6 @@
 //! Development aid: prints nanochat base_train.py's generated allocation sequence, one event per
-//! line with what is allocated and reserved after it (`index a|f bytes term allocated reserved`,
+//! line with what is allocated and reserved after it (`index a|f bytes term allocated reserved
+//! tensor`,
 //! and `# phase stage micro` marks), to lay beside a real allocator trace's events and mapped
 //! bytes (data/traces/nc_tr_*-events.json.gz) and find the first request where the two layouts
 //! part. `--gpu=NAME` picks the card (its L2 sizes Inductor's autotuning buffer; default H100);
@@ -42,11 +43,12 @@ fn main() {
             Action::Free => "f",
         };
         println!(
-            "{i} {action} {} {} {} {}",
+            "{i} {action} {} {} {} {} {}",
             e.bytes,
             e.term.id(),
             s.allocated,
-            s.reserved
+            s.reserved,
+            e.tensor
         );
     }
     eprintln!(

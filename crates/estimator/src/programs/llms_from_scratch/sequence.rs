@@ -28,7 +28,7 @@
 
 use super::config::Ch05Config;
 use crate::engine::events::{Builder, Phase, Sequence, Stage, TensorId};
-use crate::engine::kernels::embedding_partial_sums_bytes;
+use crate::engine::kernels::{column_sum_staging_bytes, embedding_partial_sums_bytes};
 use crate::gpu::Gpu;
 use crate::terms::Term;
 
@@ -180,16 +180,32 @@ impl Gen {
     /// A backward matmul's output, then (the first time) the autograd thread's workspace.
     pub(super) fn bwd_matmul_out(&mut self, bytes: u128, term: Term) -> T {
         let t = self.a(bytes, term);
+        self.bwd_workspace_once();
+        t
+    }
+
+    /// The autograd thread's cuBLAS workspace, at its first matmul.
+    fn bwd_workspace_once(&mut self) {
         if !std::mem::replace(&mut self.bwd_workspace, true) {
             self.a(self.workspace, Term::CublasWorkspace);
         }
-        t
     }
 
     /// A parameter's gradient as its backward produces it (AccumulateGrad keeps that tensor).
     pub(super) fn grad(&mut self, param: usize) {
         let g = self.a(self.params[param], Term::Grads);
         self.grads[param] = g;
+    }
+
+    /// A gradient summed over the batch's `rows` (a bias's, a LayerNorm's scale or shift): the
+    /// gradient, then the reduction's staging buffer, taken and given back.
+    fn row_sum_grad(&mut self, param: usize, rows: u128) {
+        self.grad(param);
+        let staging = column_sum_staging_bytes(rows, self.params[param] / 4);
+        if staging > 0 {
+            let s = self.a(staging, Term::BlockTransient);
+            self.f(s);
+        }
     }
 
     // ---- setup --------------------------------------------------------------------------------
@@ -442,10 +458,18 @@ impl Gen {
         g_out: T,
     ) -> T {
         let c_in = self.params[w] / 4 / self.out_features(w, bias);
-        let g_in = self.bwd_matmul_out(4 * n * c_in, Term::BlockTransient);
-        self.grad(w);
+        // addmm gives the input's gradient first, mm (no bias) the weight's (out_head's:
+        // data/traces/lfs_in_s_L256_b8-events.json.gz)
+        let g_in = if bias.is_some() {
+            let g_in = self.bwd_matmul_out(4 * n * c_in, Term::BlockTransient);
+            self.grad(w);
+            g_in
+        } else {
+            self.grad(w);
+            self.bwd_matmul_out(4 * n * c_in, Term::BlockTransient)
+        };
         if let Some(b) = bias {
-            self.grad(b);
+            self.row_sum_grad(b, n);
         }
         self.f(g_out);
         g_in
@@ -477,23 +501,25 @@ impl Gen {
     ) {
         let (a, row) = (4 * n * self.d.c, 4 * n);
         let tr = Term::BlockTransient;
-        // y = scale * nx + shift: shift's gradient reduced; scale's from gy * nx, reduced
-        self.grad(scale + 1);
-        let g_scale_full = self.a(a, tr);
-        // norm_x's gradient only when x needs one (`ln_train`'s `input_grad`)
+        // y = scale * nx + shift: shift's gradient reduced; norm_x's (only when x needs one:
+        // `ln_train`'s `input_grad`), then scale's from gy * nx, reduced
+        // (data/traces/lfs_in_s_L256_b8-events.json.gz)
+        self.row_sum_grad(scale + 1, n);
         let input_grad = ln.d.is_some();
         let g_nx = if input_grad { self.a(a, tr) } else { None };
-        self.grad(scale);
+        let g_scale_full = self.a(a, tr);
+        self.row_sum_grad(scale, n);
         self.f(g_scale_full);
         self.fs(&[gy, ln.nx]);
         if !input_grad {
             return;
         }
-        // nx = d / s: d's gradient, then s's: -grad * ((d / s) / s), reduced to (N, 1)
-        let g_d = self.a(a, tr);
+        // nx = d / s: s's gradient, -grad * ((d / s) / s), then d's, then s's reduced to (N, 1)
+        // (data/traces/lfs_in_s_L256_b8-events.json.gz)
         let tmp = [self.a(a, tr), self.a(a, tr), self.a(a, tr)];
         let g_s_full = self.a(a, tr);
         self.fs(&tmp);
+        let g_d = self.a(a, tr);
         let g_s = self.a(row, tr);
         self.fs(&[g_s_full, g_nx, ln.d]);
         // sqrt: grad / (2 * result)
@@ -545,9 +571,9 @@ impl Gen {
         let g_mlp = self.dropout_backward(a, s.res_mask2, *res);
         let g_g = self.linear_backward(n, p.w2, Some(p.w2 + 1), g_mlp);
         self.f(s.g);
-        // g = t1 * t6
-        let g_t1 = self.a(4 * a, tr);
+        // g = t1 * t6: t6's gradient comes first (data/traces/lfs_in_s_L256_b8-events.json.gz)
         let g_t6 = self.a(4 * a, tr);
+        let g_t1 = self.a(4 * a, tr);
         self.fs(&[g_g, s.t1, s.t6]);
         // tanh, then sqrt(2/π) * t3
         let g_t4 = self.a(4 * a, tr);
@@ -579,10 +605,12 @@ impl Gen {
         }
         self.f(s.cc);
         // the context's gradient laid out as bmm's output, then bmm(weights, values)
+        // (the order of every gradient below: data/traces/lfs_in_s_L256_b8-events.json.gz; a
+        // matmul's backward gives its second operand's gradient first)
         let g_co = self.a(a, tr);
         self.f(g_cc);
-        let g_w = self.bwd_matmul_out(sz, tr);
         let g_vc = self.a(a, tr);
+        let g_w = self.bwd_matmul_out(sz, tr);
         self.fs(&[g_co, s.drop_out, s.vc]);
         let g_sm = if d.dropout {
             let g = self.a(sz, tr);
@@ -600,22 +628,25 @@ impl Gen {
         self.f(g_ss);
         let g_m = self.a(sz, tr);
         self.fs(&[g_sc, s.mask]);
-        let g_qc = self.a(a, tr);
         let g_kc = self.a(a, tr);
+        let g_qc = self.a(a, tr);
         self.fs(&[g_m, s.qc, s.kc]);
-        // each (B, H, T, hd) gradient back to (B, T, C): a copy (queries', values', keys')
+        // each (B, H, T, hd) gradient back to (B, T, C) as a copy as the engine reaches it:
+        // queries' and values', their Linears; the first two input gradients summed into a new
+        // buffer (neither can be stolen), then keys' copy and Linear, added in place
         let cq = self.a(a, tr);
         self.f(g_qc);
         let cv = self.a(a, tr);
         self.f(g_vc);
+        let bias = d.qkv_bias;
+        let g_v = self.linear_backward(n, p.wv, self.bias_of(p.wv, bias), cv);
+        let g_q = self.linear_backward(n, p.wq, self.bias_of(p.wq, bias), cq);
+        let g_y = self.a(a, tr);
+        self.fs(&[g_v, g_q]);
         let ck = self.a(a, tr);
         self.f(g_kc);
-        let bias = d.qkv_bias;
-        let mut g_y = self.linear_backward(n, p.wv, self.bias_of(p.wv, bias), cv);
-        let g = self.linear_backward(n, p.wq, self.bias_of(p.wq, bias), cq);
-        self.add_into(&mut g_y, g);
-        let g = self.linear_backward(n, p.wk, self.bias_of(p.wk, bias), ck);
-        self.add_into(&mut g_y, g);
+        let g_k = self.linear_backward(n, p.wk, self.bias_of(p.wk, bias), ck);
+        self.f(g_k);
         self.f(s.ln1.y);
         self.ln_backward(n, s.ln1, p.n1, g_y, x_in, res);
     }
@@ -644,10 +675,12 @@ impl Gen {
         self.fs(&[seed, fwd.targets, fwd.total_weight]);
         let g_logits = self.a(4 * n * v, Term::LossGrads);
         self.fs(&[g_nll, fwd.lsm]);
-        // out_head: mm's two gradients
+        // out_head: mm's two gradients, the weight's first, then (the backward's first cuBLAS
+        // call) its workspace and the input's (data/traces/lfs_in_s_L256_b8-events.json.gz)
         let head = self.head;
-        let dx = self.bwd_matmul_out(a, Term::LmHeadGrads);
         self.grad(head);
+        self.bwd_workspace_once();
+        let dx = self.a(a, Term::LmHeadGrads);
         self.fs(&[g_logits, fwd.lnf.y]);
         let mut res: T = None;
         let fnorm = self.final_norm;
