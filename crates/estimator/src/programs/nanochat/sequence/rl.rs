@@ -8,6 +8,7 @@
 
 use super::{Dims, Gen, Ranks, STEADY_ITERATIONS};
 use crate::engine::events::{Phase, Sequence, Stage, TensorId};
+use crate::engine::kernels::embedding_partial_sums_bytes;
 use crate::gpu::Gpu;
 use crate::programs::nanochat::shape::{Owner, Param};
 use crate::programs::nanochat::stage::{RlSettings, StageConfig};
@@ -390,12 +391,16 @@ impl Gen<'_> {
         self.keep_grad(k, grad);
     }
 
-    /// An embedding's gradient from eager `embedding_dense_backward`: the ids sorted (int64
-    /// values, positions and their counts), fp32 partial sums per run of equal ids, the
-    /// (V, C) gradient in the weight's dtype.
+    /// An embedding's gradient from eager `embedding_dense_backward`: past 3,072 ids, the ids
+    /// sorted (int64 values, positions and their counts) and fp32 partial sums
+    /// ([`embedding_partial_sums_bytes`]); the (V, C) gradient in the weight's dtype.
     fn embedding_grad_eager(&mut self, k: usize, p: Param, n: u128) {
-        let mut temps: Vec<TensorId> = (0..3).map(|_| self.transient(8 * n)).collect();
-        temps.push(self.transient(4 * n * self.d.c));
+        let mut temps: Vec<TensorId> = Vec::new();
+        if n > 3072 {
+            temps.extend((0..3).map(|_| self.transient(8 * n)));
+            let rows = u128::from(p.numel()) / self.d.c;
+            temps.push(self.transient(embedding_partial_sums_bytes(n, rows, self.d.c)));
+        }
         let grad = self.out.alloc(p.bytes(), Term::Grads);
         self.out.free_all(&mut temps);
         self.keep_grad(k, grad);
