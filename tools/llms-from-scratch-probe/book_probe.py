@@ -171,3 +171,28 @@ def set_failure(torch, rec, e, limit=500):
             rec['oom_via'] = type(e).__name__
     else:
         rec['status'], rec['error'] = 'error', f'{type(e).__name__}: {str(e)[:limit]}'
+
+
+def record_events(torch):
+    """EVENTS=<file.json> (issue 27): start keeping every allocator event (alloc, free; address, size, time)."""
+    import os
+    if os.environ.get('EVENTS'):
+        torch.cuda.memory._record_memory_history(enabled='all', context='alloc', stacks='python',
+                                                 max_entries=1_000_000)
+
+
+def write_events(torch, st):
+    """EVENTS: the events so far, written once as tools/nanogpt-probe's run_train_expandable.py writes them, to lay
+    beside vramfit's request stream (docs/allocation-order.md §7); recording stops. The probes call it at step 4's
+    zero_grad (setup, the first losses, steps 0-3, the first evaluation) and at the end."""
+    import json, os
+    path = os.environ.get('EVENTS')
+    if not path or st.get('events_written'):
+        return
+    st['events_written'] = True
+    trace = torch.cuda.memory._snapshot()['device_traces'][0]
+    with open(path, 'w') as f:
+        json.dump({'allocator': 'default', 'events': [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'),
+                                                      't': e.get('time_us')} for e in trace]}, f)
+    torch.cuda.memory._record_memory_history(enabled=None)
+

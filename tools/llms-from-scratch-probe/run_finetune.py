@@ -191,6 +191,8 @@ def enter(new, step=None):
     if CUDA:
         torch.cuda.reset_peak_memory_stats()
     cur.update(phase=new, step=step, epoch=st['epochs'] - 1, a0=a)
+    if CUDA and new == 'zero_grad' and step == 4:
+        book_probe.write_events(torch, st)  # EVENTS
 
 
 def script_frame():
@@ -273,6 +275,7 @@ try:
         torch.cuda.init()
         book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
+        book_probe.record_events(torch)  # EVENTS
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
@@ -280,6 +283,8 @@ except Exception as e:  # noqa
     import traceback; traceback.print_exc()
     book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
+if CUDA:
+    book_probe.write_events(torch, st)  # a run that stopped before step 4
 rec['wall_s'] = round(time.time() - t0, 1)
 rec['stubs'] = {'weights': 'random init: download_and_load_gpt2 stub (no download) + load_weights_into_gpt no-op',
                 'calls': stub_calls, 'data': 'synthetic SMSSpamCollection.tsv in a fresh cwd (no download)',

@@ -160,21 +160,7 @@ def enter(new, step=None):
         torch.cuda.reset_peak_memory_stats()
     cur.update(phase=new, step=step, epoch=st['epochs'] - 1, a0=a)
     if CUDA and new == 'zero_grad' and step == 4:
-        dump_events()
-
-
-def dump_events():
-    """EVENTS: the allocator's events so far (setup, the initial losses, steps 0-3 and the first evaluation),
-    written once; recording stops."""
-    path = os.environ.get('EVENTS')
-    if not path or st.get('events_written'):
-        return
-    st['events_written'] = True
-    trace = torch.cuda.memory._snapshot()['device_traces'][0]
-    with open(path, 'w') as f:
-        json.dump({'allocator': 'default', 'events': [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'),
-                                                      't': e.get('time_us')} for e in trace]}, f)
-    torch.cuda.memory._record_memory_history(enabled=None)
+        book_probe.write_events(torch, st)
 
 
 def caller():
@@ -272,9 +258,7 @@ try:
         torch.cuda.init()
         book_probe.cap_process(torch, rec)  # CAP_GIB (capped runs): the allocator's cap, before the script allocates
         torch.cuda.reset_peak_memory_stats()
-        if os.environ.get('EVENTS'):
-            torch.cuda.memory._record_memory_history(enabled='all', context='alloc', stacks='python',
-                                                     max_entries=1_000_000)
+        book_probe.record_events(torch)  # EVENTS
     exec(code, g)
 except torch.OutOfMemoryError as e:
     rec['status'], rec['oom'] = 'oom', str(e)[:500]
@@ -283,7 +267,7 @@ except Exception as e:  # noqa
     book_probe.set_failure(torch, rec, e)  # status error, or oom when an OutOfMemoryError is behind it
 enter('end')
 if CUDA:
-    dump_events()  # a run that stopped before step 4
+    book_probe.write_events(torch, st)  # a run that stopped before step 4
 rec['wall_s'] = round(time.time() - t0, 1)
 rec['stubs'] = {'weights': 'random init (download_and_load_gpt2 stub, load_weights_into_gpt no-op)', 'calls': stub_calls,
                 'data': f'{N} synthetic entries of {A.len} stub tokens', 'tokenizer': 'stub: one id per word'}

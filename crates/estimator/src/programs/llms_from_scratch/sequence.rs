@@ -321,8 +321,11 @@ impl Gen {
         let scaled = self.a(s, tr);
         let sm = self.a(s, act);
         self.f(scaled);
+        // a dropout takes its bool mask before its output, here and in every dropout below
+        // (data/traces/lfs_cf_s_L512_b32_d01-events.json.gz)
         let (drop_out, drop_mask) = if d.dropout {
-            (self.a(s, act), self.a(s / 4, act))
+            let mask = self.a(s / 4, act);
+            (self.a(s, act), mask)
         } else {
             (None, None)
         };
@@ -379,8 +382,8 @@ impl Gen {
     pub(super) fn residual(&mut self, n: u128, x: T) -> (T, T) {
         let a = 4 * n * self.d.c;
         if self.d.dropout {
-            let out = self.a(a, Term::BlockTransient);
             let mask = self.a(n * self.d.c, Term::BlockActivations);
+            let out = self.a(a, Term::BlockTransient);
             self.f(x);
             let sum = self.a(a, Term::BlockActivations);
             self.f(out);
@@ -403,8 +406,8 @@ impl Gen {
         let pos = self.a(4 * t * c, Term::ForwardLocals);
         let x0 = self.a(a, Term::BlockActivations);
         let (mut x, emb_mask) = if self.d.dropout {
-            let out = self.a(a, Term::BlockActivations);
             let mask = self.a(n * c, Term::EmbeddingDropoutMask);
+            let out = self.a(a, Term::BlockActivations);
             self.f(x0);
             (out, mask)
         } else {
@@ -797,12 +800,13 @@ impl Gen {
         y
     }
 
-    /// A dropout that records nothing for autograd: its output, its mask gone with the tuple
-    /// `native_dropout` returned, its input gone as the name is rebound. With p = 0, or in eval
+    /// A dropout that records nothing for autograd: its mask (taken first, as every dropout's),
+    /// gone with the tuple `native_dropout` returned, its output, its input gone as the name is
+    /// rebound. With p = 0, or in eval
     /// mode, the input itself.
     pub(super) fn drop_no_grad(&mut self, x: T, bytes: u128, mask: u128) -> T {
-        let out = self.a(bytes, Term::BlockTransient);
         let m = self.a(mask, Term::BlockTransient);
+        let out = self.a(bytes, Term::BlockTransient);
         self.fs(&[m, x]);
         out
     }
