@@ -127,13 +127,11 @@ fn nanochat_at_the_edge_of_12_and_24_gb_cards() {
 /// The four LLMs-from-scratch scripts (ch05 gpt_train.py and the speed script, ch06, ch07), each at
 /// both caps at the largest batch vramfit said fits and the next, measured after those verdicts
 /// were given (asked as score-accuracy asks: `--vram-gib CAP` on the default card). Replayed here on
-/// the H200 they ran on, two are still wrong, and said so:
-/// - ch05 gpt_train.py at batch 17 under 11.25 GiB fitted with 8 MiB to spare (reserved 11.242
-///   GiB); on the H200 (two 32 MiB cuBLAS workspaces) vramfit needs 11.289 GiB, 0.35 % past the
-///   cap — asked as a 12 GB card with its own workspaces, it said "fits" with no headroom;
-/// - ch07 at batch 7 under 11.25 GiB: out of memory, as vramfit says, but PyTorch failed on a
-///   request of 1-10 MiB (a 20 MiB segment) where the replay fails on a 28 MiB one, both in step
-///   1's forward.
+/// the H200 they ran on, one is still wrong, and said so: ch07 at batch 7 under 11.25 GiB, out of
+/// memory, as vramfit says, but PyTorch failed on a request of 1-10 MiB (a 20 MiB segment) where
+/// the replay fails on a 28 MiB one, both in step 1's forward. (ch05 gpt_train.py at batch 17
+/// under 11.25 GiB, which fitted with 8 MiB to spare, was the other until stop 54's request order
+/// from traces: the H200 replay now needs its 11.242 GiB to the MiB.)
 ///
 /// Each record keeps the flags vramfit was asked with; the config is read from them the way the
 /// CLI reads them.
@@ -141,7 +139,6 @@ fn nanochat_at_the_edge_of_12_and_24_gb_cards() {
 fn llms_from_scratch_at_the_edge_of_12_and_24_gb_cards() {
     let known = [
         "in_cap11_m_L256_b7: fails at a request of 29360128 B, PyTorch at 20971520 B",
-        "lfs_cap11_c256_b17_x4: verdict",
     ];
     let n = check_but("llms-from-scratch-capped.jsonl", &known, |run| {
         let program = Program::parse(run["program"].as_str().unwrap()).unwrap();
