@@ -137,9 +137,7 @@ fn nanochat_at_the_edge_of_12_and_24_gb_cards() {
 /// CLI reads them.
 #[test]
 fn llms_from_scratch_at_the_edge_of_12_and_24_gb_cards() {
-    let known = [
-        "in_cap11_m_L256_b7: fails at a request of 29360128 B, PyTorch at 20971520 B",
-    ];
+    let known = ["in_cap11_m_L256_b7: fails at a request of 29360128 B, PyTorch at 20971520 B"];
     let n = check_but("llms-from-scratch-capped.jsonl", &known, |run| {
         let program = Program::parse(run["program"].as_str().unwrap()).unwrap();
         // the script's settings: the asked flags without the program and the card's (`--vram-gib
