@@ -1,4 +1,4 @@
-//! vramfit's own request stream against real allocator traces, request by request and by
+//! vramfit's own request stream against seven real allocator traces, request by request and by
 //! identity (docs/allocation-order.md §7): every request above 1 MiB — the large pool's; the
 //! small pool keeps its own segments — in the same order and of the same size, and between each
 //! two the same blocks freed (which allocation each free releases, not only its size: two live
@@ -211,6 +211,7 @@ fn llms_from_scratch_streams_equal_their_traces_through_training() {
     for (trace, flags, at_least) in [
         ("lfs_cf_s_L1024_b2", ch06("2", "1024", "0.0"), 5_411),
         ("lfs_cf_s_L512_b32_d01", ch06("32", "512", "0.1"), 5_642),
+        ("lfs_cf_s_L120_b16", ch06("16", "120", "0.0"), 5_398),
     ] {
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         check(trace, "llms-from-scratch-ch06", &flags, at_least);
