@@ -11,6 +11,10 @@ ALLOCATOR=default keeps PyTorch's default caching allocator (the events then hol
 and frees instead of maps): the same event list for default-allocator runs whose reserved bytes the replay
 misses (calibration.jsonl's l_b4, char_fp32_b64).
 
+ATTENTION=manual runs train.py's own attention (its `self.flash` is False when torch.nn.functional has no
+scaled_dot_product_attention: the attribute is removed before model.py is imported), as calibration.jsonl's
+`attention: manual` runs were taken.
+
 FREE_GIB=X instead of CAP_GIB caps the run as a card does, not as a memory fraction: before training, memory
 outside PyTorch's allocator (cuMemAlloc) takes the card down to X GiB free, so mapping a page fails where the
 card has no more (PyTorch then checks no fraction). The events file then also holds `free_at_start` (bytes free,
@@ -62,6 +66,9 @@ def summarize(snap, top=30):
 run_train.summarize = summarize
 
 if __name__ == '__main__':
+    if os.environ.get('ATTENTION') == 'manual':
+        import torch.nn.functional as F
+        del F.scaled_dot_product_attention
     if os.environ.get('FREE_GIB'):
         occupy_all_but(os.environ['FREE_GIB'])
     run_train.main()

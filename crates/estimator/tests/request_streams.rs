@@ -1,4 +1,4 @@
-//! vramfit's own request stream against seven real allocator traces, request by request and by
+//! vramfit's own request stream against eight real allocator traces, request by request and by
 //! identity (docs/allocation-order.md §7): every request above 1 MiB — the large pool's; the
 //! small pool keeps its own segments — in the same order and of the same size, and between each
 //! two the same blocks freed (which allocation each free releases, not only its size: two live
@@ -177,6 +177,26 @@ fn train_py_streams_equal_their_traces_to_the_end() {
             "--allocator=expandable_segments",
         ],
         4_964,
+    );
+    check(
+        "s_noflash_b4_default",
+        TRAIN_PY,
+        &[
+            "--compile=False",
+            "--dtype=bfloat16",
+            "--batch_size=4",
+            "--gradient_accumulation_steps=2",
+            "--n_layer=12",
+            "--n_head=12",
+            "--n_embd=768",
+            "--block_size=1024",
+            "--dropout=0.0",
+            "--bias=False",
+            "--eval_iters=2",
+            "--vocab_size=50304",
+            "--attention=manual",
+        ],
+        7_280,
     );
 }
 

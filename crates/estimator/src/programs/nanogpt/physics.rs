@@ -713,12 +713,16 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
         out
     } else if z.half {
         // a block under no_grad: its MLP holds x_in, x_mid, ln_2's fp32 output, h and gelu
-        // (28·BTC); the manual path's attention, at the softmax, holds x_in, ln_1's output, qkv
-        // and the q, k copies (8 + 5·s BTC) and the masked scores, their fp32 copy (bf16) and
-        // the fp32 softmax
+        // (28·BTC); the manual path's attention holds x_in, ln_1's output and qkv (8 + 3·s
+        // BTC) and, at the softmax, the masked scores, their fp32 copy (bf16) and the fp32
+        // softmax, or at att @ v the softmax, its 16-bit cast, v's copy and the output (the q, k
+        // copies go with the scores: data/traces/s_noflash_b4_default-events.json.gz)
         let mlp = 28 * btc;
         let attention = if z.manual {
-            (8 + 5 * s) * btc + z.bhtt * (s + 4 + if z.bf16 { 4 } else { 0 })
+            let base = (8 + 3 * s) * btc;
+            let softmax = base + z.bhtt * (s + 4 + if z.bf16 { 4 } else { 0 });
+            let att_v = base + 2 * s * btc + 6 * z.bhtt;
+            softmax.max(att_v)
         } else {
             0
         };
@@ -760,10 +764,16 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
                 Moment::EvalBlock,
                 &[
                     (Term::PrevLogits, kept),
-                    // fp32: the MLP holds 44·BTC, the manual attention 28·BTC + 8·BHTT
+                    // fp32: the MLP holds 44·BTC; the manual attention 20·BTC and, at the softmax,
+                    // the masked scores and the softmax, or at att @ v the softmax, v's copy
+                    // and the output (as in 16-bit above)
                     (
                         Term::BlockTransient,
-                        (44 * btc).max(if z.manual { 28 * btc + 8 * z.bhtt } else { 0 }),
+                        (44 * btc).max(if z.manual {
+                            (20 * btc + 8 * z.bhtt).max(28 * btc + 4 * z.bhtt)
+                        } else {
+                            0
+                        }),
                     ),
                     (Term::ForwardLocals, 4 * btc + 4 * z.tc),
                 ],

@@ -313,11 +313,21 @@ impl<'a> Gen<'a> {
             // causal mask, each a new (B, H, T, T) tensor
             let (qc, kc) = (self.a(s * btc, act), self.a(s * btc, act));
             let scores = self.a(s * bhtt, tr);
+            // (data/traces/s_noflash_b4_default-events.json.gz) under no_grad each temporary
+            // goes as its op returns; q, k, v (views of qkv) and att (the softmax) live to
+            // attn.forward's return
+            if eval {
+                self.free_all(&[qc, kc]);
+            }
             let scaled = self.a(s * bhtt, tr);
             self.f(scores);
+            // the causal mask's bool (T, T) `bias == 0`: masked_fill's backward keeps it
             let cond = self.a(self.t * self.t, tr);
             let masked = self.a(s * bhtt, tr);
-            self.free_all(&[scaled, cond]);
+            self.f(scaled);
+            if eval {
+                self.f(cond);
+            }
             // F.softmax runs in fp32 (autocast's fp32 list): bf16 first copies its input
             let soft_in = if self.bf16 {
                 self.a(4 * bhtt, tr)
@@ -342,16 +352,18 @@ impl<'a> Gen<'a> {
                 self.f(dropped);
             }
             let vc = self.a(s * btc, act);
-            // the head-split views of qkv were copied; nothing keeps qkv itself
-            self.f(qkv);
             let y0 = self.a(s * btc, tr);
+            if eval {
+                self.free_all(&[att16, vc, mask, dropped]);
+            }
             let y = self.a(s * btc, act);
             self.f(y0);
-            if eval {
-                self.free_all(&[qc, kc, soft, att16, vc, mask, dropped]);
-            }
             let dropped = if self.half { None } else { dropped };
-            att = vec![qc, kc, soft, mask, dropped, att16, vc, y];
+            att = if eval {
+                vec![soft, y]
+            } else {
+                vec![qc, kc, cond, soft, mask, dropped, att16, vc, y]
+            };
         } else {
             let rng = if self.half && !eval {
                 vec![self.a(8, act), self.a(8, act)]
@@ -376,13 +388,16 @@ impl<'a> Gen<'a> {
         let w_cproj = self.cast(c * c);
         let proj = self.a(s * btc, Term::BlockTransient);
         if eval {
-            // y and qkv die as soon as c_proj has run
-            let y = att.iter().rev().flatten().next().copied();
+            // y, then qkv and (manual) att die as soon as c_proj has run
+            let y = att.pop().flatten();
             self.f(y);
-            if !self.manual {
-                self.f(qkv);
-            }
+            self.f(qkv);
+            self.free_all(&att);
             att.clear();
+        } else if self.manual {
+            // the head-split views of qkv were copied for the bmms, so nothing autograd saves
+            // keeps qkv: it goes with q, k, v as attn.forward returns
+            self.f(qkv);
         }
         // ln_1's output (the attention's argument) dies when attn.forward returns
         let (x_mid, attn_mask) = self.close_branch(proj, ln1, &mut sv.ln1, eval, act);
@@ -734,7 +749,7 @@ impl<'a> Gen<'a> {
     }
 
     /// One block's backward (eager) — trace §1.4. `g` is the residual-stream gradient (4·BTC).
-    fn block_backward(&mut self, sv: BlockSaved, keep_grads: bool, grads: &mut Vec<T>) {
+    fn block_backward(&mut self, mut sv: BlockSaved, keep_grads: bool, grads: &mut Vec<T>) {
         let (btc, c, s) = (self.btc(), self.c, self.s);
         let tr = Term::BlockTransient;
         // A weight gradient in the matmul's dtype, then (16-bit) its fp32 copy: kept as `.grad`
@@ -780,28 +795,20 @@ impl<'a> Gen<'a> {
         // copy of its dW, c_attn's and its input after c_attn's dx)
         let [ln1c, w_attn, w_cproj] = sv.linear_inputs.unwrap_or_default();
         self.f(w_cproj);
-        self.weight_grad_done(d, c * c, keep_grads, grads);
-        let dq = [
-            self.a(s * btc, tr),
-            self.a(s * btc, tr),
-            self.a(s * btc, tr),
-        ];
         if self.manual {
-            // att @ v backward: d(att) in the bmm's dtype, back to fp32 through the cast and
-            // the dropout, then softmax's backward; the scale and mask backward, and q @ kᵀ's
-            let bhtt = self.b * self.h * self.t * self.t;
-            let d_att = self.a(s * bhtt, tr);
-            let d_att32 = if self.half {
-                self.a(4 * bhtt, tr)
-            } else {
-                None
-            };
-            self.f(d_att);
-            let d_soft = self.a(4 * bhtt, tr);
-            self.f(d_att32);
-            let d_scores = self.a(s * bhtt, tr);
-            self.free_all(&[d_soft, d_scores]);
+            // and, the hand-written attention's head merge being c_proj's only keeper, its input
+            let y = sv.attn.pop().flatten();
+            self.f(y);
+        }
+        self.weight_grad_done(d, c * c, keep_grads, grads);
+        let dq: Vec<T> = if self.manual {
+            self.manual_attention_backward(std::mem::take(&mut sv.attn), dy)
         } else {
+            let dq = vec![
+                self.a(s * btc, tr),
+                self.a(s * btc, tr),
+                self.a(s * btc, tr),
+            ];
             let bht = self.b * self.h * self.t;
             if self.half {
                 // the flash backward's fp32 dq accumulator and softmax sums, and 256 B more
@@ -819,8 +826,9 @@ impl<'a> Gen<'a> {
                 let ws = self.a(4 * btc + bht / 4, tr);
                 self.free_all(&[sums[1], ws]);
             }
-        }
-        self.f(dy);
+            self.f(dy);
+            dq
+        };
         for t in sv.attn.iter() {
             self.f(*t);
         }
@@ -830,6 +838,59 @@ impl<'a> Gen<'a> {
         let dx16 = self.a(s * btc, tr);
         self.free_all(&[dqkv, ln1c, w_attn]);
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
+    }
+
+    /// The hand-written attention's backward (`saved`: what its forward kept but c_proj's input),
+    /// from c_proj's input gradient `dy` to the three
+    /// head-split gradients the concatenation into dqkv reads, each saved tensor freed as its
+    /// op's backward returns (data/traces/s_noflash_b4_default-events.json.gz). A matmul's
+    /// backward gives its second operand's gradient first.
+    fn manual_attention_backward(&mut self, saved: Vec<T>, dy: T) -> Vec<T> {
+        let (btc, s, tr) = (self.btc(), self.s, Term::BlockTransient);
+        let bhtt = self.b * self.h * self.t * self.t;
+        let [qc, kc, cond, soft, mask, dropped, att16, vc] =
+            <[T; 8]>::try_from(saved).unwrap_or_default();
+        // the head merge's backward copies dy back to (B, H, T, hd)
+        let gy0 = self.a(s * btc, tr);
+        self.f(dy);
+        // att @ v: v's gradient, then att's in the bmm's dtype; the bmm's saved inputs go
+        let dv = self.a(s * btc, tr);
+        let d_att = self.a(s * bhtt, tr);
+        self.free_all(&[gy0, vc, att16]);
+        // back to fp32 through autocast's cast; softmax's backward and its `grad * output`
+        let d_in = if self.half {
+            let d = self.a(4 * bhtt, tr);
+            self.f(d_att);
+            d
+        } else {
+            d_att
+        };
+        let d_soft = self.a(4 * bhtt, tr);
+        let prod = self.a(4 * bhtt, tr);
+        self.free_all(&[prod, d_in, soft, mask, dropped]);
+        // the softmax ran on an fp32 copy of its 16-bit input: that copy's backward, then the
+        // causal mask's and the scale's
+        let d_masked = if self.half {
+            let d = self.a(s * bhtt, tr);
+            self.f(d_soft);
+            d
+        } else {
+            d_soft
+        };
+        let d_m = self.a(s * bhtt, tr);
+        self.free_all(&[d_masked, cond]);
+        let d_scores = self.a(s * bhtt, tr);
+        self.f(d_m);
+        // q @ kᵀ: kᵀ's gradient, then q's; the saved copies of q and kᵀ go
+        let dk = self.a(s * btc, tr);
+        let dq = self.a(s * btc, tr);
+        self.free_all(&[d_scores, qc, kc]);
+        // v's and q's gradients copied back to (B, T, H, hd); k's is read as it lies
+        let cv = self.a(s * btc, tr);
+        self.f(dv);
+        let cq = self.a(s * btc, tr);
+        self.f(dq);
+        vec![cq, dk, cv]
     }
 
     /// A weight gradient done: (16-bit) its fp32 copy replaces it; kept as `.grad` in
