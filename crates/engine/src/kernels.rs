@@ -1,6 +1,10 @@
 //! Bytes PyTorch's CUDA kernels ask the caching allocator for, beside their outputs: facts of
 //! PyTorch's source and the traces that confirm them, for any program's sequence to use.
 
+/// The SMs the kernels' launch heuristics count (an H100's or H200's, the default card's): only
+/// sizes near a heuristic's threshold depend on the card.
+const SMS: u128 = 132;
+
 /// The buffer PyTorch's `embedding_backward_cuda_kernel` (ATen/native/cuda/
 /// EmbeddingBackwardKernel.cu, 2.11) sums into before scattering into the weight's gradient,
 /// for `indices` ids into a `rows`-row table of width `width` (fp32 gradient). It splits the
@@ -16,7 +20,6 @@
 /// B64 T256 (`traces/s_b8_bf16_eager.json`, `char_b64_bf16_eager.json`).
 pub fn embedding_partial_sums_bytes(indices: u128, rows: u128, width: u128) -> u128 {
     const ROWS_PER_PARTIAL: u128 = 10;
-    const SMS: u128 = 132;
     let segments = indices.min(rows);
     let partials = indices / ROWS_PER_PARTIAL + segments;
     let warped = width.div_ceil(32) * 32;
@@ -41,7 +44,7 @@ pub fn embedding_partial_sums_bytes(indices: u128, rows: u128, width: u128) -> u
 /// semaphores, which are the small pool's).
 pub fn column_sum_staging_bytes(rows: u128, cols: u128) -> u128 {
     const MAX_THREADS: u128 = 512;
-    const TARGET_GRID: u128 = 132 * (2048 / 128);
+    const TARGET_GRID: u128 = SMS * (2048 / 128);
     let vec: u128 = if cols.is_multiple_of(4) { 4 } else { 1 };
     let per_block = MAX_THREADS / vec;
     // a dimension's share of the block: its largest power of two, at most the block

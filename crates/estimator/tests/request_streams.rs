@@ -45,8 +45,8 @@ fn traced(name: &str) -> Vec<Request> {
 }
 
 /// vramfit's requests for `program` run with `flags` on an H200 (the traces' card).
-fn generated(program: &str, flags: &[&str]) -> Vec<Request> {
-    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+fn generated(program: &str, flags: &[impl AsRef<str>]) -> Vec<Request> {
+    let flags: Vec<String> = flags.iter().map(|f| f.as_ref().to_string()).collect();
     let config = Program::parse(program)
         .unwrap()
         .config_from_flags(&flags)
@@ -102,7 +102,7 @@ fn matching_prefix(real: &[Request], model: &[Request]) -> usize {
     real.iter().zip(model).take_while(|(r, m)| r == m).count()
 }
 
-fn check(trace: &str, program: &str, flags: &[&str], at_least: usize) {
+fn check(trace: &str, program: &str, flags: &[impl AsRef<str>], at_least: usize) {
     let real = traced(trace);
     let model = generated(program, flags);
     let n = matching_prefix(&real, &model);
@@ -117,87 +117,50 @@ fn check(trace: &str, program: &str, flags: &[&str], at_least: usize) {
 
 const TRAIN_PY: &str = "nanogpt";
 
+/// train.py's flags as the probes ran it (eager, two micro-steps, no bias, two eval batches),
+/// with a run's own.
+fn train_py(own: &str) -> Vec<String> {
+    "--compile=False --gradient_accumulation_steps=2 --bias=False --eval_iters=2"
+        .split_whitespace()
+        .chain(own.split_whitespace())
+        .map(String::from)
+        .collect()
+}
+
+/// GPT-2 124M at its 1,024-token context.
+const GPT2: &str = "--n_layer=12 --n_head=12 --n_embd=768 --block_size=1024 --vocab_size=50304";
+
 #[test]
 fn train_py_streams_equal_their_traces_to_the_end() {
     // every request the traces hold (model load, estimate_loss(), iterations 0-3)
-    check(
-        "l_b4_default",
-        TRAIN_PY,
-        &[
-            "--compile=False",
-            "--dtype=bfloat16",
-            "--batch_size=4",
-            "--gradient_accumulation_steps=2",
-            "--n_layer=36",
-            "--n_head=20",
-            "--n_embd=1280",
-            "--block_size=1024",
-            "--dropout=0.0",
-            "--bias=False",
-            "--eval_iters=2",
-            "--vocab_size=50304",
-        ],
-        14_468,
-    );
-    check(
-        "char_fp32_b64_default",
-        TRAIN_PY,
-        &[
-            "--compile=False",
-            "--dtype=float32",
-            "--batch_size=64",
-            "--gradient_accumulation_steps=2",
-            "--n_layer=6",
-            "--n_head=6",
-            "--n_embd=384",
-            "--block_size=256",
-            "--dropout=0.2",
-            "--bias=False",
-            "--eval_iters=2",
-            "--vocab_size=65",
-        ],
-        1_948,
-    );
-    check(
-        "exp_s_b16_uncapped",
-        TRAIN_PY,
-        &[
-            "--compile=False",
-            "--dtype=bfloat16",
-            "--batch_size=16",
-            "--gradient_accumulation_steps=2",
-            "--n_layer=12",
-            "--n_head=12",
-            "--n_embd=768",
-            "--block_size=1024",
-            "--dropout=0.0",
-            "--bias=False",
-            "--eval_iters=2",
-            "--vocab_size=50304",
-            "--allocator=expandable_segments",
-        ],
-        4_964,
-    );
-    check(
-        "s_noflash_b4_default",
-        TRAIN_PY,
-        &[
-            "--compile=False",
-            "--dtype=bfloat16",
-            "--batch_size=4",
-            "--gradient_accumulation_steps=2",
-            "--n_layer=12",
-            "--n_head=12",
-            "--n_embd=768",
-            "--block_size=1024",
-            "--dropout=0.0",
-            "--bias=False",
-            "--eval_iters=2",
-            "--vocab_size=50304",
-            "--attention=manual",
-        ],
-        7_280,
-    );
+    for (trace, own, at_least) in [
+        (
+            "l_b4_default",
+            "--dtype=bfloat16 --batch_size=4 --n_layer=36 --n_head=20 --n_embd=1280 \
+             --block_size=1024 --dropout=0.0 --vocab_size=50304"
+                .to_string(),
+            14_468,
+        ),
+        (
+            "char_fp32_b64_default",
+            "--dtype=float32 --batch_size=64 --n_layer=6 --n_head=6 --n_embd=384 --block_size=256 \
+             --dropout=0.2 --vocab_size=65"
+                .to_string(),
+            1_948,
+        ),
+        (
+            "exp_s_b16_uncapped",
+            format!("{GPT2} --dtype=bfloat16 --batch_size=16 --dropout=0.0 --allocator=expandable_segments"),
+            4_964,
+        ),
+        (
+            "s_noflash_b4_default",
+            format!("{GPT2} --dtype=bfloat16 --batch_size=4 --dropout=0.0 --attention=manual"),
+            7_280,
+        ),
+    ] {
+        check(trace, TRAIN_PY, &train_py(&own), at_least);
+    }
 }
 
 #[test]
@@ -233,7 +196,6 @@ fn llms_from_scratch_streams_equal_their_traces_through_training() {
         ("lfs_cf_s_L512_b32_d01", ch06("32", "512", "0.1"), 5_642),
         ("lfs_cf_s_L120_b16", ch06("16", "120", "0.0"), 5_398),
     ] {
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         check(trace, "llms-from-scratch-ch06", &flags, at_least);
     }
 }

@@ -858,25 +858,13 @@ impl<'a> Gen<'a> {
         let d_att = self.a(s * bhtt, tr);
         self.free_all(&[gy0, vc, att16]);
         // back to fp32 through autocast's cast; softmax's backward and its `grad * output`
-        let d_in = if self.half {
-            let d = self.a(4 * bhtt, tr);
-            self.f(d_att);
-            d
-        } else {
-            d_att
-        };
+        let d_in = self.recast_if_half(d_att, 4 * bhtt, tr);
         let d_soft = self.a(4 * bhtt, tr);
         let prod = self.a(4 * bhtt, tr);
         self.free_all(&[prod, d_in, soft, mask, dropped]);
         // the softmax ran on an fp32 copy of its 16-bit input: that copy's backward, then the
         // causal mask's and the scale's
-        let d_masked = if self.half {
-            let d = self.a(s * bhtt, tr);
-            self.f(d_soft);
-            d
-        } else {
-            d_soft
-        };
+        let d_masked = self.recast_if_half(d_soft, s * bhtt, tr);
         let d_m = self.a(s * bhtt, tr);
         self.free_all(&[d_masked, cond]);
         let d_scores = self.a(s * bhtt, tr);
@@ -891,6 +879,17 @@ impl<'a> Gen<'a> {
         let cq = self.a(s * btc, tr);
         self.f(dq);
         vec![cq, dk, cv]
+    }
+
+    /// In a 16-bit run a cast of `t` (`bytes`, to fp32 or back) replaces it: the copy, then `t`
+    /// freed; in fp32 `t` itself goes on.
+    fn recast_if_half(&mut self, t: T, bytes: u128, term: Term) -> T {
+        if !self.half {
+            return t;
+        }
+        let cast = self.a(bytes, term);
+        self.f(t);
+        cast
     }
 
     /// A weight gradient done: (16-bit) its fp32 copy replaces it; kept as `.grad` in
@@ -928,13 +927,7 @@ impl<'a> Gen<'a> {
         let (btc, c, tr) = (self.btc(), self.c, Term::BlockTransient);
         // fp32: dx is already the LayerNorm's input gradient and lives through its backward
         // (char_fp32_b64_default-events.json.gz)
-        let dx32 = if self.half {
-            let dx32 = self.a(4 * btc, tr);
-            self.f(dx16);
-            dx32
-        } else {
-            dx16
-        };
+        let dx32 = self.recast_if_half(dx16, 4 * btc, tr);
         self.weight_grad_done(d, numel, keep, grads);
         // fp32: the LayerNorm's output, saved by the branch's first Linear (`close_branch`
         // pushed it last), goes when that Linear's backward returns, before the LayerNorm's
@@ -1076,13 +1069,7 @@ impl<'a> Gen<'a> {
             // fp32: dx is ln_f's input gradient and lives through its backward, and lm_head's
             // saved input (ln_f's output) goes when lm_head's backward returns
             // (char_fp32_b64_default-events.json.gz)
-            let dx32 = if self.half {
-                let dx32 = self.a(4 * btc, Term::BlockTransient);
-                self.f(dx16);
-                dx32
-            } else {
-                dx16
-            };
+            let dx32 = self.recast_if_half(dx16, 4 * btc, Term::BlockTransient);
             let dw32 = if self.half {
                 let d = self.a(4 * vc, Term::TiedWeightGrad);
                 self.f(dw16);
