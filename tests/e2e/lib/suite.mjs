@@ -2,7 +2,8 @@
 // dist/, served on 127.0.0.1. A test that needs what the engine's driver cannot do
 // (`export const needs = {'test name': ['console']}` in its spec) is reported as skipped, with
 // the reason, never left out silently; a known bug in one engine runs as a TODO that names it.
-// An engine that exports `retry` (why) runs a failed test once more and prints the first failure.
+// An engine that exports `retry` (why) runs a failed test again, up to its `retries` (default one),
+// and prints each failure.
 //
 //   node --test --test-concurrency=1 tests/e2e/engines/             all three engines
 //   node --test tests/e2e/engines/firefox.test.mjs                   one engine
@@ -73,17 +74,20 @@ export async function suite(engineName) {
             t.skip(`${engineName} cannot: ${lacking.map((c) => `${c} (${engine.missing[c]})`).join('; ')}`);
             return;
           }
-          try {
-            await fn(ctx);
-          } catch (e) {
-            // an engine's `retry(error)` names why a failure of that kind earns one more run
-            const why = engine.retry?.(e);
-            if (!why || todo) throw e;
-            // said in the run's output, so a flaky test is seen, never hidden
-            // (the whole message on one line: an assertion's first line names no values)
-            const said = String(e.message ?? e).split('\n').map((l) => l.trim()).filter(Boolean).join(' ⏎ ').slice(0, 800);
-            console.log(`# ${engineName}: flaky: "${name} › ${title}" failed once (${said}); running it once more: ${why}`);
-            await fn(ctx);
+          // an engine's `retry(error)` names why a failure of that kind earns another run, up to
+          // its `retries` (one where it names none)
+          for (let failures = 0; ; failures++) {
+            try {
+              await fn(ctx);
+              break;
+            } catch (e) {
+              const why = engine.retry?.(e);
+              if (!why || todo || failures >= (engine.retries ?? 1)) throw e;
+              // said in the run's output, so a flaky test is seen, never hidden
+              // (the whole message on one line: an assertion's first line names no values)
+              const said = String(e.message ?? e).split('\n').map((l) => l.trim()).filter(Boolean).join(' ⏎ ').slice(0, 800);
+              console.log(`# ${engineName}: flaky: "${name} › ${title}" failed (${failures + 1}: ${said}); running it once more: ${why}`);
+            }
           }
         });
       }
