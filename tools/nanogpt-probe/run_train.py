@@ -221,7 +221,11 @@ def main():
            'gradient_accumulation_steps': G('gradient_accumulation_steps', 40), 'dtype': kv.get('dtype', 'bfloat16'),
            'n_layer': G('n_layer', 12), 'n_head': G('n_head', 12), 'n_embd': G('n_embd', 768),
            'block_size': G('block_size', 1024), 'batch_size': G('batch_size', 12), 'dropout': G('dropout', 0.0),
-           'bias': G('bias', False), 'vocab_size': V, 'attention': 'flash', 'allocator': 'default'}
+           'bias': G('bias', False), 'vocab_size': V,
+           # train.py's own attention runs where torch has no scaled_dot_product_attention (ATTENTION=manual)
+           'attention': 'flash' if hasattr(torch.nn.functional, 'scaled_dot_product_attention') else 'manual',
+           'allocator': 'expandable_segments' if 'expandable_segments:True' in os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '')
+           else 'default'}
     fb, st, ev = phase_peaks['fwd_bwd'], phase_peaks['optimizer_step'], phase_peaks['eval']
     mod = [m for m in marks if m['tag'] == 'model']
     rec.update({'config': cfg, 'allocator_cap_gib': float(cap) if cap else None, 'cap_on_purpose': False})

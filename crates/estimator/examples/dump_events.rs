@@ -3,6 +3,8 @@
 //! allocator trace request by request and by identity (which tensor each free releases): the
 //! method of docs/allocation-order.md §7. `--program=ID` and `--gpu=NAME` (default H100) pick the
 //! program and the card; every other argument is the program's own flag, as the CLI takes them.
+//! With `RESERVED=1` each line ends with the bytes reserved after it (the uncapped replay's), to
+//! find where the replay maps or cudaMallocs what a trace's segment events do not.
 //! `cargo run --release -p estimator --example dump_events -- --program=lfs-ch07 --model=small`
 
 use estimator::engine::events::Action;
@@ -37,6 +39,14 @@ fn main() {
             Action::Alloc => "a",
             Action::Free => "f",
         };
-        println!("{i} {action} {} {} {}", e.bytes, e.term.id(), e.tensor);
+        let reserved = std::env::var("RESERVED")
+            .map(|_| format!(" {}", analysis.free_run.samples[i].reserved))
+            .unwrap_or_default();
+        println!(
+            "{i} {action} {} {} {}{reserved}",
+            e.bytes,
+            e.term.id(),
+            e.tensor
+        );
     }
 }
