@@ -40,6 +40,25 @@ async function englishProse(ctx, tag) {
 }
 
 /** Elements whose text is cut off or that stick out of the 360 px viewport. */
+/**
+ * One view of a test that opens 35: in WebKit a view that fails is opened afresh once, and said
+ * (`# webkit: flaky view`), before the test fails. WebKitGTK's page now and then stops making
+ * progress mid-test (docs/TESTING.md); rerunning all 35 views for one stall made this test fail
+ * twice in a row in two CI rehearsals (919f50b, 088fc74), each time at a different view.
+ */
+async function viewOnce(ctx, what, check) {
+  const opened = [];
+  try {
+    await check(opened);
+  } catch (e) {
+    if (ctx.engine !== 'webkit') throw e;
+    for (const page of opened) await close(page).catch(() => {});
+    const said = String(e.message ?? e).split('\n')[0].slice(0, 300);
+    console.log(`# webkit: flaky view: ${what} (${said}); opening it once more`);
+    await check([]);
+  }
+}
+
 async function overflowing(page) {
   return page.evaluate(() => {
     const bad = [];
@@ -99,29 +118,32 @@ export const tests = {
     for (const tag of LANGS) {
       const tr = await strings(ctx, tag);
       for (const view of views) {
-        const page = await open(ctx, `?lang=${tag}&${view.query}`, { viewport: { width: 360, height: 800 } });
-        assert.equal(await page.getAttribute('html', 'lang'), tag);
-        assert.equal(await page.title(), tr.page_title, `${tag}: title`);
-        assert.equal(await page.textContent('.header__tagline'), tr[view.tagline], `${tag}: tagline`);
-        // the fixes are ranked once typing pauses; wait for them so their text is checked too
-        await page.waitForSelector('[data-testid="fix"]');
-        // textContent, not innerText: panels below the fold are not rendered (content-visibility)
-        // but their words count
-        const body = await page.evaluate(() => document.body.textContent);
-        for (const english of await englishProse(ctx, tag)) {
-          assert.ok(!body.includes(english), `${tag} ${view.query}: English left in the page: "${english}"`);
-        }
-        // lay out what content-visibility skips below the fold, so every panel is measured
-        // (through the CSSOM: the page's CSP allows no inline style sheets)
-        await page.evaluate(() => {
-          for (const el of document.querySelectorAll('*')) el.style.contentVisibility = 'visible';
+        await viewOnce(ctx, `${tag} ${view.query}`, async (opened) => {
+          const page = await open(ctx, `?lang=${tag}&${view.query}`, { viewport: { width: 360, height: 800 } });
+          opened.push(page);
+          assert.equal(await page.getAttribute('html', 'lang'), tag);
+          assert.equal(await page.title(), tr.page_title, `${tag}: title`);
+          assert.equal(await page.textContent('.header__tagline'), tr[view.tagline], `${tag}: tagline`);
+          // the fixes are ranked once typing pauses; wait for them so their text is checked too
+          await page.waitForSelector('[data-testid="fix"]');
+          // textContent, not innerText: panels below the fold are not rendered (content-visibility)
+          // but their words count
+          const body = await page.evaluate(() => document.body.textContent);
+          for (const english of await englishProse(ctx, tag)) {
+            assert.ok(!body.includes(english), `${tag} ${view.query}: English left in the page: "${english}"`);
+          }
+          // lay out what content-visibility skips below the fold, so every panel is measured
+          // (through the CSSOM: the page's CSP allows no inline style sheets)
+          await page.evaluate(() => {
+            for (const el of document.querySelectorAll('*')) el.style.contentVisibility = 'visible';
+          });
+          // the elements in the message too: a test that fails once and passes on its rerun
+          // (WebKit's) prints only the message
+          const bad = await overflowing(page);
+          assert.deepEqual(bad, [], `${tag} ${view.query}: overflow at 360 px: ${bad.join('; ')}`);
+          await shot(ctx, page, `lang-${tag}${view.shot}-360.png`);
+          await close(page);
         });
-        // the elements in the message too: a test that fails once and passes on its rerun
-        // (WebKit's) prints only the message
-        const bad = await overflowing(page);
-        assert.deepEqual(bad, [], `${tag} ${view.query}: overflow at 360 px: ${bad.join('; ')}`);
-        await shot(ctx, page, `lang-${tag}${view.shot}-360.png`);
-        await close(page);
       }
     }
   },
