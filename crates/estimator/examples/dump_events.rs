@@ -30,6 +30,7 @@ fn main() {
         .analyze(&Budget::for_gpu(gpu))
         .unwrap_or_else(|e| panic!("{e:?}"));
     let seq = &analysis.sequence;
+    let show_reserved = std::env::var_os("RESERVED").is_some();
     let mut marks = seq.marks.iter().peekable();
     for (i, e) in seq.events.iter().enumerate() {
         while let Some(m) = marks.next_if(|m| m.at <= i) {
@@ -39,9 +40,11 @@ fn main() {
             Action::Alloc => "a",
             Action::Free => "f",
         };
-        let reserved = std::env::var("RESERVED")
-            .map(|_| format!(" {}", analysis.free_run.samples[i].reserved))
-            .unwrap_or_default();
+        let reserved = if show_reserved {
+            format!(" {}", analysis.free_run.samples[i].reserved)
+        } else {
+            String::new()
+        };
         println!(
             "{i} {action} {} {} {}{reserved}",
             e.bytes,

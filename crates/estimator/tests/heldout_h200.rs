@@ -14,9 +14,14 @@ use estimator::engine::run::Run;
 use estimator::{analyze, gpu, programs::build_nanogpt, Budget, Phase};
 use serde_json::Value;
 
+/// build-nanogpt's records name the batch `B`; train.py's `batch_size`.
+fn is_build_nanogpt(run: &Value) -> bool {
+    run["config"].get("B").is_some()
+}
+
 fn replay(run: &Value) -> Run {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
-    if run["config"].get("B").is_some() {
+    if is_build_nanogpt(run) {
         build_nanogpt::analyze(&bng_config(run), &budget)
             .unwrap()
             .run
@@ -38,9 +43,8 @@ fn eager_runs_on_another_card_hold() {
         table += &format!("{:44}", run["name"].as_str().unwrap());
         // train.py's probe evaluates once, before the first step (its eval_interval is past
         // max_iters); build-nanogpt's validates at the first and the last step
-        let train_py = run["config"].get("B").is_none();
         for (key, phases) in PHASES {
-            let phases = if train_py && key == "peak_allocated_eval" {
+            let phases = if !is_build_nanogpt(run) && key == "peak_allocated_eval" {
                 &[Phase::Eval]
             } else {
                 phases
