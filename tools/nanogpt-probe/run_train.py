@@ -242,7 +242,7 @@ def main():
     rec['torch'] = torch.__version__
     rec['nanogpt_commit'] = os.environ.get('NANOGPT_COMMIT')
     rec['seconds'] = round(time.time() - t0, 1)
-    rec['argv'] = argv
+    rec['script_argv'] = argv  # not 'argv': score-accuracy reads that as nanochat's flags
     if TRACE:
         snap = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)

@@ -2,7 +2,9 @@
 //! phase, stage and micro-step it belongs to. Each training program writes its run as such a
 //! sequence (`programs/*/sequence.rs`); the engine replays it (`replay.rs`).
 
+use crate::buffer_reuse::{self, Kind};
 use crate::terms::Term;
+use std::collections::HashMap;
 
 /// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
 /// Serialized as its [`Phase::id`].
@@ -188,6 +190,22 @@ pub struct Builder {
     /// The most that has been live at once so far (`torch.cuda.max_memory_allocated()` of a run
     /// that never resets it).
     peak: u128,
+    /// Bytes of every tensor handed out, by id, freed or not (`sizes` forgets a freed one's).
+    bytes_of: Vec<u128>,
+    /// The compiled graph being written, if any ([`Builder::begin_graph`]).
+    graph: Option<OpenGraph>,
+    /// Tensors whose storage a buffer of an earlier graph took over: their frees name that
+    /// storage.
+    aliases: HashMap<u32, u32>,
+}
+
+/// A compiled graph being written: where it starts, what is live then, and the requests in it
+/// that are not the wrapper's own buffers.
+#[derive(Debug)]
+struct OpenGraph {
+    start: usize,
+    live_before: u128,
+    kinds: HashMap<u32, Kind>,
 }
 
 impl Builder {
@@ -231,6 +249,7 @@ impl Builder {
         self.peak = self.peak.max(live);
         let id = self.sizes.len() as u32;
         self.sizes.push(bytes);
+        self.bytes_of.push(bytes);
         self.seq.events.push(Event {
             action: Action::Alloc,
             tensor: id,
@@ -247,15 +266,71 @@ impl Builder {
             return;
         }
         if let Some(id) = t {
-            // (a tensor freed twice frees its bytes once)
-            self.live -= std::mem::take(&mut self.sizes[id as usize]);
+            // a tensor freed twice frees its bytes once, and says so once: its storage may be
+            // another buffer's by then (`end_graph`)
+            let bytes = std::mem::take(&mut self.sizes[id as usize]);
+            if bytes == 0 {
+                return;
+            }
+            self.live -= bytes;
             self.seq.events.push(Event {
                 action: Action::Free,
-                tensor: id,
+                tensor: self.aliases.get(&id).copied().unwrap_or(id),
                 bytes: 0,
                 term: Term::Params,
             });
         }
+    }
+
+    /// Requests `bytes` inside a compiled graph for what is not one of the wrapper's own buffers
+    /// there ([`Kind`]): an extern op's output, or an op's or the autotuner's own request. Outside
+    /// a graph, [`Builder::alloc`].
+    pub fn alloc_as(&mut self, kind: Kind, bytes: u128, term: Term) -> TensorId {
+        let t = self.alloc(bytes, term);
+        if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
+            g.kinds.insert(id, kind);
+        }
+        t
+    }
+
+    /// Starts a compiled graph: what is allocated from here to [`Builder::end_graph`] with
+    /// [`Builder::alloc`] is the graph's own buffers, in the order of Inductor's schedule.
+    pub fn begin_graph(&mut self) {
+        self.graph = Some(OpenGraph {
+            start: self.seq.events.len(),
+            live_before: self.live,
+            kinds: HashMap::new(),
+        });
+    }
+
+    /// Ends the compiled graph begun last: the wrapper's memory planning hands dead buffers'
+    /// storage to new ones ([`buffer_reuse::plan`]), which takes their requests out of the stretch
+    /// and never raises the graph's own peak.
+    pub fn end_graph(&mut self) {
+        let Some(g) = self.graph.take() else {
+            return;
+        };
+        if self.seq.beyond.is_some() {
+            return;
+        }
+        let bytes_of = &self.bytes_of;
+        let p = buffer_reuse::plan(
+            &self.seq.events[g.start..],
+            |t| g.kinds.get(&t).copied().unwrap_or(Kind::Planned),
+            |t| bytes_of.get(t as usize).copied().unwrap_or(0),
+            g.live_before,
+        );
+        // marks inside the stretch move back by the events taken out before them
+        let mut kept_before = vec![0usize; p.kept.len() + 1];
+        for (i, k) in p.kept.iter().enumerate() {
+            kept_before[i + 1] = kept_before[i] + usize::from(*k);
+        }
+        for m in self.seq.marks.iter_mut().filter(|m| m.at > g.start) {
+            m.at = g.start + kept_before[(m.at - g.start).min(p.kept.len())];
+        }
+        self.seq.events.truncate(g.start);
+        self.seq.events.extend(p.events);
+        self.aliases.extend(p.aliases);
     }
 
     /// Releases every tensor of `ts` in order and empties it.

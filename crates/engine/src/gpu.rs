@@ -90,6 +90,41 @@ impl Gpu {
         mib_x2 * MIB / 2
     }
 
+    /// The card's streaming multiprocessors (`multi_processor_count`; NVIDIA's datasheets). Inductor
+    /// sizes some kernels' work by it: a LayerNorm backward's weight gradient is summed through a
+    /// workspace of one row per split of `max(16, min(128, last power of 2 ≤ rows / (8·SMs)))`
+    /// rows (`_codegen_mix_order_reduction`, PyTorch 2.11 `codegen/simd.py`).
+    pub fn sm_count(&self) -> u128 {
+        match self.id {
+            "gtx1660" => 22,
+            "gtx1660ti" | "rtx4060" | "rtx4060laptop" => 24,
+            "rtx3050" => 20,
+            "rtx3060" => 28,
+            "rtx2060" | "rtx3060laptop" => 30,
+            "rtx2060super" | "rtx4060ti" | "rtx4060ti16" => 34,
+            "rtx2070" | "rtx4070laptop" => 36,
+            "rtx3060ti" => 38,
+            "t4" | "rtx3070laptop" => 40,
+            "rtx2080" | "rtx3070" | "rtx4070" => 46,
+            "rtx3070ti" | "rtx3080laptop" => 48,
+            "rtx4080laptop" | "l4" => 58,
+            "rtx4070ti" => 60,
+            "rtx4070tis" => 66,
+            "rtx2080ti" | "rtx3080" => 68,
+            "rtx3080_12" => 70,
+            "a10" => 72,
+            "rtx4090laptop" | "rtx4080" => 76,
+            "v100_16" | "v100_32" => 80,
+            "rtx3090" => 82,
+            "rtx3090ti" | "a6000" => 84,
+            "a100_40" | "a100_80" => 108,
+            "rtx4090" => 128,
+            "rtx6000ada" => 142,
+            "rtx5090" => 170,
+            _ => 132, // h100, h200
+        }
+    }
+
     /// Whether [`Self::l2_cache_bytes`] was measured on the card (the H100's and the H200's), not
     /// read from a datasheet.
     pub fn l2_measured(&self) -> bool {

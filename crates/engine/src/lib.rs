@@ -12,6 +12,7 @@
 //! Cargo enforces it.
 
 pub mod allocator;
+pub mod buffer_reuse;
 pub mod ddp;
 pub mod decimal;
 pub mod error;

@@ -121,3 +121,74 @@ fn pinned_cold_phases() {
         );
     }
 }
+
+/// What a user's first compiled 16-bit run reserves (issue 27, stop 56): the backward graph written
+/// node by node from Inductor's generated code, its buffers handed on as the wrapper's memory
+/// planning hands them (`engine::buffer_reuse`), against the 24 cold 16-bit runs measured — 13 and
+/// 8 held-out ones on an H100 (before: median 1.9 %, 11 past 2 %, worst 5.8 %), 3 on an H200 with
+/// every allocator event kept (data/traces/ngc_h200_*). Within 2 % but for three shakespeare_char
+/// runs of 0.4 to 0.6 GiB, where one 20 MiB segment is 3.5-5 % of the whole and the forward's
+/// order (not yet written from the generated code) decides whether it is needed.
+#[test]
+fn cold_16bit_runs_reserve_within_two_percent() {
+    let known = [
+        "cmp_fp16_char_T2048_B1_ga1_cold",
+        "chk_fp16_char_T512_B8_ga1",
+        "chk_bf16_char_T256_B12_ga1",
+    ];
+    let mut over = Vec::new();
+    let mut errs = Vec::new();
+    for file in [
+        "nanogpt-compiled-cold.jsonl",
+        "nanogpt-compiled-check.jsonl",
+        "nanogpt-compiled-cold-h200.jsonl",
+    ] {
+        for run in project_runs(file) {
+            if run["config"]["dtype"] == "float32" {
+                continue;
+            }
+            let card = if run["gpu"].as_str().is_some_and(|g| g.contains("H200")) {
+                "h200"
+            } else {
+                "h100"
+            };
+            let mut cfg = config(&run);
+            cfg.max_iters = 3;
+            cfg.eval_interval = 1000;
+            let r = analyze(&cfg, &Budget::for_gpu(gpu::find(card).unwrap())).unwrap();
+            let m = measured(&run, "peak_reserved").unwrap();
+            let e = (r.run.free_run.peak_reserved as f64 - m) / m;
+            let name = run["name"].as_str().unwrap().to_string();
+            eprintln!("{name:34} {card} reserved {:+.2} %", e * 100.0);
+            errs.push(e.abs());
+            if e.abs() > 0.02 {
+                assert!(e.abs() <= 0.06, "{name}: {:+.2} %", e * 100.0);
+                over.push(name);
+            }
+        }
+    }
+    assert_eq!(errs.len(), 24);
+    assert_eq!(over, known);
+    assert!(common::median(errs) <= 0.016);
+}
+
+/// build-nanogpt compiled (B14, T1024, two micro-steps), a first run on an H200 uncapped, every
+/// allocator event kept (data/measured/build-nanogpt-compiled-traced.jsonl,
+/// data/traces/bng_c_h200_b14_t1024_ga2-events.json.gz): it reserved 10.951 GiB, what its run
+/// capped at 11.25 GiB reserved too (build-nanogpt-capped.jsonl). Its Linears have biases, and with
+/// them Inductor orders c_proj's dx before its dW (the trace: the (N, 4C) gradient is allocated
+/// while the GELU output it reads is still live), so the 16-bit backward written from the bias-free
+/// models' generated code is not its sequence; the one it has reserves within 0.5 %.
+#[test]
+fn build_nanogpt_compiled_first_run_reserve() {
+    let runs = project_runs("build-nanogpt-compiled-traced.jsonl");
+    let run = &runs[0];
+    let budget = Budget::for_gpu(gpu::find("h200").unwrap());
+    let r = estimator::programs::build_nanogpt::analyze(&common::bng_config(run), &budget).unwrap();
+    let m = measured(run, "peak_reserved").unwrap();
+    let p = r.run.free_run.peak_reserved as f64;
+    assert!(
+        (p - m).abs() / m <= 0.005,
+        "reserved {p} predicted, {m} measured"
+    );
+}

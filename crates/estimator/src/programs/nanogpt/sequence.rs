@@ -8,6 +8,7 @@
 //! holds the two to each other, so the closed form and this sequence cannot drift apart.
 
 use crate::config::{Attention, TrainConfig};
+use crate::engine::buffer_reuse::Kind;
 use crate::engine::events::Builder;
 pub use crate::engine::events::{Action, Event, Mark, Sequence, Stage};
 use crate::gpu::Gpu;
@@ -57,6 +58,10 @@ pub(crate) struct Gen<'a> {
     /// The forward thread's cuBLAS workspace is still to be created, by the first matmul of an
     /// eager forward (block 0's qkv projection, once its output is allocated).
     pub(crate) workspace_pending: bool,
+    /// The compiled 16-bit backward's LayerNorm weight-gradient workspace, while it is held.
+    ln_ws: T,
+    /// The card's streaming multiprocessors (the size of that workspace follows them).
+    pub(crate) sms: u128,
 }
 
 /// The tensors one block keeps for its backward.
@@ -114,6 +119,8 @@ impl<'a> Gen<'a> {
             l2: 0,
             tune: [false; 3],
             workspace_pending: false,
+            ln_ws: None,
+            sms: 132,
         }
     }
 
@@ -151,8 +158,12 @@ impl<'a> Gen<'a> {
             return;
         }
         self.tune[graph] = false;
-        let clone = self.a(4 * self.s * self.btc(), Term::InductorAutotune);
-        let flush = self.a(self.l2, Term::InductorAutotune);
+        let clone = self.a_as(
+            Kind::External,
+            4 * self.s * self.btc(),
+            Term::InductorAutotune,
+        );
+        let flush = self.a_as(Kind::External, self.l2, Term::InductorAutotune);
         self.free_all(&[flush, clone]);
     }
 
@@ -162,6 +173,12 @@ impl<'a> Gen<'a> {
 
     pub(crate) fn a(&mut self, bytes: u128, term: Term) -> T {
         self.out.alloc(bytes, term)
+    }
+
+    /// Inside a compiled graph, what an extern op or the autotuner asks for itself (see
+    /// `engine::buffer_reuse::Kind`).
+    fn a_as(&mut self, kind: Kind, bytes: u128, term: Term) -> T {
+        self.out.alloc_as(kind, bytes, term)
     }
 
     pub(crate) fn f(&mut self, t: T) {
@@ -840,6 +857,165 @@ impl<'a> Gen<'a> {
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
     }
 
+    /// The backward graph of a compiled 16-bit run with SDPA, node by node in the order of
+    /// Inductor's schedule, each buffer allocated where its node makes it and freed after the
+    /// node that reads it last (PyTorch 2.11's generated code for it: data/inductor/
+    /// oc_ng_bf16_char_T256_B64.tgz, dropout 0.2, and oc_ng_bf16_gpt2_T1024_B8.tgz, no dropout;
+    /// `tools/inductor/wrapper_allocations.py`). Which dead buffer's storage each new one takes is
+    /// the wrapper's memory planning, applied to the graph as a whole (`engine::buffer_reuse`):
+    /// per block only the fp32 weight gradients, which the graph returns, are new requests once
+    /// the first block has run. The graph returns those gradients in `fresh`.
+    fn compiled_backward_16bit(
+        &mut self,
+        fwd: &mut Forward,
+        first_backward: bool,
+        fresh: &mut Vec<T>,
+        xy: &mut (T, T),
+    ) {
+        let (s, btc, c) = (self.s, self.btc(), self.c);
+        let (lbtv, vc, tr) = (self.loss_btv(), self.v * self.c, Term::BlockTransient);
+        let grad32 = |g: &mut Gen, numel: u128, fresh: &mut Vec<T>| {
+            fresh.push(g.a(4 * numel, Term::FreshGrads));
+        };
+        // autograd's zero tangent for the logits the graph also returns, made before it runs
+        let tangent = if self.patches.chunked_loss {
+            None
+        } else {
+            self.a(s * lbtv, Term::ZeroTangent)
+        };
+        self.out.begin_graph();
+        // the loss: d(logits), lm_head's 16-bit weight gradient (kept until the tied weight's
+        // sum at the end), dx
+        let dlogits = self.a(s * lbtv, Term::LossGrads);
+        self.free_all(&[fwd.stats[1], fwd.lsm]);
+        let dw_lm = self.a(s * vc, Term::LmHeadGrads);
+        if first_backward {
+            self.a_as(Kind::External, self.workspace, Term::CublasWorkspace);
+        }
+        self.f(fwd.lnfc);
+        let dx = self.a(s * btc, tr);
+        self.free_all(&[dlogits, fwd.w_lm]);
+        // ln_f's backward, fused with the last block's MLP dropout: the fp32 residual gradient
+        // (updated in place by every later LayerNorm backward), the branch's 16-bit gradient (dx
+        // itself without dropout) and the LayerNorm weight gradient's split-reduction workspace
+        let g = self.a(4 * btc, tr);
+        let mut blocks = std::mem::take(&mut fwd.blocks);
+        let last_mask = blocks.last_mut().and_then(|b| b.mlp_mask.take());
+        let mut gm = self.ln_backward(dx, last_mask.is_some(), fresh);
+        self.free_all(&[fwd.stats[0], last_mask, fwd.x_last]);
+        while let Some(sv) = blocks.pop() {
+            // MLP: c_proj's dW and dx; GELU's backward in place on that dx (the node that also
+            // copies dW to fp32); c_fc's dW and dx
+            let dw = self.a(2 * 4 * c * c, Term::FreshGrads);
+            self.f(sv.gelu);
+            let dg = self.a(4 * s * btc, tr);
+            self.free_all(&[gm, sv.w_mproj]);
+            // (a first run times that GELU backward kernel here, on a copy of dg)
+            self.autotune_gelu(2);
+            grad32(self, 4 * c * c, fresh);
+            self.free_all(&[dw, sv.h]);
+            let dw = self.a(2 * 4 * c * c, Term::FreshGrads);
+            self.f(sv.ln2c);
+            let dxf = self.a(s * btc, tr);
+            self.free_all(&[dg, sv.w_fc]);
+            grad32(self, 4 * c * c, fresh);
+            // ln_2's backward into g, fused with the attention output's dropout
+            let ga = self.ln_backward(dxf, sv.attn_mask.is_some(), fresh);
+            self.f(dw);
+            self.free_all(&sv.ln2);
+            self.free_all(&[sv.attn_mask, sv.x_mid]);
+            // attention: c_proj's dW and dx (dy), SDPA's backward (its three gradients are the
+            // op's own allocations, then the graph's), dqkv, c_attn's dW and dx
+            let [ln1c, w_attn, qkv, y, lse, w_cproj] = sv.attn[..] else {
+                unreachable!("a compiled block saves six attention tensors")
+            };
+            let dw = self.a(2 * c * c, Term::FreshGrads);
+            let dy = self.a(s * btc, tr);
+            self.free_all(&[ga, w_cproj]);
+            grad32(self, c * c, fresh);
+            self.f(dw);
+            let dqkv: Vec<T> = (0..3)
+                .map(|_| self.a_as(Kind::OpOutput, s * btc, tr))
+                .collect();
+            let bht = self.b * self.h * self.t;
+            let ws = self.a_as(Kind::External, 4 * btc + 4 * bht + 256, tr);
+            self.free_all(&[ws, dy, y, lse, qkv]);
+            let cat = self.a(3 * s * btc, tr);
+            self.free_all(&dqkv);
+            let dw = self.a(2 * 3 * c * c, Term::FreshGrads);
+            self.f(ln1c);
+            let dxa = self.a(s * btc, tr);
+            self.free_all(&[w_attn, cat]);
+            grad32(self, 3 * c * c, fresh);
+            // ln_1's backward into g, fused with the previous block's MLP dropout (block 0's
+            // goes on to the embeddings)
+            let prev_mask = blocks.last_mut().and_then(|b| b.mlp_mask.take());
+            gm = if blocks.is_empty() {
+                self.ln_backward_last(dxa, fresh)
+            } else {
+                self.ln_backward(dxa, prev_mask.is_some(), fresh)
+            };
+            self.f(dw);
+            self.free_all(&sv.ln1);
+            self.free_all(&[prev_mask, sv.x_in]);
+        }
+        // the embeddings: wte's gradient scattered into a dense fp32 (V, C) buffer (the
+        // embeddings' dropout applied in place), the workspace and the inputs go, wpe's gradient,
+        // then the tied weight's: that dense one plus lm_head's, upcast
+        let dense = self.a(4 * vc, Term::TiedWeightGrad);
+        let ws = self.ln_ws.take();
+        let x = if self.prefetch { xy.0.take() } else { None };
+        self.free_all(&[ws, fwd.emb_mask, fwd.tw, fwd.pos, x]);
+        fresh.push(self.a(4 * self.wpe_rows * c, Term::FreshGrads));
+        self.f(g);
+        fresh.push(self.a(4 * vc, Term::TiedWeightGrad));
+        self.free_all(&[dw_lm, dense, tangent]);
+        self.out.end_graph();
+    }
+
+    /// A fused LayerNorm backward of the compiled 16-bit graph: the residual gradient updated in
+    /// place, the LayerNorm's fp32 weight gradient (through the split reduction's workspace,
+    /// one for the whole graph), and the 16-bit gradient of the branch below — a new buffer where
+    /// a dropout mask applies, `dx` itself where none does. Frees `dx` when a new one is made.
+    fn ln_backward(&mut self, dx: T, masked: bool, fresh: &mut Vec<T>) -> T {
+        self.ln_weight_grad(fresh);
+        if masked {
+            let gb = self.a(self.s * self.btc(), Term::BlockTransient);
+            self.f(dx);
+            gb
+        } else {
+            dx
+        }
+    }
+
+    /// Block 0's ln_1 backward: the residual gradient goes on to the embeddings alone.
+    fn ln_backward_last(&mut self, dx: T, fresh: &mut Vec<T>) -> T {
+        self.ln_weight_grad(fresh);
+        self.f(dx);
+        None
+    }
+
+    /// A LayerNorm's fp32 weight gradient, fused with its input gradient (Inductor's mix-order
+    /// reduction): each split of `rows` tokens writes its partial sums of the C columns to an fp32
+    /// workspace, summed after (`workspace_0[...].view(splits, C).sum(dim=0)` in the generated
+    /// code; 1,024 × 384 floats at N = 16,384, 512 × 768 at N = 8,192, both 16-row splits). The
+    /// graph allocates it at its first LayerNorm and hands it from one to the next.
+    fn ln_weight_grad(&mut self, fresh: &mut Vec<T>) {
+        if self.ln_ws.is_none() {
+            let n = self.bt();
+            // `_pick_split_size`: a power of 2 near rows / (8·SMs), within [16, 128]
+            let per = n / (8 * self.sms);
+            let rows = if per < 2 {
+                1
+            } else {
+                1 << (127 - per.leading_zeros())
+            };
+            let rows = rows.clamp(16, 128);
+            self.ln_ws = self.a(4 * n.div_ceil(rows) * self.c, Term::BlockTransient);
+        }
+        fresh.push(self.a(4 * self.c, Term::FreshGrads));
+    }
+
     /// The hand-written attention's backward (`saved`: what its forward kept but c_proj's input),
     /// from c_proj's input gradient `dy` to the three
     /// head-split gradients the concatenation into dqkv reads, each saved tensor freed as its
@@ -983,7 +1159,15 @@ impl<'a> Gen<'a> {
         let lbtv = self.loss_btv();
         let (s, btc, vc) = (self.s, self.btc(), self.v * self.c);
         // the autograd thread's cuBLAS workspace comes with its first matmul (lm_head's)
-        if self.compiled {
+        if self.compiled && self.half && !self.manual && !self.cfg.bias {
+            let mut fresh = Vec::new();
+            self.compiled_backward_16bit(&mut fwd, first_backward, &mut fresh, xy);
+            if keep {
+                grads.append(&mut fresh);
+            } else {
+                self.free_all(&fresh);
+            }
+        } else if self.compiled {
             let tangent = if self.patches.chunked_loss {
                 None
             } else {
@@ -1284,6 +1468,7 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     if cfg.compile {
         g.l2 = gpu.l2_cache_bytes();
         g.tune = [true; 3];
+        g.sms = gpu.sm_count();
     }
     g.model_load();
     // past the ceiling nothing more is recorded: 1,024 layers of calls that record nothing would

@@ -1,0 +1,224 @@
+//! Inductor's buffer reuse inside one compiled graph: what PyTorch 2.11's generated wrapper does
+//! with a buffer it is done with (`torch/_inductor/codegen/wrapper.py`, `memory_plan_reuse`).
+//!
+//! The wrapper frees a dead buffer only if no later buffer takes its storage: a free puts the
+//! buffer in a pool keyed by device, dtype and storage size (`FreeIfNotReusedLine.plan`), and a
+//! later allocation of the same key takes the most recently pooled one (`AllocateLine.plan`; the
+//! pool is a stack) — `bufN = reinterpret_tensor(bufM, …); del bufM  # reuse` in the wrapper, no
+//! request to the caching allocator at all. It does so only where holding the storage from the
+//! free to the allocation keeps the graph within its own peak (`should_reuse_buffer`: the
+//! allocation's size plus the peak between the two is at most the graph's overall peak, or the
+//! two are adjacent), and a reuse raises what the range holds for later decisions
+//! (`update_peak_between`).
+//!
+//! Here a graph is a stretch of a [`crate::events::Sequence`]: its buffers are the requests made
+//! inside it that Inductor's wrapper allocates itself ([`Kind::Planned`]). An extern op's outputs
+//! (SDPA's gradients) are the graph's buffers once they exist — freed into the pool, taken by a
+//! later buffer — but the op allocates them itself ([`Kind::OpOutput`]); what an op or the
+//! autotuner's benchmarker allocates for its own use is neither ([`Kind::External`]). The pool's key is the request's size: the
+//! sequences carry no dtype, and buffers of one size and two dtypes do not meet in one graph of
+//! the programs modelled (a (B, T, C) fp32 buffer and a (B, T, 2C) 16-bit one would). The peak
+//! is the live bytes after each event, what Inductor's `estimate_peak_memory` follows node by
+//! node, with the autotuner's and cuBLAS's requests left out (Inductor does not see them).
+
+use crate::events::{Action, Event};
+use crate::terms::Term;
+use std::collections::HashMap;
+
+/// What a request inside a graph is to Inductor's memory planning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A buffer the wrapper allocates: it may take a dead buffer's storage, and gives its own
+    /// to a later one when it dies.
+    Planned,
+    /// An extern op's output: allocated by the op, the graph's buffer once it exists.
+    OpOutput,
+    /// An op's or the benchmarker's own request (workspaces, autotuning copies).
+    External,
+}
+
+/// The stretch of a graph's events with Inductor's reuse applied: the frees and allocations a
+/// reuse replaces are gone, and a reused buffer's later frees name the storage it took.
+pub struct Planned {
+    pub events: Vec<Event>,
+    /// For each event of the input, whether it was kept (to move the marks inside the stretch).
+    pub kept: Vec<bool>,
+    /// Tensor → the tensor whose storage it took (the root of a chain).
+    pub aliases: HashMap<u32, u32>,
+}
+
+/// Applies Inductor's reuse to `events`, one graph's stretch. `kind(tensor)` says what a request
+/// made in it is to the planner ([`Kind`]); `bytes_of(tensor)` gives any tensor's size (a
+/// free names only the tensor); `live_before` is what is live when the graph starts.
+pub fn plan(
+    events: &[Event],
+    kind: impl Fn(u32) -> Kind,
+    bytes_of: impl Fn(u32) -> u128,
+    live_before: u128,
+) -> Planned {
+    let unseen = |term: Term| matches!(term, Term::InductorAutotune | Term::CublasWorkspace);
+    // live bytes after each event, as the graph's own estimate sees them
+    let mut hidden: HashMap<u32, ()> = HashMap::new();
+    let mut live = Vec::with_capacity(events.len());
+    let mut now = live_before;
+    for e in events {
+        match e.action {
+            Action::Alloc if unseen(e.term) => {
+                hidden.insert(e.tensor, ());
+            }
+            Action::Alloc => now += u128::from(e.bytes),
+            Action::Free if hidden.remove(&e.tensor).is_some() => {}
+            Action::Free => now = now.saturating_sub(bytes_of(e.tensor)),
+        }
+        live.push(now);
+    }
+    let overall = live.iter().copied().max().unwrap_or(0).max(live_before);
+
+    let mut pool: HashMap<u64, Vec<(usize, u32)>> = HashMap::new();
+    let mut born_here: HashMap<u32, u64> = HashMap::new();
+    let mut kept = vec![true; events.len()];
+    let mut aliases: HashMap<u32, u32> = HashMap::new();
+    for (k, e) in events.iter().enumerate() {
+        match e.action {
+            Action::Alloc => {
+                match kind(e.tensor) {
+                    Kind::External => continue,
+                    Kind::OpOutput => {
+                        born_here.insert(e.tensor, e.bytes);
+                        continue;
+                    }
+                    Kind::Planned => {
+                        born_here.insert(e.tensor, e.bytes);
+                    }
+                }
+                let Some((i, old)) = pool.get_mut(&e.bytes).and_then(Vec::pop) else {
+                    continue;
+                };
+                let size = u128::from(e.bytes);
+                let between = live[i + 1..k].iter().copied().max().unwrap_or(0);
+                if k == i + 1 || size + between <= overall {
+                    kept[i] = false;
+                    kept[k] = false;
+                    aliases.insert(e.tensor, old);
+                    for l in &mut live[i..k] {
+                        *l += size;
+                    }
+                } else {
+                    pool.entry(e.bytes).or_default().push((i, old));
+                }
+            }
+            Action::Free => {
+                if let Some(bytes) = born_here.remove(&e.tensor) {
+                    let root = aliases.get(&e.tensor).copied().unwrap_or(e.tensor);
+                    pool.entry(bytes).or_default().push((k, root));
+                }
+            }
+        }
+    }
+    let out = events
+        .iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(e, _)| match e.action {
+            Action::Free => Event {
+                tensor: aliases.get(&e.tensor).copied().unwrap_or(e.tensor),
+                ..*e
+            },
+            Action::Alloc => *e,
+        })
+        .collect();
+    Planned {
+        events: out,
+        kept,
+        aliases,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(tensor: u32, bytes: u64) -> Event {
+        Event {
+            action: Action::Alloc,
+            tensor,
+            bytes,
+            term: Term::BlockTransient,
+        }
+    }
+    fn f(tensor: u32) -> Event {
+        Event {
+            action: Action::Free,
+            tensor,
+            bytes: 0,
+            term: Term::Params,
+        }
+    }
+    const SIZES: [u128; 4] = [100, 100, 50, 100];
+    fn ext(which: u32) -> impl Fn(u32) -> Kind {
+        move |t| {
+            if t == which {
+                Kind::External
+            } else {
+                Kind::Planned
+            }
+        }
+    }
+
+    #[test]
+    fn a_freed_buffer_of_the_same_size_is_taken_over_where_the_peak_allows() {
+        // 0 (100) and 2 (50) live: peak 150; 0 dies, then 1 (100) comes: taken over
+        let ev = [a(0, 100), a(2, 50), f(0), f(2), a(1, 100), f(1)];
+        let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
+        assert_eq!(p.events, vec![a(0, 100), a(2, 50), f(2), f(0)]);
+        assert_eq!(p.aliases.get(&1), Some(&0));
+    }
+
+    #[test]
+    fn no_reuse_that_would_raise_the_graph_peak() {
+        // 0 dies, 2 and an extern op's 3 rise to 150 with 0 gone (the peak); holding 0 through
+        // them would make 250
+        let ev = [
+            a(0, 100),
+            f(0),
+            a(2, 50),
+            a(3, 100),
+            f(3),
+            f(2),
+            a(1, 100),
+            f(1),
+        ];
+        let p = plan(&ev, ext(3), |t| SIZES[t as usize], 0);
+        assert_eq!(p.events.len(), ev.len(), "nothing reused: {:?}", p.events);
+    }
+
+    #[test]
+    fn an_extern_request_is_never_a_planned_buffer() {
+        let ev = [a(0, 100), f(0), a(1, 100), f(1)];
+        let p = plan(&ev, ext(1), |t| SIZES[t as usize], 0);
+        assert_eq!(p.events.len(), 4);
+    }
+
+    #[test]
+    fn an_op_output_is_taken_over_but_never_takes_over() {
+        // 0 is an op's output: allocated by the op (so not from 3's storage), pooled when it dies
+        let kind = |t: u32| {
+            if t == 0 {
+                Kind::OpOutput
+            } else {
+                Kind::Planned
+            }
+        };
+        let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
+        let p = plan(&ev, kind, |t| SIZES[t as usize], 0);
+        assert_eq!(p.aliases.get(&0), None);
+        assert_eq!(p.aliases.get(&1), Some(&0));
+    }
+
+    #[test]
+    fn the_most_recently_freed_buffer_is_taken_first() {
+        let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
+        let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
+        assert_eq!(p.aliases.get(&1), Some(&3));
+    }
+}
