@@ -122,19 +122,24 @@ fn pinned_cold_phases() {
     }
 }
 
-/// What a user's first compiled 16-bit run reserves (issue 27, stop 56): the backward graph written
-/// node by node from Inductor's generated code, its buffers handed on as the wrapper's memory
-/// planning hands them (`engine::buffer_reuse`), against the 24 cold 16-bit runs measured — 13 and
-/// 8 held-out ones on an H100 (before: median 1.9 %, 11 past 2 %, worst 5.8 %), 3 on an H200 with
-/// every allocator event kept (data/traces/ngc_h200_*). Within 2 % but for three shakespeare_char
-/// runs of 0.4 to 0.6 GiB, where one 20 MiB segment is 3.5-5 % of the whole and the forward's
-/// order (not yet written from the generated code) decides whether it is needed.
+/// What a user's first compiled run reserves (issue 27, stop 56): the backward graph written node
+/// by node from Inductor's generated code, its buffers handed on as the wrapper's memory planning
+/// hands them (`engine::buffer_reuse`), against the 42 cold runs measured — 21 and 14 held-out
+/// ones on an H100, 7 on an H200 with every allocator event kept (data/traces/ngc_h200_*).
+/// Before: median 2.3 %, 22 past 2 %, worst 5.8 %. Now median 1.1 %, within 2 % but for six,
+/// five of them shakespeare_char models of 0.4 to 0.8 GiB whose reserve moves by whole 20 MiB
+/// segments (3-6 % of them) with the forward's order, not yet written from the generated code, and
+/// `ev_fp32_gpt2_T2048_B1_ga1`, whose real run maps one more (V, C) fp32 block in its second
+/// steady iteration (3.976 → 4.124 GiB) where vramfit's layout has settled.
 #[test]
-fn cold_16bit_runs_reserve_within_two_percent() {
+fn cold_runs_reserve_within_two_percent() {
     let known = [
+        "cmp_fp32_char_T2048_B1_ga1_cold",
+        "cmp_fp32_char_T256_B16_ga1_cold",
         "cmp_fp16_char_T2048_B1_ga1_cold",
         "chk_fp16_char_T512_B8_ga1",
         "chk_bf16_char_T256_B12_ga1",
+        "ev_fp32_gpt2_T2048_B1_ga1",
     ];
     let mut over = Vec::new();
     let mut errs = Vec::new();
@@ -144,9 +149,6 @@ fn cold_16bit_runs_reserve_within_two_percent() {
         "nanogpt-compiled-cold-h200.jsonl",
     ] {
         for run in project_runs(file) {
-            if run["config"]["dtype"] == "float32" {
-                continue;
-            }
             let card = if run["gpu"].as_str().is_some_and(|g| g.contains("H200")) {
                 "h200"
             } else {
@@ -167,9 +169,9 @@ fn cold_16bit_runs_reserve_within_two_percent() {
             }
         }
     }
-    assert_eq!(errs.len(), 24);
+    assert_eq!(errs.len(), 42);
     assert_eq!(over, known);
-    assert!(common::median(errs) <= 0.016);
+    assert!(common::median(errs) <= 0.012);
 }
 
 /// build-nanogpt compiled (B14, T1024, two micro-steps), a first run on an H200 uncapped, every

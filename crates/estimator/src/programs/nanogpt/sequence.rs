@@ -58,9 +58,8 @@ pub(crate) struct Gen<'a> {
     /// The forward thread's cuBLAS workspace is still to be created, by the first matmul of an
     /// eager forward (block 0's qkv projection, once its output is allocated).
     pub(crate) workspace_pending: bool,
-    /// The compiled 16-bit backward's LayerNorm weight-gradient workspace, while it is held.
-    ln_ws: T,
-    /// The card's streaming multiprocessors (the size of that workspace follows them).
+    /// The card's streaming multiprocessors (the compiled backward's LayerNorm workspace follows
+    /// them).
     pub(crate) sms: u128,
 }
 
@@ -119,7 +118,6 @@ impl<'a> Gen<'a> {
             l2: 0,
             tune: [false; 3],
             workspace_pending: false,
-            ln_ws: None,
             sms: 132,
         }
     }
@@ -153,16 +151,22 @@ impl<'a> Gen<'a> {
     /// `..._gelu_gelu_backward_...` kernel) and nanogpt-compiled-fp32_gpt2_T2048_B1_ga1. A warm
     /// cache holds the chosen configs and skips this (measured: nanogpt-compiled-warm.jsonl).
     /// Other kernels are autotuned too, with smaller clones: the GELU one is the largest.
+    /// In the eval graph and the backward (`optimize_mem`: `is_inference or is_backward`,
+    /// `codegen/triton.py`) the clone is made on the GPU only where it fits below the run's peak
+    /// so far (`copy_args_to_cpu_if_needed`: `max_memory_allocated() − memory_allocated()`), else
+    /// on the host; the first timing's flush buffer leaves that much room for the next one's.
     fn autotune_gelu(&mut self, graph: usize) {
         if self.l2 == 0 || !self.tune[graph] {
             return;
         }
         self.tune[graph] = false;
-        let clone = self.a_as(
-            Kind::External,
-            4 * self.s * self.btc(),
-            Term::InductorAutotune,
-        );
+        let bytes = 4 * self.s * self.btc();
+        let optimize_mem = graph != 1;
+        let clone = if !optimize_mem || bytes <= self.out.below_peak().max(self.l2) {
+            self.a_as(Kind::External, bytes, Term::InductorAutotune)
+        } else {
+            None
+        };
         let flush = self.a_as(Kind::External, self.l2, Term::InductorAutotune);
         self.free_all(&[flush, clone]);
     }
@@ -857,15 +861,15 @@ impl<'a> Gen<'a> {
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
     }
 
-    /// The backward graph of a compiled 16-bit run with SDPA, node by node in the order of
-    /// Inductor's schedule, each buffer allocated where its node makes it and freed after the
-    /// node that reads it last (PyTorch 2.11's generated code for it: data/inductor/
-    /// oc_ng_bf16_char_T256_B64.tgz, dropout 0.2, and oc_ng_bf16_gpt2_T1024_B8.tgz, no dropout;
-    /// `tools/inductor/wrapper_allocations.py`). Which dead buffer's storage each new one takes is
-    /// the wrapper's memory planning, applied to the graph as a whole (`engine::buffer_reuse`):
-    /// per block only the fp32 weight gradients, which the graph returns, are new requests once
-    /// the first block has run. The graph returns those gradients in `fresh`.
-    fn compiled_backward_16bit(
+    /// The backward graph of a compiled run with SDPA and bias-free Linears (train.py's default),
+    /// node by node in the order of Inductor's schedule, each buffer allocated where its node
+    /// makes it and freed after the node that reads it last (PyTorch 2.11's generated code for it:
+    /// data/inductor/oc_ng_bf16_char_T256_B64.tgz, dropout 0.2, oc_ng_bf16_gpt2_T1024_B8.tgz, no
+    /// dropout, oc_ng_fp32_char_T256_B64.tgz; `tools/inductor/wrapper_allocations.py`). Which dead
+    /// buffer's storage each new one takes is the wrapper's memory planning, applied to the graph
+    /// as a whole (`engine::buffer_reuse`): once the first block has run, the fp32 weight
+    /// gradients the graph returns are most of its new requests. Those gradients go to `fresh`.
+    fn compiled_backward(
         &mut self,
         fwd: &mut Forward,
         first_backward: bool,
@@ -874,9 +878,6 @@ impl<'a> Gen<'a> {
     ) {
         let (s, btc, c) = (self.s, self.btc(), self.c);
         let (lbtv, vc, tr) = (self.loss_btv(), self.v * self.c, Term::BlockTransient);
-        let grad32 = |g: &mut Gen, numel: u128, fresh: &mut Vec<T>| {
-            fresh.push(g.a(4 * numel, Term::FreshGrads));
-        };
         // autograd's zero tangent for the logits the graph also returns, made before it runs
         let tangent = if self.patches.chunked_loss {
             None
@@ -884,20 +885,35 @@ impl<'a> Gen<'a> {
             self.a(s * lbtv, Term::ZeroTangent)
         };
         self.out.begin_graph();
-        // the loss: d(logits), lm_head's 16-bit weight gradient (kept until the tied weight's
-        // sum at the end), dx
+        // the loss: d(logits); 16-bit: lm_head's weight gradient (kept for the tied weight's sum
+        // at the end) and dx, then d(logits) goes; fp32: dx only, d(logits) and ln_f's output
+        // kept for lm_head's weight gradient at the end
         let dlogits = self.a(s * lbtv, Term::LossGrads);
         self.free_all(&[fwd.stats[1], fwd.lsm]);
-        let dw_lm = self.a(s * vc, Term::LmHeadGrads);
+        let dw_lm = if self.half {
+            self.a(s * vc, Term::LmHeadGrads)
+        } else {
+            None
+        };
         if first_backward {
             self.a_as(Kind::External, self.workspace, Term::CublasWorkspace);
         }
-        self.f(fwd.lnfc);
+        let lnfc = if self.half {
+            self.f(fwd.lnfc);
+            None
+        } else {
+            fwd.lnfc
+        };
         let dx = self.a(s * btc, tr);
-        self.free_all(&[dlogits, fwd.w_lm]);
+        let dlogits = if self.half {
+            self.free_all(&[dlogits, fwd.w_lm]);
+            None
+        } else {
+            dlogits
+        };
         // ln_f's backward, fused with the last block's MLP dropout: the fp32 residual gradient
-        // (updated in place by every later LayerNorm backward), the branch's 16-bit gradient (dx
-        // itself without dropout) and the LayerNorm weight gradient's split-reduction workspace
+        // (updated in place by every later LayerNorm backward) and the branch's gradient (dx
+        // itself where no dropout mask applies)
         let g = self.a(4 * btc, tr);
         let mut blocks = std::mem::take(&mut fwd.blocks);
         let last_mask = blocks.last_mut().and_then(|b| b.mlp_mask.take());
@@ -905,82 +921,123 @@ impl<'a> Gen<'a> {
         self.free_all(&[fwd.stats[0], last_mask, fwd.x_last]);
         while let Some(sv) = blocks.pop() {
             // MLP: c_proj's dW and dx; GELU's backward in place on that dx (the node that also
-            // copies dW to fp32); c_fc's dW and dx
-            let dw = self.a(2 * 4 * c * c, Term::FreshGrads);
+            // copies a 16-bit dW to fp32); c_fc's dW and dx
+            let dw = self.weight_grad(4 * c * c, fresh);
             self.f(sv.gelu);
             let dg = self.a(4 * s * btc, tr);
             self.free_all(&[gm, sv.w_mproj]);
             // (a first run times that GELU backward kernel here, on a copy of dg)
             self.autotune_gelu(2);
-            grad32(self, 4 * c * c, fresh);
-            self.free_all(&[dw, sv.h]);
-            let dw = self.a(2 * 4 * c * c, Term::FreshGrads);
+            self.weight_grad_copied(dw, 4 * c * c, fresh);
+            self.f(sv.h);
+            let dw = self.weight_grad(4 * c * c, fresh);
             self.f(sv.ln2c);
             let dxf = self.a(s * btc, tr);
             self.free_all(&[dg, sv.w_fc]);
-            grad32(self, 4 * c * c, fresh);
+            self.weight_grad_copied(dw, 4 * c * c, fresh);
             // ln_2's backward into g, fused with the attention output's dropout
             let ga = self.ln_backward(dxf, sv.attn_mask.is_some(), fresh);
-            self.f(dw);
             self.free_all(&sv.ln2);
             self.free_all(&[sv.attn_mask, sv.x_mid]);
-            // attention: c_proj's dW and dx (dy), SDPA's backward (its three gradients are the
-            // op's own allocations, then the graph's), dqkv, c_attn's dW and dx
+            // attention: c_proj's dW and dx (dy); SDPA's backward, whose three gradients are the
+            // op's own allocations, then the graph's; dqkv; c_attn's dW and dx
             let [ln1c, w_attn, qkv, y, lse, w_cproj] = sv.attn[..] else {
                 unreachable!("a compiled block saves six attention tensors")
             };
-            let dw = self.a(2 * c * c, Term::FreshGrads);
+            let dw = self.weight_grad(c * c, fresh);
             let dy = self.a(s * btc, tr);
             self.free_all(&[ga, w_cproj]);
-            grad32(self, c * c, fresh);
-            self.f(dw);
+            self.weight_grad_copied(dw, c * c, fresh);
             let dqkv: Vec<T> = (0..3)
                 .map(|_| self.a_as(Kind::OpOutput, s * btc, tr))
                 .collect();
-            let bht = self.b * self.h * self.t;
-            let ws = self.a_as(Kind::External, 4 * btc + 4 * bht + 256, tr);
-            self.free_all(&[ws, dy, y, lse, qkv]);
+            self.sdpa_backward_workspace();
+            self.free_all(&[dy, y, lse, qkv]);
             let cat = self.a(3 * s * btc, tr);
             self.free_all(&dqkv);
-            let dw = self.a(2 * 3 * c * c, Term::FreshGrads);
+            let dw = self.weight_grad(3 * c * c, fresh);
             self.f(ln1c);
             let dxa = self.a(s * btc, tr);
             self.free_all(&[w_attn, cat]);
-            grad32(self, 3 * c * c, fresh);
+            self.weight_grad_copied(dw, 3 * c * c, fresh);
             // ln_1's backward into g, fused with the previous block's MLP dropout (block 0's
             // goes on to the embeddings)
             let prev_mask = blocks.last_mut().and_then(|b| b.mlp_mask.take());
             gm = if blocks.is_empty() {
-                self.ln_backward_last(dxa, fresh)
+                self.ln_weight_grad(fresh);
+                self.f(dxa);
+                None
             } else {
                 self.ln_backward(dxa, prev_mask.is_some(), fresh)
             };
-            self.f(dw);
             self.free_all(&sv.ln1);
             self.free_all(&[prev_mask, sv.x_in]);
         }
-        // the embeddings: wte's gradient scattered into a dense fp32 (V, C) buffer (the
-        // embeddings' dropout applied in place), the workspace and the inputs go, wpe's gradient,
-        // then the tied weight's: that dense one plus lm_head's, upcast
+        // the embeddings: wte's gradient scattered into a dense fp32 (V, C) buffer (their
+        // dropout applied in place), the inputs go, wpe's gradient; then the tied weight's: that
+        // dense one plus lm_head's (16-bit: upcast; fp32: d(logits)ᵀ · ln_f's output, added in
+        // one matmul)
         let dense = self.a(4 * vc, Term::TiedWeightGrad);
-        let ws = self.ln_ws.take();
         let x = if self.prefetch { xy.0.take() } else { None };
-        self.free_all(&[ws, fwd.emb_mask, fwd.tw, fwd.pos, x]);
+        self.free_all(&[fwd.emb_mask, fwd.tw, fwd.pos, x]);
         fresh.push(self.a(4 * self.wpe_rows * c, Term::FreshGrads));
         self.f(g);
         fresh.push(self.a(4 * vc, Term::TiedWeightGrad));
-        self.free_all(&[dw_lm, dense, tangent]);
+        self.free_all(&[dw_lm, dlogits, dense, lnfc, tangent]);
         self.out.end_graph();
     }
 
-    /// A fused LayerNorm backward of the compiled 16-bit graph: the residual gradient updated in
-    /// place, the LayerNorm's fp32 weight gradient (through the split reduction's workspace,
-    /// one for the whole graph), and the 16-bit gradient of the branch below — a new buffer where
-    /// a dropout mask applies, `dx` itself where none does. Frees `dx` when a new one is made.
+    /// A Linear's weight gradient in the compiled backward: the matmul's 16-bit output, or in fp32
+    /// the gradient the graph returns itself.
+    fn weight_grad(&mut self, numel: u128, fresh: &mut Vec<T>) -> T {
+        if self.half {
+            self.a(2 * numel, Term::FreshGrads)
+        } else {
+            fresh.push(self.a(4 * numel, Term::FreshGrads));
+            None
+        }
+    }
+
+    /// A 16-bit weight gradient's fp32 copy, the one the graph returns; the 16-bit one goes.
+    fn weight_grad_copied(&mut self, dw: T, numel: u128, fresh: &mut Vec<T>) {
+        if self.half {
+            fresh.push(self.a(4 * numel, Term::FreshGrads));
+            self.f(dw);
+        }
+    }
+
+    /// What SDPA's backward allocates inside the op beside its three gradients: 16-bit, the
+    /// flash kernel's fp32 dq accumulator and softmax sums; fp32, the memory-efficient kernel's
+    /// (see `block_backward`).
+    fn sdpa_backward_workspace(&mut self) {
+        let (btc, bht, tr) = (self.btc(), self.b * self.h * self.t, Term::BlockTransient);
+        if self.half {
+            let ws = self.a_as(Kind::External, 4 * btc + 4 * bht + 256, tr);
+            self.f(ws);
+        } else {
+            let extra = self.a_as(Kind::External, 4 * btc, tr);
+            let sums = [
+                self.a_as(Kind::External, 4 * bht, tr),
+                self.a_as(Kind::External, 4 * bht, tr),
+            ];
+            self.free_all(&[sums[0], extra]);
+            let ws = self.a_as(Kind::External, 4 * btc + bht / 4, tr);
+            self.free_all(&[sums[1], ws]);
+        }
+    }
+
+    /// A fused LayerNorm backward of the compiled graph: the residual gradient updated in place,
+    /// the LayerNorm's fp32 weight gradient, and the gradient of the branch below — a new buffer
+    /// where a dropout mask applies, `dx` itself where none does (`dx` goes when a new one is
+    /// made).
     fn ln_backward(&mut self, dx: T, masked: bool, fresh: &mut Vec<T>) -> T {
+        let gb = if masked {
+            self.a(self.s * self.btc(), Term::BlockTransient)
+        } else {
+            None
+        };
         self.ln_weight_grad(fresh);
         if masked {
-            let gb = self.a(self.s * self.btc(), Term::BlockTransient);
             self.f(dx);
             gb
         } else {
@@ -988,32 +1045,24 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Block 0's ln_1 backward: the residual gradient goes on to the embeddings alone.
-    fn ln_backward_last(&mut self, dx: T, fresh: &mut Vec<T>) -> T {
-        self.ln_weight_grad(fresh);
-        self.f(dx);
-        None
-    }
-
     /// A LayerNorm's fp32 weight gradient, fused with its input gradient (Inductor's mix-order
     /// reduction): each split of `rows` tokens writes its partial sums of the C columns to an fp32
-    /// workspace, summed after (`workspace_0[...].view(splits, C).sum(dim=0)` in the generated
-    /// code; 1,024 × 384 floats at N = 16,384, 512 × 768 at N = 8,192, both 16-row splits). The
-    /// graph allocates it at its first LayerNorm and hands it from one to the next.
+    /// workspace, summed after and freed (`workspace_0[...].view(splits, C).sum(dim=0)` in the
+    /// generated code: 1,024 × 384 floats at N = 16,384, 512 × 768 at N = 8,192, 16-row splits
+    /// both). The next LayerNorm's workspace takes its storage where the graph's peak allows.
     fn ln_weight_grad(&mut self, fresh: &mut Vec<T>) {
-        if self.ln_ws.is_none() {
-            let n = self.bt();
-            // `_pick_split_size`: a power of 2 near rows / (8·SMs), within [16, 128]
-            let per = n / (8 * self.sms);
-            let rows = if per < 2 {
-                1
-            } else {
-                1 << (127 - per.leading_zeros())
-            };
-            let rows = rows.clamp(16, 128);
-            self.ln_ws = self.a(4 * n.div_ceil(rows) * self.c, Term::BlockTransient);
-        }
+        let n = self.bt();
+        // `_pick_split_size`: a power of 2 near rows / (8·SMs), within [16, 128]
+        let per = n / (8 * self.sms);
+        let rows = if per < 2 {
+            1
+        } else {
+            1 << (127 - per.leading_zeros())
+        };
+        let rows = rows.clamp(16, 128);
+        let ws = self.a(4 * n.div_ceil(rows) * self.c, Term::BlockTransient);
         fresh.push(self.a(4 * self.c, Term::FreshGrads));
+        self.f(ws);
     }
 
     /// The hand-written attention's backward (`saved`: what its forward kept but c_proj's input),
@@ -1159,9 +1208,9 @@ impl<'a> Gen<'a> {
         let lbtv = self.loss_btv();
         let (s, btc, vc) = (self.s, self.btc(), self.v * self.c);
         // the autograd thread's cuBLAS workspace comes with its first matmul (lm_head's)
-        if self.compiled && self.half && !self.manual && !self.cfg.bias {
+        if self.compiled && !self.manual && !self.cfg.bias {
             let mut fresh = Vec::new();
-            self.compiled_backward_16bit(&mut fwd, first_backward, &mut fresh, xy);
+            self.compiled_backward(&mut fwd, first_backward, &mut fresh, xy);
             if keep {
                 grads.append(&mut fresh);
             } else {
