@@ -4,7 +4,8 @@
 //! ([`events`]), their replay through a model of PyTorch's caching allocator ([`replay`],
 //! [`allocator`]), the run's peaks, components and verdict on a card ([`run`], [`verdict`]), the
 //! shared order of fixes ([`ranking`]), the cards and what each leaves a run ([`gpu`]),
-//! what PyTorch's kernels allocate beside their outputs ([`kernels`]), the named
+//! what PyTorch's kernels allocate beside their outputs ([`kernels`]), how Inductor's generated
+//! code hands a dead buffer's storage to the next of its size ([`buffer_reuse`]), the named
 //! tensors a bar is made of ([`terms`]), and bytes as people read them ([`units`], [`decimal`]).
 //!
 //! A program (the `estimator` crate's `programs/`) describes its memory once, as a
