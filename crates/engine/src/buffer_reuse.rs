@@ -56,40 +56,51 @@ pub fn plan(
     bytes_of: impl Fn(u32) -> u128,
     live_before: u128,
 ) -> Planned {
+    // tensors are numbered in allocation order: those made in the stretch are a range of ids, so
+    // what is kept per tensor is a vector over that range (a page replays many graphs per answer)
+    let base = events
+        .iter()
+        .filter(|e| e.action == Action::Alloc)
+        .map(|e| e.tensor)
+        .min()
+        .unwrap_or(0);
+    let top = events.iter().map(|e| e.tensor).max().unwrap_or(0);
+    let slots = (top.saturating_sub(base) + 1) as usize;
+    let slot = |t: u32| t.checked_sub(base).map(|d| d as usize);
     let unseen = |term: Term| matches!(term, Term::InductorAutotune | Term::CublasWorkspace);
     // live bytes after each event, as the graph's own estimate sees them
-    let mut hidden: HashMap<u32, ()> = HashMap::new();
+    let mut hidden = vec![false; slots];
     let mut live = Vec::with_capacity(events.len());
     let mut now = live_before;
     for e in events {
-        match e.action {
-            Action::Alloc if unseen(e.term) => {
-                hidden.insert(e.tensor, ());
-            }
-            Action::Alloc => now += u128::from(e.bytes),
-            Action::Free if hidden.remove(&e.tensor).is_some() => {}
-            Action::Free => now = now.saturating_sub(bytes_of(e.tensor)),
+        match (e.action, slot(e.tensor)) {
+            (Action::Alloc, Some(i)) if unseen(e.term) => hidden[i] = true,
+            (Action::Alloc, _) => now += u128::from(e.bytes),
+            (Action::Free, Some(i)) if hidden[i] => hidden[i] = false,
+            (Action::Free, _) => now = now.saturating_sub(bytes_of(e.tensor)),
         }
         live.push(now);
     }
     let overall = live.iter().copied().max().unwrap_or(0).max(live_before);
 
     let mut pool: HashMap<u64, Vec<(usize, u32)>> = HashMap::new();
-    let mut born_here: HashMap<u32, u64> = HashMap::new();
+    // the size of each buffer made in the stretch while it lives, and whose storage it took
+    let mut born_here: Vec<Option<u64>> = vec![None; slots];
+    let mut took: Vec<Option<u32>> = vec![None; slots];
     let mut kept = vec![true; events.len()];
-    let mut aliases: HashMap<u32, u32> = HashMap::new();
     for (k, e) in events.iter().enumerate() {
+        let Some(ix) = slot(e.tensor) else {
+            continue;
+        };
         match e.action {
             Action::Alloc => {
                 match kind(e.tensor) {
                     Kind::External => continue,
                     Kind::OpOutput => {
-                        born_here.insert(e.tensor, e.bytes);
+                        born_here[ix] = Some(e.bytes);
                         continue;
                     }
-                    Kind::Planned => {
-                        born_here.insert(e.tensor, e.bytes);
-                    }
+                    Kind::Planned => born_here[ix] = Some(e.bytes),
                 }
                 let Some((i, old)) = pool.get_mut(&e.bytes).and_then(Vec::pop) else {
                     continue;
@@ -99,7 +110,7 @@ pub fn plan(
                 if k == i + 1 || size + between <= overall {
                     kept[i] = false;
                     kept[k] = false;
-                    aliases.insert(e.tensor, old);
+                    took[ix] = Some(old);
                     for l in &mut live[i..k] {
                         *l += size;
                     }
@@ -108,24 +119,30 @@ pub fn plan(
                 }
             }
             Action::Free => {
-                if let Some(bytes) = born_here.remove(&e.tensor) {
-                    let root = aliases.get(&e.tensor).copied().unwrap_or(e.tensor);
+                if let Some(bytes) = born_here[ix].take() {
+                    let root = took[ix].unwrap_or(e.tensor);
                     pool.entry(bytes).or_default().push((k, root));
                 }
             }
         }
     }
+    let root = |t: u32| slot(t).and_then(|i| took[i]).unwrap_or(t);
     let out = events
         .iter()
         .zip(&kept)
         .filter(|(_, &k)| k)
         .map(|(e, _)| match e.action {
             Action::Free => Event {
-                tensor: aliases.get(&e.tensor).copied().unwrap_or(e.tensor),
+                tensor: root(e.tensor),
                 ..*e
             },
             Action::Alloc => *e,
         })
+        .collect();
+    let aliases = took
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.map(|r| (base + i as u32, r)))
         .collect();
     Planned {
         events: out,
