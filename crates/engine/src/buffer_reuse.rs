@@ -23,7 +23,6 @@
 
 use crate::events::{Action, Event};
 use crate::terms::Term;
-use std::collections::HashMap;
 
 /// What a request inside a graph is to Inductor's memory planning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +42,8 @@ pub struct Planned {
     pub events: Vec<Event>,
     /// For each event of the input, whether it was kept (to move the marks inside the stretch).
     pub kept: Vec<bool>,
-    /// Tensor → the tensor whose storage it took (the root of a chain).
-    pub aliases: HashMap<u32, u32>,
+    /// (tensor, the tensor whose storage it took: the root of a chain), in tensor order.
+    pub aliases: Vec<(u32, u32)>,
 }
 
 /// Applies Inductor's reuse to `events`, one graph's stretch. `kind(tensor)` says what a request
@@ -83,7 +82,18 @@ pub fn plan(
     }
     let overall = live.iter().copied().max().unwrap_or(0).max(live_before);
 
-    let mut pool: HashMap<u64, Vec<(usize, u32)>> = HashMap::new();
+    // (size, the pooled buffers of that size: where each was freed and its storage's tensor), a
+    // few sizes per graph (a vector, not a map: the page's wasm pays for every map type)
+    let mut pool: Vec<(u64, Vec<(usize, u32)>)> = Vec::new();
+    let stack = |pool: &mut Vec<(u64, Vec<(usize, u32)>)>, bytes: u64| -> usize {
+        match pool.iter().position(|(b, _)| *b == bytes) {
+            Some(i) => i,
+            None => {
+                pool.push((bytes, Vec::new()));
+                pool.len() - 1
+            }
+        }
+    };
     // the size of each buffer made in the stretch while it lives, and whose storage it took
     let mut born_here: Vec<Option<u64>> = vec![None; slots];
     let mut took: Vec<Option<u32>> = vec![None; slots];
@@ -102,7 +112,8 @@ pub fn plan(
                     }
                     Kind::Planned => born_here[ix] = Some(e.bytes),
                 }
-                let Some((i, old)) = pool.get_mut(&e.bytes).and_then(Vec::pop) else {
+                let at = stack(&mut pool, e.bytes);
+                let Some((i, old)) = pool[at].1.pop() else {
                     continue;
                 };
                 let size = u128::from(e.bytes);
@@ -115,13 +126,14 @@ pub fn plan(
                         *l += size;
                     }
                 } else {
-                    pool.entry(e.bytes).or_default().push((i, old));
+                    pool[at].1.push((i, old));
                 }
             }
             Action::Free => {
                 if let Some(bytes) = born_here[ix].take() {
                     let root = took[ix].unwrap_or(e.tensor);
-                    pool.entry(bytes).or_default().push((k, root));
+                    let at = stack(&mut pool, bytes);
+                    pool[at].1.push((k, root));
                 }
             }
         }
@@ -188,7 +200,7 @@ mod tests {
         let ev = [a(0, 100), a(2, 50), f(0), f(2), a(1, 100), f(1)];
         let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
         assert_eq!(p.events, vec![a(0, 100), a(2, 50), f(2), f(0)]);
-        assert_eq!(p.aliases.get(&1), Some(&0));
+        assert_eq!(p.aliases, vec![(1, 0)]);
     }
 
     #[test]
@@ -228,14 +240,14 @@ mod tests {
         };
         let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
         let p = plan(&ev, kind, |t| SIZES[t as usize], 0);
-        assert_eq!(p.aliases.get(&0), None);
-        assert_eq!(p.aliases.get(&1), Some(&0));
+        // (0 took nothing; 1 took 0's storage)
+        assert_eq!(p.aliases, vec![(1, 0)]);
     }
 
     #[test]
     fn the_most_recently_freed_buffer_is_taken_first() {
         let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
         let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
-        assert_eq!(p.aliases.get(&1), Some(&3));
+        assert_eq!(p.aliases, vec![(1, 3)]);
     }
 }

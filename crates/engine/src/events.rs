@@ -4,7 +4,6 @@
 
 use crate::buffer_reuse::{self, Kind};
 use crate::terms::Term;
-use std::collections::HashMap;
 
 /// The phases of a run whose peaks `torch.cuda.max_memory_allocated()` would report.
 /// Serialized as its [`Phase::id`].
@@ -194,9 +193,9 @@ pub struct Builder {
     bytes_of: Vec<u128>,
     /// The compiled graph being written, if any ([`Builder::begin_graph`]).
     graph: Option<OpenGraph>,
-    /// Tensors whose storage a buffer of an earlier graph took over: their frees name that
-    /// storage.
-    aliases: HashMap<u32, u32>,
+    /// (tensor, the tensor whose storage it took) for the buffers of earlier graphs that took a
+    /// dead one's, in tensor order: their frees name that storage.
+    aliases: Vec<(u32, u32)>,
 }
 
 /// A compiled graph being written: where it starts, what is live then, and the requests in it
@@ -205,7 +204,8 @@ pub struct Builder {
 struct OpenGraph {
     start: usize,
     live_before: u128,
-    kinds: HashMap<u32, Kind>,
+    /// (tensor, kind) of the requests that are not its own buffers, in tensor order.
+    kinds: Vec<(u32, Kind)>,
 }
 
 impl Builder {
@@ -275,7 +275,10 @@ impl Builder {
             self.live -= bytes;
             self.seq.events.push(Event {
                 action: Action::Free,
-                tensor: self.aliases.get(&id).copied().unwrap_or(id),
+                tensor: self
+                    .aliases
+                    .binary_search_by_key(&id, |a| a.0)
+                    .map_or(id, |i| self.aliases[i].1),
                 bytes: 0,
                 term: Term::Params,
             });
@@ -288,7 +291,7 @@ impl Builder {
     pub fn alloc_as(&mut self, kind: Kind, bytes: u128, term: Term) -> TensorId {
         let t = self.alloc(bytes, term);
         if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
-            g.kinds.insert(id, kind);
+            g.kinds.push((id, kind));
         }
         t
     }
@@ -299,7 +302,7 @@ impl Builder {
         self.graph = Some(OpenGraph {
             start: self.seq.events.len(),
             live_before: self.live,
-            kinds: HashMap::new(),
+            kinds: Vec::new(),
         });
     }
 
@@ -316,7 +319,11 @@ impl Builder {
         let bytes_of = &self.bytes_of;
         let p = buffer_reuse::plan(
             &self.seq.events[g.start..],
-            |t| g.kinds.get(&t).copied().unwrap_or(Kind::Planned),
+            |t| {
+                g.kinds
+                    .binary_search_by_key(&t, |k| k.0)
+                    .map_or(Kind::Planned, |i| g.kinds[i].1)
+            },
             |t| bytes_of.get(t as usize).copied().unwrap_or(0),
             g.live_before,
         );

@@ -228,13 +228,16 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // chapter 6 program 9 KB more (→ 223,553 bytes: its config, loop, fixes and the seam's code
 // for one more program), chapter 7's 5 KB more (→ 228,747 bytes; it reuses both), the speed
 // scripts' 11 KB more (→ 239,689 bytes: the compiled graph's buffer plan, request by request,
-// for training, evaluation and sampling, its DDP buckets, and the seam's code for one more program)
-test("the package's wasm is within its budget: 240 KB gzipped", async () => {
+// for training, evaluation and sampling, its DDP buckets, and the seam's code for one more program),
+// train.py's compiled backward written from Inductor's generated code and the wrapper's buffer
+// reuse (engine::buffer_reuse) 8 KB more (stop 56: 241,558 → 249,950 bytes; without hash maps in
+// the new code, which cost 3.4 KB more)
+test("the package's wasm is within its budget: 245 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 240, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 245, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 
