@@ -861,6 +861,39 @@ impl<'a> Gen<'a> {
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
     }
 
+    /// The opening of a compiled backward: autograd's zero tangent for the logits the graph also
+    /// returns (made before the graph runs), then — inside the graph where its buffers are planned
+    /// (`planned`) — d(logits), the loss's row statistics freed, lm_head's 16-bit weight gradient
+    /// and, in the first backward, the autograd thread's cuBLAS workspace with its first matmul.
+    /// Returns (tangent, d(logits), lm_head's 16-bit dW).
+    fn compiled_loss_grads(
+        &mut self,
+        fwd: &Forward,
+        first_backward: bool,
+        planned: bool,
+    ) -> [T; 3] {
+        let (s, lbtv) = (self.s, self.loss_btv());
+        let tangent = if self.patches.chunked_loss {
+            None
+        } else {
+            self.a(s * lbtv, Term::ZeroTangent)
+        };
+        if planned {
+            self.out.begin_graph();
+        }
+        let dlogits = self.a(s * lbtv, Term::LossGrads);
+        self.free_all(&[fwd.stats[1], fwd.lsm]);
+        let dw_lm = if self.half {
+            self.a(s * self.v * self.c, Term::LmHeadGrads)
+        } else {
+            None
+        };
+        if first_backward {
+            self.a_as(Kind::External, self.workspace, Term::CublasWorkspace);
+        }
+        [tangent, dlogits, dw_lm]
+    }
+
     /// The backward graph of a compiled run with SDPA and bias-free Linears (train.py's default),
     /// node by node in the order of Inductor's schedule, each buffer allocated where its node
     /// makes it and freed after the node that reads it last (PyTorch 2.11's generated code for it:
@@ -877,27 +910,11 @@ impl<'a> Gen<'a> {
         xy: &mut (T, T),
     ) {
         let (s, btc, c) = (self.s, self.btc(), self.c);
-        let (lbtv, vc, tr) = (self.loss_btv(), self.v * self.c, Term::BlockTransient);
-        // autograd's zero tangent for the logits the graph also returns, made before it runs
-        let tangent = if self.patches.chunked_loss {
-            None
-        } else {
-            self.a(s * lbtv, Term::ZeroTangent)
-        };
-        self.out.begin_graph();
+        let (vc, tr) = (self.v * self.c, Term::BlockTransient);
         // the loss: d(logits); 16-bit: lm_head's weight gradient (kept for the tied weight's sum
         // at the end) and dx, then d(logits) goes; fp32: dx only, d(logits) and ln_f's output
         // kept for lm_head's weight gradient at the end
-        let dlogits = self.a(s * lbtv, Term::LossGrads);
-        self.free_all(&[fwd.stats[1], fwd.lsm]);
-        let dw_lm = if self.half {
-            self.a(s * vc, Term::LmHeadGrads)
-        } else {
-            None
-        };
-        if first_backward {
-            self.a_as(Kind::External, self.workspace, Term::CublasWorkspace);
-        }
+        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, true);
         let lnfc = if self.half {
             self.f(fwd.lnfc);
             None
@@ -1217,26 +1234,12 @@ impl<'a> Gen<'a> {
                 self.free_all(&fresh);
             }
         } else if self.compiled {
-            let tangent = if self.patches.chunked_loss {
-                None
-            } else {
-                self.a(s * lbtv, Term::ZeroTangent)
-            };
-            let dlogits = self.a(s * lbtv, Term::LossGrads);
-            self.free_all(&[fwd.stats[1], fwd.lsm]);
             // 16-bit: lm_head's weight gradient first, then dlogits dies after dx. fp32: the
             // graph computes dx first and lm_head's weight gradient only at the end, beside the
             // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
             // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
             // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
-            let dw_lm = if self.half {
-                self.a(s * vc, Term::LmHeadGrads)
-            } else {
-                None
-            };
-            if first_backward {
-                self.a(self.workspace, Term::CublasWorkspace);
-            }
+            let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(&fwd, first_backward, false);
             // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
             // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
             self.f(fwd.lnfc);
