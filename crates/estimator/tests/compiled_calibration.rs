@@ -127,7 +127,7 @@ fn pinned_cold_phases() {
 /// hands them (`engine::buffer_reuse`), against the 43 cold runs measured — 21 and 14 held-out
 /// ones on an H100, 8 on an H200 with every allocator event kept (data/traces/ngc_h200_*; the
 /// last two taken after the model was written). Before (the first 42): median 2.3 %, 22 past
-/// 2 %, worst 5.8 %. Now median 1.1 %, within 2 % but for six,
+/// 2 %, worst 5.8 %. Now median 1.0 %, within 2 % but for six,
 /// five of them shakespeare_char models of 0.4 to 0.8 GiB whose reserve moves by whole 20 MiB
 /// segments (3-6 % of them) with the forward's order, not yet written from the generated code, and
 /// `ev_fp32_gpt2_T2048_B1_ga1`, whose real run maps one more (V, C) fp32 block in its second
