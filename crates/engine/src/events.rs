@@ -189,8 +189,9 @@ pub struct Builder {
     /// The most that has been live at once so far (`torch.cuda.max_memory_allocated()` of a run
     /// that never resets it).
     peak: u128,
-    /// Bytes of every tensor handed out, by id, freed or not (`sizes` forgets a freed one's).
-    bytes_of: Vec<u128>,
+    /// Bytes of every tensor handed out, by id, freed or not (`sizes` forgets a freed one's), as
+    /// the events carry them.
+    bytes_of: Vec<u64>,
     /// The compiled graph being written, if any ([`Builder::begin_graph`]).
     graph: Option<OpenGraph>,
     /// (tensor, the tensor whose storage it took) for the buffers of earlier graphs that took a
@@ -249,7 +250,7 @@ impl Builder {
         self.peak = self.peak.max(live);
         let id = self.sizes.len() as u32;
         self.sizes.push(bytes);
-        self.bytes_of.push(bytes);
+        self.bytes_of.push(bytes as u64);
         self.seq.events.push(Event {
             action: Action::Alloc,
             tensor: id,
@@ -324,7 +325,7 @@ impl Builder {
                     .binary_search_by_key(&t, |k| k.0)
                     .map_or(Kind::Planned, |i| g.kinds[i].1)
             },
-            |t| bytes_of.get(t as usize).copied().unwrap_or(0),
+            |t| bytes_of.get(t as usize).map_or(0, |b| u128::from(*b)),
             g.live_before,
         );
         // marks inside the stretch move back by the events taken out before them
