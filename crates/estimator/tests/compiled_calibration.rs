@@ -17,7 +17,12 @@ use estimator::{analyze, gpu, Budget, Phase};
 
 /// The run as the probe ran it: `--max_iters=3 --eval_interval=1000` (one `estimate_loss()`).
 fn replay(run: &serde_json::Value) -> estimator::engine::run::Run {
-    let budget = Budget::for_gpu(gpu::find("h100").unwrap());
+    replay_on(run, "h100")
+}
+
+/// [`replay`] on the card `card` (a preset's id).
+fn replay_on(run: &serde_json::Value, card: &str) -> estimator::engine::run::Run {
+    let budget = Budget::for_gpu(gpu::find(card).unwrap());
     let mut cfg = config(run);
     cfg.max_iters = 3;
     cfg.eval_interval = 1000;
@@ -155,12 +160,9 @@ fn cold_runs_reserve_within_two_percent() {
             } else {
                 "h100"
             };
-            let mut cfg = config(&run);
-            cfg.max_iters = 3;
-            cfg.eval_interval = 1000;
-            let r = analyze(&cfg, &Budget::for_gpu(gpu::find(card).unwrap())).unwrap();
+            let r = replay_on(&run, card);
             let m = measured(&run, "peak_reserved").unwrap();
-            let e = (r.run.free_run.peak_reserved as f64 - m) / m;
+            let e = (r.free_run.peak_reserved as f64 - m) / m;
             let name = run["name"].as_str().unwrap().to_string();
             eprintln!("{name:34} {card} reserved {:+.2} %", e * 100.0);
             errs.push(e.abs());

@@ -830,23 +830,7 @@ impl<'a> Gen<'a> {
                 self.a(s * btc, tr),
                 self.a(s * btc, tr),
             ];
-            let bht = self.b * self.h * self.t;
-            if self.half {
-                // the flash backward's fp32 dq accumulator and softmax sums, and 256 B more
-                // (every 16-bit trace: 25,559,296 B at GPT-2 B8 T1024), one more 512 B unit
-                let ws = self.a(4 * btc + 4 * bht + 256, tr);
-                self.f(ws);
-            } else {
-                // fp32 runs the memory-efficient kernel: one more (B, T, C) buffer while it
-                // takes the row sums of dO·O (twice), then its workspace: dq's fp32 accumulator
-                // and T/16 floats per head (traces s_b4_fp32_eager: 12,595,200 B at GPT-2 B4
-                // T1024; char_fp32_b64_default: 25,190,400 B at B64 T256)
-                let extra = self.a(4 * btc, tr);
-                let sums = [self.a(4 * bht, tr), self.a(4 * bht, tr)];
-                self.free_all(&[sums[0], extra]);
-                let ws = self.a(4 * btc + bht / 4, tr);
-                self.free_all(&[sums[1], ws]);
-            }
+            self.sdpa_backward_workspace();
             self.f(dy);
             dq
         };
@@ -859,6 +843,52 @@ impl<'a> Gen<'a> {
         let dx16 = self.a(s * btc, tr);
         self.free_all(&[dqkv, ln1c, w_attn]);
         self.branch_backward_end(dx16, d, 3 * c * c, sv.x_in, sv.ln1, keep_grads, grads);
+    }
+
+    /// The compiled backward where it is not yet written from Inductor's generated code (Linears
+    /// with biases — build-nanogpt — and the hand-written attention): the eager backward's blocks
+    /// with the compiled graph's loss and ends, as the traces of those runs show them. The graph's
+    /// leftovers die as it returns; its gradients go to `fresh`.
+    fn compiled_backward_eager_shaped(
+        &mut self,
+        fwd: &mut Forward,
+        first_backward: bool,
+        fresh: &mut Vec<T>,
+        xy: &mut (T, T),
+    ) {
+        let (s, btc, vc) = (self.s, self.btc(), self.v * self.c);
+        // 16-bit: lm_head's weight gradient first, then dlogits dies after dx. fp32: the
+        // graph computes dx first and lm_head's weight gradient only at the end, beside the
+        // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
+        // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
+        // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
+        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, false);
+        // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
+        // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
+        self.f(fwd.lnfc);
+        let dx = self.a(s * btc, Term::BlockTransient);
+        let dlogits = if self.half {
+            self.free_all(&[dlogits, fwd.w_lm]);
+            None
+        } else {
+            dlogits
+        };
+        let dx32 = self.a(4 * btc, Term::BlockTransient);
+        self.f(dx);
+        let g = self.a(4 * btc, Term::BlockTransient);
+        self.free_all(&[dx32, fwd.x_last, fwd.stats[0]]);
+        for sv in fwd.blocks.drain(..).rev() {
+            self.block_backward(sv, true, fresh);
+        }
+        // the tied weight's gradient is lm_head's, in fp32, plus the embedding's: the graph
+        // upcasts lm_head's bf16 one at the end, beside the embedding's dense buffer
+        // (measured: build-nanogpt's compiled B1 T512, 4·V·C at the end of every backward)
+        fwd.tied_grad = self.a(4 * vc, Term::TiedWeightGrad);
+        // fp32: that is lm_head's own weight gradient (dlogitsᵀ · ln_f's output); dlogits
+        // dies with it
+        self.f(dlogits);
+        self.embedding_backward(fwd, g, true, fresh, xy);
+        self.free_all(&[tangent, dw_lm, fwd.tw]);
     }
 
     /// The opening of a compiled backward: autograd's zero tangent for the logits the graph also
@@ -1018,20 +1048,24 @@ impl<'a> Gen<'a> {
     /// A 16-bit weight gradient's fp32 copy, the one the graph returns; the 16-bit one goes.
     fn weight_grad_copied(&mut self, dw: T, numel: u128, fresh: &mut Vec<T>) {
         if self.half {
-            fresh.push(self.a(4 * numel, Term::FreshGrads));
-            self.f(dw);
+            self.weight_grad_done(dw, numel, true, fresh);
         }
     }
 
-    /// What SDPA's backward allocates inside the op beside its three gradients: 16-bit, the
-    /// flash kernel's fp32 dq accumulator and softmax sums; fp32, the memory-efficient kernel's
-    /// (see `block_backward`).
+    /// What SDPA's backward allocates inside the op beside its three gradients (never the
+    /// compiled graph's own buffers).
     fn sdpa_backward_workspace(&mut self) {
         let (btc, bht, tr) = (self.btc(), self.b * self.h * self.t, Term::BlockTransient);
         if self.half {
+            // the flash backward's fp32 dq accumulator and softmax sums, and 256 B more (every
+            // 16-bit trace: 25,559,296 B at GPT-2 B8 T1024), one more 512 B unit
             let ws = self.a_as(Kind::External, 4 * btc + 4 * bht + 256, tr);
             self.f(ws);
         } else {
+            // fp32 runs the memory-efficient kernel: one more (B, T, C) buffer while it takes the
+            // row sums of dO·O (twice), then its workspace: dq's fp32 accumulator and T/16 floats
+            // per head (traces s_b4_fp32_eager: 12,595,200 B at GPT-2 B4 T1024;
+            // char_fp32_b64_default: 25,190,400 B at B64 T256)
             let extra = self.a_as(Kind::External, 4 * btc, tr);
             let sums = [
                 self.a_as(Kind::External, 4 * bht, tr),
@@ -1071,12 +1105,7 @@ impl<'a> Gen<'a> {
         let n = self.bt();
         // `_pick_split_size`: a power of 2 near rows / (8·SMs), within [16, 128]
         let per = n / (8 * self.sms);
-        let rows = if per < 2 {
-            1
-        } else {
-            1 << (127 - per.leading_zeros())
-        };
-        let rows = rows.clamp(16, 128);
+        let rows = (1u128 << per.checked_ilog2().unwrap_or(0)).clamp(16, 128);
         let ws = self.a(4 * n.div_ceil(rows) * self.c, Term::BlockTransient);
         fresh.push(self.a(4 * self.c, Term::FreshGrads));
         self.f(ws);
@@ -1225,49 +1254,14 @@ impl<'a> Gen<'a> {
         let lbtv = self.loss_btv();
         let (s, btc, vc) = (self.s, self.btc(), self.v * self.c);
         // the autograd thread's cuBLAS workspace comes with its first matmul (lm_head's)
-        if self.compiled && !self.manual && !self.cfg.bias {
+        if self.compiled {
             let mut fresh = Vec::new();
-            self.compiled_backward(&mut fwd, first_backward, &mut fresh, xy);
-            if keep {
-                grads.append(&mut fresh);
+            if !self.manual && !self.cfg.bias {
+                self.compiled_backward(&mut fwd, first_backward, &mut fresh, xy);
             } else {
-                self.free_all(&fresh);
+                self.compiled_backward_eager_shaped(&mut fwd, first_backward, &mut fresh, xy);
             }
-        } else if self.compiled {
-            // 16-bit: lm_head's weight gradient first, then dlogits dies after dx. fp32: the
-            // graph computes dx first and lm_head's weight gradient only at the end, beside the
-            // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
-            // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
-            // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
-            let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(&fwd, first_backward, false);
-            // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
-            // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
-            self.f(fwd.lnfc);
-            let dx = self.a(s * btc, Term::BlockTransient);
-            let dlogits = if self.half {
-                self.free_all(&[dlogits, fwd.w_lm]);
-                None
-            } else {
-                dlogits
-            };
-            let dx32 = self.a(4 * btc, Term::BlockTransient);
-            self.f(dx);
-            let g = self.a(4 * btc, Term::BlockTransient);
-            self.free_all(&[dx32, fwd.x_last, fwd.stats[0]]);
-            let mut fresh = Vec::new();
-            for sv in fwd.blocks.drain(..).rev() {
-                self.block_backward(sv, true, &mut fresh);
-            }
-            // the tied weight's gradient is lm_head's, in fp32, plus the embedding's: the graph
-            // upcasts lm_head's bf16 one at the end, beside the embedding's dense buffer
-            // (measured: build-nanogpt's compiled B1 T512, 4·V·C at the end of every backward)
-            fwd.tied_grad = self.a(4 * vc, Term::TiedWeightGrad);
-            // fp32: that is lm_head's own weight gradient (dlogitsᵀ · ln_f's output); dlogits
-            // dies with it
-            self.f(dlogits);
-            self.embedding_backward(&mut fwd, g, true, &mut fresh, xy);
-            // the compiled graph returns: its leftovers die, fresh grads land in .grad
-            self.free_all(&[tangent, dw_lm, fwd.tw]);
+            // the compiled graph returns: fresh grads land in .grad
             if keep {
                 grads.append(&mut fresh);
             } else {
