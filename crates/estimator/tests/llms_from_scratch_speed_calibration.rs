@@ -78,9 +78,10 @@ fn check(world: u64, least: usize) {
     assert_within_targets(scored, 0.03);
 }
 
-/// The reserved peak: the replay's segments against the real allocator's (median 0.5 %; the
-/// worst are the smallest runs, ~1.3 GB, where the cached blocks of Inductor's compile-time
-/// benchmarks are not described: within 5 %).
+/// The reserved peak: the replay's segments against the real allocator's, median within 0.5 %,
+/// worst 1.5 % (the smallest runs, 1.3-2 GB, where each of the first step's autotuning flush
+/// buffers may need a segment of its own: `spd_c256_b4` −1.2 %, `spd_c1024_b1` −1.1 %; before the
+/// compiled backward's buffer reuse and those flushes were written, 4.7 %).
 #[test]
 fn reserved_within_targets() {
     let errs: Vec<f64> = runs(1)
@@ -93,7 +94,7 @@ fn reserved_within_targets() {
         .collect();
     let worst = errs.iter().cloned().fold(0.0, f64::max);
     assert!(
-        median(errs) <= 0.005 && worst <= 0.05,
+        median(errs) <= 0.005 && worst <= 0.015,
         "worst {:.2}%",
         worst * 100.0
     );
