@@ -106,7 +106,7 @@ impl Gen {
 
     /// A kernel's first call on a cold cache: Triton benchmarks its configs, each behind the L2
     /// flush buffer, allocated and freed (lfs_spd_l2_c256_b4's trace: a pair of them at each of
-    /// the ten kernels below; at the embeddings' casts, the backward's last, it needed a segment of
+    /// the eleven kernels below; at the embeddings' casts, the backward's last, it needed a segment of
     /// its own, which stayed reserved).
     fn autotune(&mut self) {
         if self.tuning && self.flush > 0 {
