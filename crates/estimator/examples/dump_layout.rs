@@ -1,6 +1,7 @@
 //! Development aid: the caching allocator's segments and free blocks at one point of a program's
 //! replayed run — at the `N`-th mark whose phase and stage are given (`--at=PHASE/STAGE[/N]`, as
-//! `dump_events` prints them, e.g. `--at=TrainFirstIter/optimizer_step`), uncapped — to lay
+//! `dump_events` prints them, e.g. `--at=TrainFirstIter/optimizer_step`) or before an event
+//! (`--at=event:N`, `dump_events`' numbering), uncapped — to lay
 //! beside the holes a real allocator trace shows there (which requests a layout can serve without
 //! new pages decides what the run reserves). `--allocator=` picks the mode as the program's flag
 //! does; every other argument is as for `dump_events`.
@@ -42,12 +43,16 @@ fn main() {
         .analyze(&Budget::for_gpu(gpu))
         .unwrap_or_else(|e| panic!("{e:?}"));
     let seq = &analysis.sequence;
-    let stop = seq
-        .marks
+    // `--at=event:N`: before the N-th event itself
+    let stop = if let Some(n) = at.strip_prefix("event:") {
+        n.parse().unwrap_or(seq.events.len())
+    } else {
+        seq.marks
         .iter()
         .filter(|m| format!("{:?}", m.phase).contains(phase) && m.stage.id() == stage)
         .nth(nth - 1)
-        .map_or(seq.events.len(), |m| m.at);
+        .map_or(seq.events.len(), |m| m.at)
+    };
     let mut alloc = CachingAllocator::new(mode, None);
     let mut blocks = Vec::new();
     for e in &seq.events[..stop] {
