@@ -15,8 +15,12 @@ use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
 fn main() {
-    let (mut program, mut card, mut flags, mut at) =
-        (Program::DEFAULT, "h100".to_string(), Vec::new(), String::new());
+    let (mut program, mut card, mut flags, mut at) = (
+        Program::DEFAULT,
+        "h100".to_string(),
+        Vec::new(),
+        String::new(),
+    );
     let mut mode = Allocator::Default;
     for arg in std::env::args().skip(1) {
         if let Some(p) = arg.strip_prefix("--program=") {
@@ -48,10 +52,10 @@ fn main() {
         n.parse().unwrap_or(seq.events.len())
     } else {
         seq.marks
-        .iter()
-        .filter(|m| format!("{:?}", m.phase).contains(phase) && m.stage.id() == stage)
-        .nth(nth - 1)
-        .map_or(seq.events.len(), |m| m.at)
+            .iter()
+            .filter(|m| format!("{:?}", m.phase).contains(phase) && m.stage.id() == stage)
+            .nth(nth - 1)
+            .map_or(seq.events.len(), |m| m.at)
     };
     let mut alloc = CachingAllocator::new(mode, None);
     let mut blocks = Vec::new();
@@ -84,11 +88,19 @@ fn main() {
             }
             if size >= 1 << 20 {
                 let what = if used { "used" } else { "FREE" };
-                println!("  +{:10.1} {:8.1} {what}", (addr - s.addr) as f64 / MIB, size as f64 / MIB);
+                println!(
+                    "  +{:10.1} {:8.1} {what}",
+                    (addr - s.addr) as f64 / MIB,
+                    size as f64 / MIB
+                );
             }
         }
     }
     holes.sort_unstable_by(|a, b| b.cmp(a));
-    let top: Vec<String> = holes.iter().take(20).map(|h| format!("{:.0}", *h as f64 / MIB)).collect();
+    let top: Vec<String> = holes
+        .iter()
+        .take(20)
+        .map(|h| format!("{:.0}", *h as f64 / MIB))
+        .collect();
     println!("largest free blocks (MiB): {}", top.join(" "));
 }

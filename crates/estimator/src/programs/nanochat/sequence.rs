@@ -335,10 +335,7 @@ impl<'a> Gen<'a> {
             let mut work: Vec<TensorId> = (0..3).map(|_| self.copy(2 * c * c)).collect();
             work.extend((0..3).map(|_| self.out.alloc(btc, Term::BlockTransient)));
             // SDPA's output, which the op allocates itself
-            work.push(
-                self.out
-                    .alloc_as(Kind::OpOutput, btc, Term::BlockTransient),
-            );
+            work.push(self.out.alloc_as(Kind::OpOutput, btc, Term::BlockTransient));
             self.out.free_all(&mut work);
             let mid = self.out.alloc(btc, Term::ForwardLocals);
             self.out.free(x);
