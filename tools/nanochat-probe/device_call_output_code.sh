@@ -1,0 +1,25 @@
+#!/bin/bash
+# One device call (issue 27): the code Inductor generates for nanochat base_train.py's graphs (eval forward, training
+# forward and backward, MuonAdamW's steps) at two of the traced configs whose expandable-segments reserve vramfit
+# misses by 7-8 % (nc_tr_exp_cal29: depth 16, B8 T512, L; nc_tr_exp_22: depth 20, B4 T1024, SSL): the training
+# backward is what to write from them (docs/allocation-order.md §12). Each run has its own empty Inductor cache; the
+# generated modules (*.py) are collected from it. Carry .nanochat:
+#   bash tools/nanochat-probe/device_call_output_code.sh        writes $OUT/<name>.tgz and $OUT/env.txt
+export NANOCHAT=$PWD/.nanochat NANOCHAT_BASE_DIR=/tmp/nanochat_base PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=2 \
+  ALLOC=expandable
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  python3 -c "import torch,sys;print(torch.__version__, torch.version.cuda, sys.version)"; } > $OUT/env.txt 2>&1
+nc() { # NAME FLAGS...
+  local N=$1; shift
+  ( export TORCHINDUCTOR_CACHE_DIR=/tmp/oc/$N TRITON_CACHE_DIR=/tmp/oc/$N/triton
+    timeout 500 python3 tools/nanochat-probe/run_base.py $N "$@" --num-iterations=2 --eval-every=1000 \
+      --core-metric-every=-1 --sample-every=-1 --warmup-steps=1 > /tmp/oc/$N.log 2>&1
+    echo "$N rc=$?" >> $OUT/env.txt
+    cd /tmp/oc/$N && find . -name '*.py' -size +1k | tar czf $OUT/$N.tgz -T - ) & }
+mkdir -p /tmp/oc
+nc oc_nc_d16_B8_T512_L --depth=16 --device-batch-size=8 --max-seq-len=512 --window-pattern=L --total-batch-size=4096 \
+  --eval-tokens=8192
+nc oc_nc_d20_B4_T1024_SSL --depth=20 --device-batch-size=4 --max-seq-len=1024 --window-pattern=SSL \
+  --total-batch-size=8192 --eval-tokens=8192
+wait
+ls -la $OUT
