@@ -5,19 +5,29 @@
 //! program and the card; every other argument is the program's own flag, as the CLI takes them.
 //! With `RESERVED=1` each line ends with the bytes reserved after it (the uncapped replay's), to
 //! find where the replay maps or cudaMallocs what a trace's segment events do not.
+//! With `--layout-at=PHASE/STAGE[/N]` (the `N`-th mark of that phase and stage, as the marks are
+//! printed, e.g. `TrainFirstIter/optimizer_step`) or `--layout-at=event:N` (before event `N`) it
+//! prints instead the replayed allocator's segments and free blocks there, uncapped, in the mode
+//! the program's `--allocator=` flag gives: which requests a layout serves without new memory
+//! decides what a run reserves (allocation-order.md §12).
 //! `cargo run --release -p estimator --example dump_events -- --program=lfs-ch07 --model=small`
 
-use estimator::engine::events::Action;
+use estimator::engine::allocator::CachingAllocator;
+use estimator::engine::events::{Action, Sequence};
+use estimator::engine::settings::Allocator;
 use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
 fn main() {
     let (mut program, mut card, mut flags) = (Program::DEFAULT, "h100".to_string(), Vec::new());
+    let mut layout_at = None;
     for arg in std::env::args().skip(1) {
         if let Some(p) = arg.strip_prefix("--program=") {
             program = Program::parse(p).unwrap_or_else(|| panic!("no program {p}"));
         } else if let Some(g) = arg.strip_prefix("--gpu=") {
             card = g.to_string();
+        } else if let Some(a) = arg.strip_prefix("--layout-at=") {
+            layout_at = Some(a.to_string());
         } else {
             flags.push(arg);
         }
@@ -30,6 +40,15 @@ fn main() {
         .analyze(&Budget::for_gpu(gpu))
         .unwrap_or_else(|e| panic!("{e:?}"));
     let seq = &analysis.sequence;
+    if let Some(at) = layout_at {
+        let mode = if flags.iter().any(|f| f == "--allocator=expandable_segments") {
+            Allocator::ExpandableSegments
+        } else {
+            Allocator::Default
+        };
+        print_layout(seq, mode, &at);
+        return;
+    }
     let show_reserved = std::env::var_os("RESERVED").is_some();
     let mut marks = seq.marks.iter().peekable();
     for (i, e) in seq.events.iter().enumerate() {
@@ -52,4 +71,64 @@ fn main() {
             e.tensor
         );
     }
+}
+
+/// Replays `seq` up to `at` and prints the large pool's segments, their blocks of 1 MiB and
+/// more, and the largest free blocks.
+fn print_layout(seq: &Sequence, mode: Allocator, at: &str) {
+    let stop = if let Some(n) = at.strip_prefix("event:") {
+        n.parse().unwrap_or(seq.events.len())
+    } else {
+        let mut want = at.split('/');
+        let (phase, stage) = (want.next().unwrap_or(""), want.next().unwrap_or(""));
+        let nth: usize = want.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+        seq.marks
+            .iter()
+            .filter(|m| format!("{:?}", m.phase).contains(phase) && m.stage.id() == stage)
+            .nth(nth.saturating_sub(1))
+            .map_or(seq.events.len(), |m| m.at)
+    };
+    let mut alloc = CachingAllocator::new(mode, None);
+    let mut blocks = Vec::new();
+    for e in &seq.events[..stop.min(seq.events.len())] {
+        let ix = e.tensor as usize;
+        if blocks.len() <= ix {
+            blocks.resize(ix + 1, None);
+        }
+        match e.action {
+            Action::Alloc => blocks[ix] = alloc.malloc(e.bytes).ok(),
+            Action::Free => {
+                if let Some(id) = blocks[ix].take() {
+                    alloc.free(id);
+                }
+            }
+        }
+    }
+    const MIB: f64 = (1u64 << 20) as f64;
+    let mib = |b: u64| b as f64 / MIB;
+    println!(
+        "event {stop}: allocated {:.1} MiB, reserved {:.1} MiB",
+        mib(alloc.allocated()),
+        mib(alloc.reserved())
+    );
+    let mut holes = Vec::new();
+    for s in alloc.layout().iter().filter(|s| !s.small) {
+        println!("segment {:#x} {:.1} MiB", s.addr, mib(s.size));
+        for &(addr, size, used, _) in &s.blocks {
+            if !used {
+                holes.push(size);
+            }
+            if size >= 1 << 20 {
+                let what = if used { "used" } else { "FREE" };
+                println!("  +{:10.1} {:8.1} {what}", mib(addr - s.addr), mib(size));
+            }
+        }
+    }
+    holes.sort_unstable_by(|a, b| b.cmp(a));
+    let top: Vec<String> = holes
+        .iter()
+        .take(20)
+        .map(|&h| format!("{:.0}", mib(h)))
+        .collect();
+    println!("largest free blocks (MiB): {}", top.join(" "));
 }
