@@ -8,8 +8,8 @@
 //! With `--layout-at=PHASE/STAGE[/N]` (the `N`-th mark of that phase and stage, as the marks are
 //! printed, e.g. `TrainFirstIter/optimizer_step`) or `--layout-at=event:N` (before event `N`) it
 //! prints instead the replayed allocator's segments and free blocks there, uncapped, in the mode
-//! the program's `--allocator=` flag gives: which requests a layout serves without new memory
-//! decides what a run reserves (allocation-order.md §12).
+//! the run was replayed in (the program's allocator setting): which requests a layout serves
+//! without new memory decides what a run reserves (allocation-order.md §12).
 //! `cargo run --release -p estimator --example dump_events -- --program=lfs-ch07 --model=small`
 
 use estimator::engine::allocator::CachingAllocator;
@@ -41,12 +41,7 @@ fn main() {
         .unwrap_or_else(|e| panic!("{e:?}"));
     let seq = &analysis.sequence;
     if let Some(at) = layout_at {
-        let mode = if flags.iter().any(|f| f == "--allocator=expandable_segments") {
-            Allocator::ExpandableSegments
-        } else {
-            Allocator::Default
-        };
-        print_layout(seq, mode, &at);
+        print_layout(seq, analysis.allocator, &at);
         return;
     }
     let show_reserved = std::env::var_os("RESERVED").is_some();

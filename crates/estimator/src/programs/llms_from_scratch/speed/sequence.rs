@@ -366,14 +366,10 @@ impl Gen {
             self.grad(wo);
             self.f(dx[0]);
             self.grad(bo);
-            let dqkv3 = [
+            let dqkv3: [T; 3] = std::array::from_fn(|_| {
                 self.out
-                    .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient),
-                self.out
-                    .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient),
-                self.out
-                    .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient),
-            ];
+                    .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient)
+            });
             let ws = self.out.alloc_as(
                 Kind::External,
                 4 * n * e + 4 * b * h * t + 256,
@@ -532,7 +528,6 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence 
             }
             g.evaluate(&rows);
         }
-        g.tuning = false;
     }
     if rank == 0 {
         g.sample();
