@@ -158,7 +158,7 @@ fn main() -> ExitCode {
                 g.compute_capability.1,
                 if g.bf16 { "yes" } else { "no" },
                 // the size of Inductor's autotuning buffer on a first compiled run
-                g.l2_cache_bytes() >> 20,
+                g.l2_cache_bytes >> 20,
                 if g.l2_measured() {
                     "measured"
                 } else {

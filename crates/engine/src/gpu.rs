@@ -30,6 +30,19 @@ pub struct Gpu {
     pub link_gbps: f64,
     /// Consumer cards usually also drive a desktop.
     pub consumer: bool,
+    /// The L2 cache in bytes (`torch.cuda.get_device_properties().L2_cache_size`, the CUDA
+    /// `l2CacheSize`). Inductor's benchmarker allocates a buffer this large to flush the L2
+    /// before each timing (`InductorBenchmarker.benchmark_gpu`): on the H100 it is 50 MiB (trace
+    /// nanogpt-compiled-bf16_char_T256_B64_ga1: a 50.00 MiB buffer from benchmarking.py's
+    /// `benchmark_gpu`), on the H200 60 MiB (the 62,914,560-byte buffers of every cold nanochat
+    /// trace taken on one, data/traces/nc_tr_*-events.json.gz). The others are NVIDIA's
+    /// datasheet figures, not measured.
+    pub l2_cache_bytes: u128,
+    /// The streaming multiprocessors (`multi_processor_count`; NVIDIA's datasheets). Inductor
+    /// sizes some kernels' work by it: a LayerNorm backward's weight gradient is summed through a
+    /// workspace of one row per split of `max(16, min(128, last power of 2 ≤ rows / (8·SMs)))`
+    /// rows (`_codegen_mix_order_reduction`, PyTorch 2.11 `codegen/simd.py`).
+    pub sm_count: u128,
 }
 
 impl Gpu {
@@ -51,77 +64,6 @@ impl Gpu {
             4096 * 8 * 1024
         } else {
             4096 * 1024 * 2 + 16 * 1024 * 8
-        }
-    }
-
-    /// The card's L2 cache in bytes (`torch.cuda.get_device_properties().L2_cache_size`, the
-    /// CUDA `l2CacheSize`; NVIDIA's datasheets). Inductor's benchmarker allocates a buffer this
-    /// large to flush the L2 before each timing (`InductorBenchmarker.benchmark_gpu`); on the H100
-    /// it is 50 MiB (trace nanogpt-compiled-bf16_char_T256_B64_ga1: a 50.00 MiB buffer from
-    /// benchmarking.py's `benchmark_gpu`), on the H200 60 MiB (the 62,914,560-byte buffers of every
-    /// cold nanochat trace taken on one, data/traces/nc_tr_*-events.json.gz). The others are
-    /// NVIDIA's datasheet figures, not measured.
-    pub fn l2_cache_bytes(&self) -> u128 {
-        const MIB: u128 = 1 << 20;
-        let mib_x2: u128 = match self.id {
-            "rtx3060" => 6,
-            "rtx3080" | "rtx2080ti" => 10,
-            "rtx3080_12" | "rtx3090" | "rtx3090ti" | "a6000" | "v100_16" | "v100_32" | "a10" => 12,
-            "t4" => 8,
-            "rtx4060ti16" => 64,
-            "gtx1660" | "gtx1660ti" => 3,
-            "rtx3050" => 4,
-            "rtx2060" | "rtx3060laptop" => 6,
-            "rtx3060ti" | "rtx3070" | "rtx3070ti" | "rtx3070laptop" | "rtx3080laptop"
-            | "rtx2060super" | "rtx2070" | "rtx2080" => 8,
-            "rtx4060" => 48,
-            "rtx4060ti" | "rtx4060laptop" | "rtx4070laptop" => 64,
-            "rtx4080laptop" => 96,
-            "rtx4090laptop" => 128,
-            "rtx4070" => 72,
-            "rtx4070ti" | "rtx4070tis" | "l4" => 96,
-            "rtx4080" => 128,
-            "rtx4090" => 144,
-            "rtx5090" | "rtx6000ada" => 192,
-            "a100_40" | "a100_80" => 80,
-            "h200" => 120,
-            _ => 100, // h100: 50 MiB
-        };
-        mib_x2 * MIB / 2
-    }
-
-    /// The card's streaming multiprocessors (`multi_processor_count`; NVIDIA's datasheets). Inductor
-    /// sizes some kernels' work by it: a LayerNorm backward's weight gradient is summed through a
-    /// workspace of one row per split of `max(16, min(128, last power of 2 ≤ rows / (8·SMs)))`
-    /// rows (`_codegen_mix_order_reduction`, PyTorch 2.11 `codegen/simd.py`).
-    pub fn sm_count(&self) -> u128 {
-        match self.id {
-            "gtx1660" => 22,
-            "gtx1660ti" | "rtx4060" | "rtx4060laptop" => 24,
-            "rtx3050" => 20,
-            "rtx3060" => 28,
-            "rtx2060" | "rtx3060laptop" => 30,
-            "rtx2060super" | "rtx4060ti" | "rtx4060ti16" => 34,
-            "rtx2070" | "rtx4070laptop" => 36,
-            "rtx3060ti" => 38,
-            "t4" | "rtx3070laptop" => 40,
-            "rtx2080" | "rtx3070" | "rtx4070" => 46,
-            "rtx3070ti" | "rtx3080laptop" => 48,
-            "rtx4080laptop" | "l4" => 58,
-            "rtx4070ti" => 60,
-            "rtx4070tis" => 66,
-            "rtx2080ti" | "rtx3080" => 68,
-            "rtx3080_12" => 70,
-            "a10" => 72,
-            "rtx4090laptop" | "rtx4080" => 76,
-            "v100_16" | "v100_32" => 80,
-            "rtx3090" => 82,
-            "rtx3090ti" | "a6000" => 84,
-            "a100_40" | "a100_80" => 108,
-            "rtx4090" => 128,
-            "rtx6000ada" => 142,
-            "rtx5090" => 170,
-            _ => 132, // h100, h200
         }
     }
 
@@ -157,6 +99,11 @@ const fn gib_x100(hundredths: u128) -> u128 {
     hundredths * (1 << 30) / 100
 }
 
+/// Half-MiB units: L2 caches come in whole and half MiB (the RTX 3060's 3 MiB, the GTX 1660's 1.5).
+const fn mib_x2(halves: u128) -> u128 {
+    halves * (1 << 20) / 2
+}
+
 /// Presets, the cards users bring most first (12 / 24 / 48 GB), then the rest.
 ///
 /// `total_bytes` is PyTorch's `total_memory` on Linux: measured to the byte on H100 and H200,
@@ -181,6 +128,8 @@ pub const PRESETS: &[Gpu] = &[
         12.7,
         32.0,
         true,
+        mib_x2(6),
+        28,
     ),
     gpu(
         "rtx4070",
@@ -193,6 +142,8 @@ pub const PRESETS: &[Gpu] = &[
         29.1,
         32.0,
         true,
+        mib_x2(72),
+        46,
     ),
     gpu(
         "rtx3090",
@@ -205,6 +156,8 @@ pub const PRESETS: &[Gpu] = &[
         35.6,
         56.25,
         true,
+        mib_x2(12),
+        82,
     ),
     gpu(
         "a6000",
@@ -217,6 +170,8 @@ pub const PRESETS: &[Gpu] = &[
         77.4,
         56.25,
         false,
+        mib_x2(12),
+        84,
     ),
     gpu(
         "rtx3090ti",
@@ -229,6 +184,8 @@ pub const PRESETS: &[Gpu] = &[
         40.0,
         56.25,
         true,
+        mib_x2(12),
+        84,
     ),
     gpu(
         "rtx4090",
@@ -241,6 +198,8 @@ pub const PRESETS: &[Gpu] = &[
         82.6,
         32.0,
         true,
+        mib_x2(144),
+        128,
     ),
     gpu(
         "rtx3080",
@@ -253,6 +212,8 @@ pub const PRESETS: &[Gpu] = &[
         29.8,
         32.0,
         true,
+        mib_x2(10),
+        68,
     ),
     gpu(
         "rtx3080_12",
@@ -265,6 +226,8 @@ pub const PRESETS: &[Gpu] = &[
         30.6,
         32.0,
         true,
+        mib_x2(12),
+        70,
     ),
     gpu(
         "rtx4060ti16",
@@ -277,6 +240,8 @@ pub const PRESETS: &[Gpu] = &[
         22.1,
         16.0,
         true,
+        mib_x2(64),
+        34,
     ),
     gpu(
         "rtx4070ti",
@@ -289,6 +254,8 @@ pub const PRESETS: &[Gpu] = &[
         40.1,
         32.0,
         true,
+        mib_x2(96),
+        60,
     ),
     gpu(
         "rtx4070tis",
@@ -301,6 +268,8 @@ pub const PRESETS: &[Gpu] = &[
         44.1,
         32.0,
         true,
+        mib_x2(96),
+        66,
     ),
     gpu(
         "rtx4080",
@@ -313,6 +282,8 @@ pub const PRESETS: &[Gpu] = &[
         48.7,
         32.0,
         true,
+        mib_x2(128),
+        76,
     ),
     gpu(
         "rtx5090",
@@ -325,6 +296,8 @@ pub const PRESETS: &[Gpu] = &[
         104.8,
         64.0,
         true,
+        mib_x2(192),
+        170,
     ),
     gpu(
         "rtx2080ti",
@@ -337,6 +310,8 @@ pub const PRESETS: &[Gpu] = &[
         13.4,
         50.0,
         true,
+        mib_x2(10),
+        68,
     ),
     // derived: the RTX 3070's GA104 with 8 GB
     gpu(
@@ -350,6 +325,8 @@ pub const PRESETS: &[Gpu] = &[
         16.2,
         32.0,
         true,
+        mib_x2(8),
+        38,
     ),
     // measured: github.com/akshitac8/OW-DETR/issues/46 and meta-llama/codellama/issues/82 (7.78)
     gpu(
@@ -363,6 +340,8 @@ pub const PRESETS: &[Gpu] = &[
         20.3,
         32.0,
         true,
+        mib_x2(8),
+        46,
     ),
     // derived: the RTX 3070's GA104 with 8 GB
     gpu(
@@ -376,6 +355,8 @@ pub const PRESETS: &[Gpu] = &[
         21.7,
         32.0,
         true,
+        mib_x2(8),
+        48,
     ),
     // derived: the 8 GB GA10x cards (RTX 3070: 7.76-7.79)
     gpu(
@@ -389,6 +370,8 @@ pub const PRESETS: &[Gpu] = &[
         9.1,
         16.0,
         true,
+        mib_x2(4),
+        20,
     ),
     // measured: github.com/longxiang-ai/TSGS/issues/6 (7.72)
     gpu(
@@ -402,6 +385,8 @@ pub const PRESETS: &[Gpu] = &[
         15.1,
         16.0,
         true,
+        mib_x2(48),
+        24,
     ),
     // derived: the RTX 4060's 8 GB Ada
     gpu(
@@ -415,6 +400,8 @@ pub const PRESETS: &[Gpu] = &[
         22.1,
         16.0,
         true,
+        mib_x2(64),
+        34,
     ),
     // measured: github.com/facebookresearch/meshrcnn/issues/92 (5.79)
     gpu(
@@ -428,6 +415,8 @@ pub const PRESETS: &[Gpu] = &[
         6.45,
         16.0,
         true,
+        mib_x2(6),
+        30,
     ),
     // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
     gpu(
@@ -441,6 +430,8 @@ pub const PRESETS: &[Gpu] = &[
         7.18,
         16.0,
         true,
+        mib_x2(8),
+        34,
     ),
     // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
     gpu(
@@ -454,6 +445,8 @@ pub const PRESETS: &[Gpu] = &[
         7.46,
         16.0,
         true,
+        mib_x2(8),
+        36,
     ),
     // derived: RTX 2070 Super, github.com/csxmli2016/DFDNet/issues/39 (7.79)
     gpu(
@@ -467,6 +460,8 @@ pub const PRESETS: &[Gpu] = &[
         10.07,
         16.0,
         true,
+        mib_x2(8),
+        46,
     ),
     // measured: github.com/zhou13/lcnn/issues/23 (5.81); no tensor cores
     gpu(
@@ -480,6 +475,8 @@ pub const PRESETS: &[Gpu] = &[
         5.44,
         16.0,
         true,
+        mib_x2(3),
+        24,
     ),
     // derived: the GTX 1660 Ti's TU116 with 6 GB; no tensor cores
     gpu(
@@ -493,6 +490,8 @@ pub const PRESETS: &[Gpu] = &[
         5.03,
         16.0,
         true,
+        mib_x2(3),
+        22,
     ),
     // measured: github.com/JiehongLin/SAM-6D/issues/13 (5.80)
     gpu(
@@ -506,6 +505,8 @@ pub const PRESETS: &[Gpu] = &[
         13.1,
         32.0,
         true,
+        mib_x2(6),
+        30,
     ),
     // derived: the RTX 3070's GA104 with 8 GB
     gpu(
@@ -519,6 +520,8 @@ pub const PRESETS: &[Gpu] = &[
         16.6,
         32.0,
         true,
+        mib_x2(8),
+        40,
     ),
     // derived: RTX A4000 (GA104, 16 GB), github.com/Zeqiang-Lai/Mini-DALLE3/issues/9 (15.73)
     gpu(
@@ -532,6 +535,8 @@ pub const PRESETS: &[Gpu] = &[
         21.0,
         32.0,
         true,
+        mib_x2(8),
+        48,
     ),
     // measured: github.com/ESRSchao/EdgeRegNet/issues/2 (7.75)
     gpu(
@@ -545,6 +550,8 @@ pub const PRESETS: &[Gpu] = &[
         14.6,
         16.0,
         true,
+        mib_x2(64),
+        24,
     ),
     // derived: the RTX 4060 Laptop's 8 GB Ada
     gpu(
@@ -558,6 +565,8 @@ pub const PRESETS: &[Gpu] = &[
         20.0,
         16.0,
         true,
+        mib_x2(64),
+        36,
     ),
     // derived: RTX 4070 Ti (AD104, 12 GB), github.com/OpenLMLab/LOMO/issues/17 (11.73)
     gpu(
@@ -571,6 +580,8 @@ pub const PRESETS: &[Gpu] = &[
         33.9,
         32.0,
         true,
+        mib_x2(96),
+        58,
     ),
     // derived: RTX 4060 Ti 16 GB, github.com/boson-ai/higgs-audio/issues/48 (15.55)
     gpu(
@@ -584,6 +595,8 @@ pub const PRESETS: &[Gpu] = &[
         39.7,
         32.0,
         true,
+        mib_x2(128),
+        76,
     ),
     gpu(
         "t4",
@@ -596,6 +609,8 @@ pub const PRESETS: &[Gpu] = &[
         8.1,
         16.0,
         false,
+        mib_x2(8),
+        40,
     ),
     gpu(
         "v100_16",
@@ -608,6 +623,8 @@ pub const PRESETS: &[Gpu] = &[
         15.7,
         150.0,
         false,
+        mib_x2(12),
+        80,
     ),
     gpu(
         "v100_32",
@@ -620,6 +637,8 @@ pub const PRESETS: &[Gpu] = &[
         15.7,
         150.0,
         false,
+        mib_x2(12),
+        80,
     ),
     gpu(
         "l4",
@@ -632,6 +651,8 @@ pub const PRESETS: &[Gpu] = &[
         60.0,
         32.0,
         false,
+        mib_x2(96),
+        58,
     ),
     gpu(
         "a10",
@@ -644,6 +665,8 @@ pub const PRESETS: &[Gpu] = &[
         62.5,
         32.0,
         false,
+        mib_x2(12),
+        72,
     ),
     gpu(
         "rtx6000ada",
@@ -656,6 +679,8 @@ pub const PRESETS: &[Gpu] = &[
         182.1,
         32.0,
         false,
+        mib_x2(192),
+        142,
     ),
     gpu(
         "a100_40",
@@ -668,6 +693,8 @@ pub const PRESETS: &[Gpu] = &[
         156.0,
         300.0,
         false,
+        mib_x2(80),
+        108,
     ),
     gpu(
         "a100_80",
@@ -680,6 +707,8 @@ pub const PRESETS: &[Gpu] = &[
         156.0,
         300.0,
         false,
+        mib_x2(80),
+        108,
     ),
     gpu(
         "h100",
@@ -692,6 +721,8 @@ pub const PRESETS: &[Gpu] = &[
         494.7,
         450.0,
         false,
+        mib_x2(100),
+        132,
     ),
     gpu(
         "h200",
@@ -704,6 +735,8 @@ pub const PRESETS: &[Gpu] = &[
         494.7,
         450.0,
         false,
+        mib_x2(120),
+        132,
     ),
 ];
 
@@ -719,6 +752,8 @@ const fn gpu(
     tflops_fp32: f64,
     link_gbps: f64,
     consumer: bool,
+    l2_cache_bytes: u128,
+    sm_count: u128,
 ) -> Gpu {
     Gpu {
         id,
@@ -731,6 +766,8 @@ const fn gpu(
         tflops_fp32,
         link_gbps,
         consumer,
+        l2_cache_bytes,
+        sm_count,
     }
 }
 
@@ -900,6 +937,9 @@ pub fn custom_card() -> Gpu {
         tflops_fp32: 50.0,
         link_gbps: 32.0,
         consumer: true,
+        // an H100's: what every card not in the presets was given before these were fields
+        l2_cache_bytes: mib_x2(100),
+        sm_count: 132,
     }
 }
 
@@ -928,7 +968,7 @@ mod tests {
     /// H100 (nanogpt-compiled traces) and 60 MiB on an H200 (nc_tr_* traces).
     #[test]
     fn measured_l2_sizes() {
-        let l2 = |id| find(id).map(Gpu::l2_cache_bytes);
+        let l2 = |id| find(id).map(|g| g.l2_cache_bytes);
         assert_eq!(l2("h100"), Some(52_428_800));
         assert_eq!(l2("h200"), Some(62_914_560));
     }

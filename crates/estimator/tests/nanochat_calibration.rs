@@ -103,7 +103,7 @@ fn a_warmer_cache_needs_less_in_iteration_zero() {
         let p = a.phase_bytes(Phase::TrainFirstIter).unwrap() as f64;
         let c = cfg.model_dim() as f64;
         let allowance =
-            2.0 * budget.gpu.l2_cache_bytes() as f64 + 2.0 * 16.0 * f64::from(cfg.depth) * c * c;
+            2.0 * budget.gpu.l2_cache_bytes as f64 + 2.0 * 16.0 * f64::from(cfg.depth) * c * c;
         assert!(
             m <= p * 1.02 && p - m <= allowance,
             "{}: predicted {p}, measured {m}, allowance {allowance}",

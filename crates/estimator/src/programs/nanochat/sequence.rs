@@ -142,7 +142,7 @@ impl<'a> Gen<'a> {
             cfg,
             d,
             workspace: gpu.cublas_workspace_bytes(),
-            l2: gpu.l2_cache_bytes(),
+            l2: gpu.l2_cache_bytes,
             cold,
             main_workspace: false,
             backward_workspace: false,

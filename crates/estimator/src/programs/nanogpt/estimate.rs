@@ -99,7 +99,7 @@ pub fn estimate_patched(
     let workspace = gpu.cublas_workspace_bytes();
     // a compiled run is predicted as a user's first run of its config: a cold Inductor cache,
     // whose autotuning allocates an L2-flush buffer (sequence.rs `autotune_gelu`)
-    let l2 = if cfg.compile { gpu.l2_cache_bytes() } else { 0 };
+    let l2 = if cfg.compile { gpu.l2_cache_bytes } else { 0 };
     let mut sizes = Sizes::new(cfg, workspace, patches);
     sizes.autotune_l2 = l2;
     let eval_sizes = match patches.eval_batch_size {

@@ -1512,9 +1512,9 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     // vramfit predicts a user's first run of a config: a cold Inductor cache (a rerun of the
     // same config finds the autotuned configs on disk and stays below it)
     if cfg.compile {
-        g.l2 = gpu.l2_cache_bytes();
+        g.l2 = gpu.l2_cache_bytes;
         g.tune = [true; 3];
-        g.sms = gpu.sm_count();
+        g.sms = gpu.sm_count;
     }
     g.model_load();
     // past the ceiling nothing more is recorded: 1,024 layers of calls that record nothing would

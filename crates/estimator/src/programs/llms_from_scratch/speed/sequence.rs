@@ -496,7 +496,7 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence 
         workspace: gpu.cublas_workspace_bytes(),
         fwd_workspace: false,
         bwd_workspace: false,
-        flush: if cold { gpu.l2_cache_bytes() } else { 0 },
+        flush: if cold { gpu.l2_cache_bytes } else { 0 },
         tuning: false,
         params: Vec::new(),
         grads: Vec::new(),
