@@ -188,6 +188,10 @@ export interface Gpu {
   id: string; name: string; total_bytes: number; compute_capability: [number, number];
   bf16: boolean; tflops_bf16: number; tflops_fp16: number; tflops_fp32: number;
   link_gbps: number; consumer: boolean;
+  /** The L2 cache: the size of the flush buffer a first compiled run's autotuning allocates. */
+  l2_cache_bytes: number;
+  /** Streaming multiprocessors: some compiled kernels' workspaces are sized by them. */
+  sm_count: number;
 }
 
 /**
