@@ -12,8 +12,11 @@
 //! produces every gradient in the parameter's dtype (§3), MuonAdamW stacks each Muon group's
 //! gradients and parameters (§2.3).
 
+mod backward;
 pub(super) mod rl;
 pub(super) mod stages;
+
+use backward::{Kept, Outer};
 
 use super::config::{NanochatAttention, NanochatConfig, Script};
 use super::shape::{Owner, Shape};
@@ -80,6 +83,11 @@ struct Gen<'a> {
     /// `--fp8`: the cuBLASLt workspaces `torch._scaled_mm` made, the main thread's (first fp8
     /// forward matmul) and the autograd thread's (first fp8 backward matmul).
     lt_workspaces: [bool; 2],
+    /// The rotary backward's four (B, T, H, D/2) halves, live between their kernel and the sums
+    /// that read them (see [`Gen::compiled_backward`]).
+    rot_halves: [TensorId; 4],
+    /// The compiled backward's kernels are at their first launch (a cold run's first call).
+    tuning_backward: bool,
 }
 
 /// The cuBLASLt workspace `torch._scaled_mm` allocates once per thread (measured: 1 MiB on an
@@ -157,6 +165,8 @@ impl<'a> Gen<'a> {
             },
             stashes: std::collections::VecDeque::new(),
             lt_workspaces: [false; 2],
+            rot_halves: [None; 4],
+            tuning_backward: false,
         }
     }
 
@@ -438,6 +448,7 @@ impl<'a> Gen<'a> {
         }
         let mut mask: TensorId = None;
         let mut layers: Vec<LayerSaved> = Vec::with_capacity(s.l as usize);
+        let mut kept: Vec<Kept> = Vec::with_capacity(s.l as usize);
         for i in 0..s.l as usize {
             if self.d.fp8 {
                 layers.push(self.fp8_layer(i, &mut mask));
@@ -449,35 +460,54 @@ impl<'a> Gen<'a> {
             let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
             // attention: norm statistics and output, weight copies, rotary q/k, QK-norm
             // statistics, SDPA's q, k, v, output and log-sum-exp (padded to 32 rows when masked)
-            let mut rest = vec![a(self, 4 * bt)];
-            if self.d.copies {
-                rest.push(a(self, btc));
-            }
-            rest.extend((0..3).map(|_| w(self, 2 * c * c)));
-            if ve {
-                rest.push(a(self, btc)); // the value-embedding lookup
-                rest.push(w(self, 24 * h)); // ve_gate's weight copy
-                rest.push(a(self, e * bt * h)); // its gate logits
-            }
-            rest.extend((0..2).map(|_| a(self, btc)));
-            rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
-            rest.extend((0..3).map(|_| a(self, btc)));
-            rest.push(self.log_sum_exp(i));
-            rest.extend(self.sdpa_rng_state());
+            let n1_stat = a(self, 4 * bt);
+            let n1_out = if self.d.copies { a(self, btc) } else { None };
+            let w_qkv = [w(self, 2 * c * c), w(self, 2 * c * c), w(self, 2 * c * c)];
+            // the value-embedding lookup, ve_gate's weight copy, its gate logits
+            let ve = ve.then(|| [a(self, btc), w(self, 24 * h), a(self, e * bt * h)]);
+            let (rot_q, rot_k) = (a(self, btc), a(self, btc));
+            let qk_stats = [a(self, 4 * bt * h), a(self, 4 * bt * h)];
+            let qkv = [a(self, btc), a(self, btc), a(self, btc)];
+            let lse = self.log_sum_exp(i);
+            let rng = self.sdpa_rng_state();
             // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
-            let proj = vec![a(self, btc), w(self, 2 * c * c)];
+            let (y, w_aproj) = (a(self, btc), w(self, 2 * c * c));
             // x_mid, norm 2's statistics and output, c_fc's output and relu², their weights
-            let mut mlp = vec![a(self, btc)];
-            rest.push(a(self, 4 * bt));
-            mlp.push(a(self, btc));
-            mlp.push(w(self, 8 * c * c));
-            mlp.push(a(self, 4 * btc));
-            mlp.push(a(self, 4 * btc));
-            mlp.push(w(self, 8 * c * c));
-            if i + 1 < s.l as usize {
-                rest.push(a(self, btc)); // x_out, the next layer's input
-            }
-            layers.push(LayerSaved { mlp, proj, rest });
+            let x_mid = a(self, btc);
+            let n2_stat = a(self, 4 * bt);
+            let n2_out = a(self, btc);
+            let w_fc = w(self, 8 * c * c);
+            let fc_out = a(self, 4 * btc);
+            let relu2 = a(self, 4 * btc);
+            let w_mproj = w(self, 8 * c * c);
+            // x_out, the next layer's input
+            let x_out = if i + 1 < s.l as usize {
+                a(self, btc)
+            } else {
+                None
+            };
+            kept.push(Kept {
+                n1_stat,
+                n1_out,
+                w_qkv,
+                ve,
+                rot_q,
+                rot_k,
+                qk_stats,
+                qkv,
+                lse,
+                rng,
+                y,
+                w_aproj,
+                x_mid,
+                n2_stat,
+                n2_out,
+                w_fc,
+                fc_out,
+                relu2,
+                w_mproj,
+                x_out,
+            });
         }
         let grad_term = if micro <= 1 {
             Term::Grads
@@ -498,55 +528,44 @@ impl<'a> Gen<'a> {
             }
             dx
         } else {
-            // the final norm (after the backout subtraction), lm_head and the loss
-            let mut last = vec![
-                self.out.alloc(btc, Term::FinalActivations),
-                self.out.alloc(4 * bt, Term::FinalActivations),
-                self.out.alloc(btc, Term::FinalActivations),
-            ];
-            let lm_w = self.copy(2 * v * c);
-            let logits = self.out.alloc(e * bt * v, Term::Logits);
-            self.out.mark(Some(phase), Stage::Loss, micro);
-            if self.first_call(phase, micro) {
-                // the softcap and cross-entropy's fused kernel, timed beside the logits
-                // (data/traces/nc_tr_cal00: the first forward's peak); it writes no argument
-                self.autotune(&[]);
-            }
-            let mut stats = vec![
-                self.out.alloc(4 * bt, Term::Logits),
-                self.out.alloc(4 * bt, Term::Logits),
-            ];
-            self.out.free_all(&mut stats);
-
-            self.out.mark(Some(phase), Stage::Backward, micro);
-            self.backward_workspace();
-            // d(logits) is written into the logits buffer; lm_head's weight gradient comes in
-            // bf16 (the first backward matmul: the fwd/bwd peak wherever activations dominate);
-            // dx then takes the place of the final norm's output. In bf16 the weight gradient is
-            // cast to the fp32 master's dtype; in fp32 it is the gradient itself.
-            let dw16 = if self.d.copies {
-                self.out.alloc(2 * v * c, Term::LmHeadGrads)
-            } else {
-                None
-            };
-            // in fp32 the loss's backward writes d(logits) into a buffer of its own (bf16: in place)
-            let dlogits = if self.d.copies {
+            let (last, lm_w, logits) = self.loss_forward(phase, micro);
+            if self.d.copies {
+                // bf16: the compiled backward as Inductor's wrapper runs it
+                let outer = Outer {
+                    global: std::mem::take(&mut global),
+                    last,
+                    lm_w,
+                    logits,
+                    mask: mask.take(),
+                };
+                let first = self.first_call(phase, micro);
+                self.compiled_backward(
+                    std::mem::take(&mut kept),
+                    outer,
+                    &mut fresh,
+                    grad_term,
+                    first,
+                );
                 None
             } else {
-                self.out.alloc(e * bt * v, Term::LossGrads)
-            };
-            let normed = last.pop().flatten();
-            self.out.free(normed);
-            let dx = self.out.alloc(btc, Term::BlockTransient);
-            self.out.free(logits);
-            self.out.free(dlogits);
-            self.out.free(lm_w);
-            if let Some(ix) = lm_ix {
-                fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+                // fp32: the loss's backward writes d(logits) into a buffer of its own, lm_head's
+                // weight gradient is the fp32 gradient itself; dx then takes the place of the
+                // final norm's output
+                layers.extend(kept.drain(..).map(Kept::groups));
+                let [sub, stat, normed] = last;
+                let dlogits = self.out.alloc(e * bt * v, Term::LossGrads);
+                self.out.free(normed);
+                let dx = self.out.alloc(btc, Term::BlockTransient);
+                self.out.free(logits);
+                self.out.free(dlogits);
+                self.out.free(lm_w);
+                if let Some(ix) = lm_ix {
+                    fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+                }
+                self.out.free(sub);
+                self.out.free(stat);
+                dx
             }
-            self.out.free(dw16);
-            self.out.free_all(&mut last);
-            dx
         };
         // the layers, last to first (§4.5): the MLP's weight gradients, c_proj's, the value
         // embedding's scatter into an fp32 (V, C) buffer cast to bf16, then q, k, v (and ve_gate)
@@ -578,8 +597,10 @@ impl<'a> Gen<'a> {
                 fresh[k] = self.out.alloc(p.bytes(), grad_term);
             }
         }
-        // wte's, from dx
-        fresh[0] = self.embedding_grad(grad_term, dx);
+        // wte's, from dx (the compiled bf16 backward has made it)
+        if fresh[0].is_none() {
+            fresh[0] = self.embedding_grad(grad_term, dx);
+        }
         // AccumulateGrad: the first micro-step's gradients become `.grad`; later ones are added
         // in place and released
         if micro <= 1 {
@@ -589,6 +610,34 @@ impl<'a> Gen<'a> {
                 self.out.free(f);
             }
         }
+    }
+
+    /// The final norm (after the backout subtraction), lm_head and the loss, up to the backward:
+    /// returns the final norm's input, statistic and output, lm_head's weight copy and the logits.
+    fn loss_forward(&mut self, phase: Phase, micro: u32) -> ([TensorId; 3], TensorId, TensorId) {
+        let Dims { c, v, bt, e, .. } = self.d;
+        let btc = e * bt * c;
+        let last = [
+            self.out.alloc(btc, Term::FinalActivations),
+            self.out.alloc(4 * bt, Term::FinalActivations),
+            self.out.alloc(btc, Term::FinalActivations),
+        ];
+        let lm_w = self.copy(2 * v * c);
+        let logits = self.out.alloc(e * bt * v, Term::Logits);
+        self.out.mark(Some(phase), Stage::Loss, micro);
+        if self.first_call(phase, micro) {
+            // the softcap and cross-entropy's fused kernel, timed beside the logits
+            // (data/traces/nc_tr_cal00: the first forward's peak); it writes no argument
+            self.autotune(&[]);
+        }
+        let mut stats = vec![
+            self.out.alloc(4 * bt, Term::Logits),
+            self.out.alloc(4 * bt, Term::Logits),
+        ];
+        self.out.free_all(&mut stats);
+        self.out.mark(Some(phase), Stage::Backward, micro);
+        self.backward_workspace();
+        (last, lm_w, logits)
     }
 
     /// One layer's compiled forward under `--fp8`, as the allocator traces show it

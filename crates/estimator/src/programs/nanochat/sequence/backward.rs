@@ -1,0 +1,531 @@
+//! base_train.py's compiled backward in bf16, buffer by buffer as Inductor's generated wrapper
+//! runs it (PyTorch 2.11; `data/inductor/oc_nc_d4.tgz`, `oc_nc_d16_B8_T512_L.tgz`,
+//! `oc_nc_d20_B4_T1024_SSL.tgz`; docs/allocation-order.md §12-§13).
+//!
+//! Each buffer is written as its own, allocated where its node makes it and freed after the
+//! node that reads it last; the graph runs between `begin_graph` and `end_graph`, so
+//! `engine::buffer_reuse` hands a dead buffer's storage to the next of its size as the wrapper
+//! does. That is what places each layer's gradients among the activations the layer frees,
+//! which decides the holes the first optimizer step's buffers find.
+//!
+//! The two kinds of layer alternate. A layer with a value embedding (the last one among them)
+//! computes each weight gradient as its matmul is reached; a plain layer defers all of them to
+//! its end, after its whole input-gradient path. Between layers the wrapper hands on:
+//! - the gradient at the layer's output that feeds its MLP (`g_out`) and the residual gradient
+//!   (`dres`): for the last layer they are one buffer, the final norm's;
+//! - the upper layer's c_fc output, donated to the backward: a plain layer writes its
+//!   d(relu²) there and frees it after its relu² backward;
+//! - a value-embedding layer's fp32 (B, T, C) partial, read by the plain layer's closing kernel;
+//! - the residual gradients x0's gradient still has to sum: the value-embedding layers at
+//!   L−5, L−9, … each read the three the layers above them made since the last such sum, in one
+//!   kernel, into an accumulator that lives to the embeddings (§13: `buf95`, `buf141`, `buf185`,
+//!   made by layers 14, 13 and 12 of 16, read together at layer 11).
+
+use super::{BlockParams, Gen};
+use crate::engine::buffer_reuse::Kind;
+use crate::engine::events::TensorId;
+use crate::terms::Term;
+
+/// What one layer's compiled forward keeps for its backward (§4.2), by name.
+pub(super) struct Kept {
+    pub n1_stat: TensorId,
+    pub n1_out: TensorId,
+    /// c_q's, c_k's and c_v's bf16 weight copies.
+    pub w_qkv: [TensorId; 3],
+    /// A value-embedding layer's lookup, ve_gate's weight copy and its logits.
+    pub ve: Option<[TensorId; 3]>,
+    pub rot_q: TensorId,
+    pub rot_k: TensorId,
+    /// The QK-norm statistics of q and k.
+    pub qk_stats: [TensorId; 2],
+    /// SDPA's q, k, v, its log-sum-exp and RNG state.
+    pub qkv: [TensorId; 3],
+    pub lse: TensorId,
+    pub rng: Vec<TensorId>,
+    /// SDPA's output, c_proj's input, and c_proj's weight copy.
+    pub y: TensorId,
+    pub w_aproj: TensorId,
+    pub x_mid: TensorId,
+    pub n2_stat: TensorId,
+    pub n2_out: TensorId,
+    pub w_fc: TensorId,
+    pub fc_out: TensorId,
+    pub relu2: TensorId,
+    pub w_mproj: TensorId,
+    /// The next layer's input (none for the last layer).
+    pub x_out: TensorId,
+}
+
+impl Kept {
+    /// The tensors in the three groups the eager-shaped backward frees them in: the MLP's, c_proj's
+    /// and the rest.
+    pub fn groups(self) -> super::LayerSaved {
+        let mut rest = vec![self.n1_stat, self.n1_out];
+        rest.extend(self.w_qkv);
+        rest.extend(self.ve.into_iter().flatten());
+        rest.extend([self.rot_q, self.rot_k]);
+        rest.extend(self.qk_stats);
+        rest.extend(self.qkv);
+        rest.push(self.lse);
+        rest.extend(self.rng);
+        rest.extend([self.n2_stat, self.x_out]);
+        super::LayerSaved {
+            mlp: vec![
+                self.x_mid,
+                self.n2_out,
+                self.w_fc,
+                self.fc_out,
+                self.relu2,
+                self.w_mproj,
+            ],
+            proj: vec![self.y, self.w_aproj],
+            rest,
+        }
+    }
+}
+
+/// What the forward keeps outside the layers, for the backward's head and tail.
+pub(super) struct Outer {
+    /// The embedding's output, its norm statistic, the smear gate's inputs and x0.
+    pub global: Vec<TensorId>,
+    /// The final norm's input (after the backout), its statistic and its output.
+    pub last: [TensorId; 3],
+    pub lm_w: TensorId,
+    pub logits: TensorId,
+    /// The sliding windows' additive mask, shared by the masked layers.
+    pub mask: TensorId,
+}
+
+/// What one layer's backward hands to the layer below.
+struct Flow {
+    /// The gradient that feeds the layer's MLP.
+    g_out: TensorId,
+    /// The residual gradient (for the last layer, `g_out` itself).
+    dres: TensorId,
+    /// The upper layer's donated c_fc output.
+    fc_out: TensorId,
+    /// The upper value-embedding layer's fp32 partial.
+    partial: TensorId,
+    /// Residual gradients x0's gradient has yet to sum, and the sum.
+    pending: Vec<TensorId>,
+    x0_acc: TensorId,
+}
+
+/// What becomes of the residual gradient a layer receives once the layer's closing kernel has
+/// read it: the last layer's is the layer's own buffer; a value-embedding layer at L−5, L−9, …
+/// sums it into x0's gradient with the ones pending; the one from L−1, L−5, … is done with;
+/// the rest wait for the next sum (§13).
+#[derive(Clone, Copy, PartialEq)]
+enum CameIn {
+    Own,
+    Sum,
+    Done,
+    Pend,
+}
+
+impl Gen<'_> {
+    /// The compiled backward of one micro-step, from the loss to wte's gradient, into `fresh`
+    /// (indexed as [`super::Shape::params`]).
+    pub(super) fn compiled_backward(
+        &mut self,
+        layers: Vec<Kept>,
+        outer: Outer,
+        fresh: &mut [TensorId],
+        grad_term: Term,
+        first_call: bool,
+    ) {
+        let super::Dims { c, v, bt, e, .. } = self.d;
+        let btc = e * bt * c;
+        let s = self.s;
+        let params = s.params();
+        let block_ix = super::block_param_indices(s);
+        let lm_ix = params
+            .iter()
+            .rposition(|p| p.owner == super::Owner::Muon)
+            .map(|i| i + 1);
+        let Outer {
+            mut global,
+            last: [sub, final_stat, normed],
+            lm_w,
+            logits,
+            mut mask,
+        } = outer;
+        self.out.begin_graph();
+        // the loss writes d(logits) in place; lm_head's bf16 dW, then its dx, then the fp32 grad
+        let dw_lm = self.out.alloc(2 * v * c, Term::LmHeadGrads);
+        self.out.free(normed);
+        let dx = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(logits);
+        self.out.free(lm_w);
+        if let Some(ix) = lm_ix {
+            fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+        }
+        // a first call autotunes the head's kernels and the first layer's, each once: the later
+        // layers run the same kernels (data/traces/nc_tr_exp_cal29: nine flush groups, all in
+        // the head and the last layer)
+        self.tuning_backward = first_call;
+        self.tune(&[]);
+        self.out.free(dw_lm);
+        // the final norm's backward (it reads the backout's input too): the last layer's gradient
+        let dres = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(dx);
+        self.out.free(final_stat);
+        let mut sub = sub;
+        let mut flow = Flow {
+            g_out: dres,
+            dres,
+            fc_out: None,
+            partial: None,
+            pending: Vec::new(),
+            x0_acc: None,
+        };
+        let l = s.l as usize;
+        let first_masked = (0..l).find(|&i| self.masked(i));
+        // each layer's input is freed by the plain one of the two layers that read it
+        let mut x_outs: Vec<TensorId> = layers.iter().map(|k| k.x_out).collect();
+        for (i, kept) in layers.into_iter().enumerate().rev() {
+            if i == l / 2 {
+                // backout_lambda's gradient reads the final norm's input here
+                self.out.free(sub.take());
+            }
+            let came_in = if i + 1 == l {
+                CameIn::Own
+            } else if s.ve[i] && i + 5 <= l && (l - 1 - i).is_multiple_of(4) {
+                CameIn::Sum
+            } else if (l - 2 - i).is_multiple_of(4) {
+                CameIn::Done
+            } else {
+                CameIn::Pend
+            };
+            let incoming = flow.dres;
+            let ix = &block_ix[i];
+            flow.dres = if s.ve[i] {
+                self.ve_layer(kept, ix, &mut flow, came_in, fresh, grad_term)
+            } else {
+                let mut inputs = vec![x_outs[i].take()];
+                if i > 0 {
+                    inputs.push(x_outs[i - 1].take());
+                }
+                self.plain_layer(
+                    kept,
+                    ix,
+                    &mut flow,
+                    came_in,
+                    inputs,
+                    i == 0,
+                    fresh,
+                    grad_term,
+                )
+            };
+            self.tuning_backward = false;
+            if came_in == CameIn::Pend {
+                flow.pending.push(incoming);
+            }
+            if Some(i) == first_masked {
+                self.out.free(mask.take());
+            }
+        }
+        self.out.free(sub.take());
+        for t in x_outs {
+            self.out.free(t);
+        }
+        // the embeddings: the bottom layer's gradient is the embedding output's; the smear
+        // gate's, then wte's scatter into a (V, C) fp32 buffer and its bf16 cast
+        self.out.free(flow.dres);
+        self.out.free(flow.partial);
+        self.out.free(flow.fc_out);
+        self.out.free_all(&mut flow.pending);
+        self.out.free(flow.x0_acc);
+        // the scalars' gradients (every parameter left but wte)
+        for (k, p) in params.iter().enumerate() {
+            if fresh[k].is_none() && k > 0 && p.elem_bytes == 4 {
+                fresh[k] = self.out.alloc(p.bytes(), grad_term);
+            }
+        }
+        let vc = v * c;
+        let scatter = self.out.alloc(4 * vc, Term::EmbeddingGradBuffer);
+        self.out.free(flow.g_out);
+        self.out.free_all(&mut global);
+        fresh[0] = self.out.alloc(2 * vc, grad_term);
+        self.out.free(scatter);
+        self.out.end_graph();
+    }
+
+    /// After a layer's closing kernel: the residual gradient it received, as [`CameIn`] says.
+    fn settle(&mut self, came_in: CameIn, incoming: TensorId, flow: &mut Flow) {
+        match came_in {
+            CameIn::Sum => {
+                self.out.free(incoming);
+                self.out.free_all(&mut flow.pending);
+            }
+            CameIn::Done => self.out.free(incoming),
+            CameIn::Own | CameIn::Pend => {}
+        }
+    }
+
+    /// A value-embedding layer (§12's left column); returns the residual gradient it hands down.
+    fn ve_layer(
+        &mut self,
+        k: Kept,
+        ix: &BlockParams,
+        flow: &mut Flow,
+        came_in: CameIn,
+        fresh: &mut [TensorId],
+        grad_term: Term,
+    ) -> TensorId {
+        let super::Dims { c, v, bt, e, .. } = self.d;
+        let btc = e * bt * c;
+        let params = self.s.params();
+        let grad = |g: &mut Gen, p: usize| g.out.alloc(params[p].bytes(), grad_term);
+        let (c8, c2) = (8 * c * c, 2 * c * c);
+        let last = came_in == CameIn::Own;
+        let incoming = flow.dres;
+        // MLP: c_proj's dW, d(relu²) (a fresh buffer in the last layer, else the upper plain
+        // layer's donated c_fc output), relu²'s backward into this layer's donated c_fc output
+        let dw = self.out.alloc(c8, Term::BlockTransient);
+        self.out.free(k.relu2);
+        let drelu = match flow.fc_out.take() {
+            Some(t) => Some(t),
+            None => self.out.alloc(4 * btc, Term::BlockTransient),
+        };
+        self.out.free(k.w_mproj);
+        fresh[ix.mlp[1]] = grad(self, ix.mlp[1]);
+        // relu²'s backward writes its input in place: timed on a clone of it
+        self.tune(&[4 * btc]);
+        self.out.free(dw);
+        self.out.free(drelu);
+        let dw = self.out.alloc(c8, Term::BlockTransient);
+        self.out.free(k.n2_out);
+        if !last {
+            self.out.free(flow.g_out);
+        }
+        let dmlp = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_fc);
+        fresh[ix.mlp[0]] = grad(self, ix.mlp[0]);
+        self.out.free(dw);
+        // norm 2's backward, in place: into the last layer's one incoming gradient, else into dmlp
+        let h = if last { incoming } else { dmlp };
+        self.out.free(k.x_mid);
+        self.out.free(k.n2_stat);
+        if last {
+            self.out.free(dmlp);
+        }
+        // attention: c_proj's dW and dy, SDPA's backward
+        let dwa = self.out.alloc(c2, Term::BlockTransient);
+        let dy = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_aproj);
+        fresh[ix.proj] = grad(self, ix.proj);
+        self.tune(&[]);
+        self.out.free(dwa);
+        let [dq, dk, dv] = self.sdpa_backward();
+        self.out.free(dy);
+        self.out.free(k.y);
+        self.free_sdpa_saved(&k);
+        self.tune(&[]);
+        self.rotary_backward(&k, dq, dk);
+        // the value embedding: its fp32 (V, C) scatter buffer, the gate's small gradients
+        let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
+        self.tune(&[]);
+        if let Some([lookup, gate_w, gate_logits]) = k.ve {
+            self.out.free(lookup);
+            self.out.free(gate_logits);
+            self.out.free(gate_w);
+        }
+        if let Some(&gate) = ix.qkv.get(3) {
+            fresh[gate] = grad(self, gate);
+        }
+        // v, k, q: each dW as its matmul is reached, the input gradients into SDPA's storage
+        let dwv = self.out.alloc(c2, Term::BlockTransient);
+        let dxv = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[2]);
+        fresh[ix.qkv[2]] = grad(self, ix.qkv[2]);
+        self.tune(&[]);
+        self.out.free(dwv);
+        self.out.free(dv);
+        let ksum = self.out.alloc(btc, Term::BlockTransient);
+        self.free_rot_halves(0);
+        let dwk = self.out.alloc(c2, Term::BlockTransient);
+        let dxk = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[1]);
+        fresh[ix.qkv[1]] = grad(self, ix.qkv[1]);
+        self.out.free(dwk);
+        self.out.free(ksum);
+        let qsum = self.out.alloc(btc, Term::BlockTransient);
+        self.free_rot_halves(2);
+        let dwq = self.out.alloc(c2, Term::BlockTransient);
+        self.out.free(k.n1_out);
+        let dxq = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[0]);
+        fresh[ix.qkv[0]] = grad(self, ix.qkv[0]);
+        self.out.free(dwq);
+        // the closing kernel: norm 1's backward, the residual scales, x0's share; it writes the
+        // fp32 partial, the gradient for the MLP below (into qsum) and the residual one (into h)
+        let partial = self.out.alloc(2 * btc, Term::BlockTransient);
+        self.tune(&[]);
+        if came_in == CameIn::Sum && flow.x0_acc.is_none() {
+            flow.x0_acc = self.out.alloc(btc, Term::BlockTransient);
+        }
+        self.out.free(k.n1_stat);
+        self.out.free(flow.partial.take());
+        for t in [dxv, dxk, dxq] {
+            self.out.free(t);
+        }
+        self.settle(came_in, incoming, flow);
+        // the value embedding's bf16 gradient, cast from the scatter buffer
+        if let Some(ve) = ix.value_embed {
+            fresh[ve] = grad(self, ve);
+        }
+        self.out.free(scatter);
+        flow.g_out = qsum;
+        flow.partial = partial;
+        flow.fc_out = k.fc_out;
+        h
+    }
+
+    /// A plain layer (§12's right column): the input-gradient path first, every weight gradient
+    /// at its end. `inputs` are the layer inputs it is the last to read; the bottom layer's
+    /// residual gradient ends in its closing kernel. Returns the residual gradient it hands down.
+    #[allow(clippy::too_many_arguments)]
+    fn plain_layer(
+        &mut self,
+        k: Kept,
+        ix: &BlockParams,
+        flow: &mut Flow,
+        came_in: CameIn,
+        mut inputs: Vec<TensorId>,
+        bottom: bool,
+        fresh: &mut [TensorId],
+        grad_term: Term,
+    ) -> TensorId {
+        let super::Dims { c, bt, e, .. } = self.d;
+        let btc = e * bt * c;
+        let params = self.s.params();
+        let grad = |g: &mut Gen, p: usize| g.out.alloc(params[p].bytes(), grad_term);
+        let (c8, c2) = (8 * c * c, 2 * c * c);
+        let incoming = flow.dres;
+        // d(relu²) into the upper layer's donated c_fc output, freed after relu²'s backward
+        let drelu = match flow.fc_out.take() {
+            Some(t) => Some(t),
+            None => self.out.alloc(4 * btc, Term::BlockTransient),
+        };
+        self.out.free(k.w_mproj);
+        self.out.free(drelu);
+        let dmlp = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_fc);
+        self.out.free(k.x_mid);
+        self.out.free(k.n2_stat);
+        let dy = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_aproj);
+        let [dq, dk, dv] = self.sdpa_backward();
+        self.out.free(dy);
+        self.free_sdpa_saved(&k);
+        let dxv = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[2]);
+        self.rotary_backward(&k, dq, dk);
+        let ksum = self.out.alloc(btc, Term::BlockTransient);
+        self.free_rot_halves(0);
+        let dxk = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[1]);
+        let qsum = self.out.alloc(btc, Term::BlockTransient);
+        self.free_rot_halves(2);
+        let dxq = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free(k.w_qkv[0]);
+        // the closing kernel: the residual gradient into dxv's storage, a new one for the MLP below
+        let g_below = self.out.alloc(btc, Term::BlockTransient);
+        self.out.free_all(&mut inputs);
+        self.out.free(dxk);
+        self.out.free(k.n1_stat);
+        self.settle(came_in, incoming, flow);
+        if bottom {
+            self.out.free(dxv);
+        }
+        self.out.free(dxq);
+        self.out.free(flow.partial.take());
+        // the deferred weight gradients
+        let dw = self.out.alloc(c8, Term::BlockTransient);
+        self.out.free(flow.g_out);
+        self.out.free(k.relu2);
+        fresh[ix.mlp[1]] = grad(self, ix.mlp[1]);
+        self.out.free(dw);
+        let dw = self.out.alloc(c8, Term::BlockTransient);
+        self.out.free(k.n2_out);
+        fresh[ix.mlp[0]] = grad(self, ix.mlp[0]);
+        self.out.free(dw);
+        let dwa = self.out.alloc(c2, Term::BlockTransient);
+        self.out.free(dmlp);
+        self.out.free(k.y);
+        fresh[ix.proj] = grad(self, ix.proj);
+        self.out.free(dwa);
+        for (j, input_grad) in [(2, dv), (1, ksum), (0, qsum)] {
+            let dw = self.out.alloc(c2, Term::BlockTransient);
+            if j == 0 {
+                self.out.free(k.n1_out);
+            }
+            fresh[ix.qkv[j]] = grad(self, ix.qkv[j]);
+            self.out.free(dw);
+            self.out.free(input_grad);
+        }
+        flow.g_out = g_below;
+        flow.fc_out = k.fc_out;
+        if bottom {
+            None
+        } else {
+            dxv
+        }
+    }
+
+    /// A kernel's first launch on a cold cache, timed as [`Gen::autotune`] says; `mutated` are
+    /// the arguments it writes.
+    fn tune(&mut self, mutated: &[u128]) {
+        if self.tuning_backward {
+            self.autotune(mutated);
+        }
+    }
+
+    /// cuDNN's attention backward: dq, dk, dv, which the op allocates itself.
+    fn sdpa_backward(&mut self) -> [TensorId; 3] {
+        let btc = self.d.e * self.d.bt * self.d.c;
+        std::array::from_fn(|_| self.out.alloc_as(Kind::OpOutput, btc, Term::BlockTransient))
+    }
+
+    /// What SDPA's backward was the last to read: its statistics, RNG state, q, k and v.
+    fn free_sdpa_saved(&mut self, k: &Kept) {
+        self.out.free(k.lse);
+        for &t in &k.rng {
+            self.out.free(t);
+        }
+        for t in k.qkv {
+            self.out.free(t);
+        }
+    }
+
+    /// The QK-norm and rotary backward: two (B, T, H, 1) fp32 statistics' gradients and the four
+    /// rotary halves (B, T, H, D/2), which the next layer's take over; the rotary q and k and
+    /// their statistics go, then dq and dk, whose storage the input gradients take next.
+    fn rotary_backward(&mut self, k: &Kept, dq: TensorId, dk: TensorId) {
+        let super::Dims { bt, h, e, c, .. } = self.d;
+        let mut stats = vec![
+            self.out.alloc(4 * bt * h, Term::BlockTransient),
+            self.out.alloc(4 * bt * h, Term::BlockTransient),
+        ];
+        self.rot_halves =
+            std::array::from_fn(|_| self.out.alloc(e * bt * c / 2, Term::BlockTransient));
+        self.tune(&[]);
+        self.out.free(k.rot_q);
+        self.out.free(k.rot_k);
+        for t in k.qk_stats {
+            self.out.free(t);
+        }
+        self.out.free_all(&mut stats);
+        self.out.free(dq);
+        self.out.free(dk);
+    }
+
+    /// Two of the rotary halves, once the sum that reads them is written.
+    fn free_rot_halves(&mut self, from: usize) {
+        for i in from..from + 2 {
+            let t = self.rot_halves[i].take();
+            self.out.free(t);
+        }
+    }
+}
