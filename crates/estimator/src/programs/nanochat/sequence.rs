@@ -517,10 +517,7 @@ impl<'a> Gen<'a> {
         let params = s.params();
         let mut fresh: Vec<TensorId> = vec![None; params.len()];
         // lm_head follows the blocks' matrices in registration order
-        let lm_ix = params
-            .iter()
-            .rposition(|p| p.owner == Owner::Muon)
-            .map(|i| i + 1);
+        let lm_ix = lm_head_index(s);
         let dx = if self.d.fp8 {
             let (dx, lm_grad) = self.fp8_lm_head(phase, micro, grad_term);
             if let Some(ix) = lm_ix {
@@ -591,12 +588,7 @@ impl<'a> Gen<'a> {
             }
         }
         self.out.free_all(&mut global);
-        // the scalars' gradients (every parameter left but wte)
-        for (k, p) in params.iter().enumerate() {
-            if fresh[k].is_none() && k > 0 && p.elem_bytes == 4 {
-                fresh[k] = self.out.alloc(p.bytes(), grad_term);
-            }
-        }
+        self.scalar_grads(&mut fresh, grad_term);
         // wte's, from dx (the compiled bf16 backward has made it)
         if fresh[0].is_none() {
             fresh[0] = self.embedding_grad(grad_term, dx);
@@ -608,6 +600,15 @@ impl<'a> Gen<'a> {
         } else {
             for f in fresh {
                 self.out.free(f);
+            }
+        }
+    }
+
+    /// The scalars' gradients: every fp32 parameter but wte whose gradient `fresh` lacks.
+    fn scalar_grads(&mut self, fresh: &mut [TensorId], grad_term: Term) {
+        for (k, p) in self.s.params().iter().enumerate() {
+            if fresh[k].is_none() && k > 0 && p.elem_bytes == 4 {
+                fresh[k] = self.out.alloc(p.bytes(), grad_term);
             }
         }
     }
@@ -1015,6 +1016,14 @@ struct BlockParams {
     proj: usize,
     mlp: Vec<usize>,
     value_embed: Option<usize>,
+}
+
+/// Where lm_head sits in [`Shape::params`]: after the blocks' matrices, in registration order.
+fn lm_head_index(s: &Shape) -> Option<usize> {
+    s.params()
+        .iter()
+        .rposition(|p| p.owner == Owner::Muon)
+        .map(|i| i + 1)
 }
 
 fn block_param_indices(s: &Shape) -> Vec<BlockParams> {

@@ -137,15 +137,11 @@ impl Gen<'_> {
         let super::Dims { c, v, bt, e, .. } = self.d;
         let btc = e * bt * c;
         let s = self.s;
-        let params = s.params();
         let block_ix = super::block_param_indices(s);
-        let lm_ix = params
-            .iter()
-            .rposition(|p| p.owner == super::Owner::Muon)
-            .map(|i| i + 1);
+        let lm_ix = super::lm_head_index(s);
         let Outer {
             mut global,
-            last: [sub, final_stat, normed],
+            last: [mut sub, final_stat, normed],
             lm_w,
             logits,
             mut mask,
@@ -170,7 +166,6 @@ impl Gen<'_> {
         let dres = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(dx);
         self.out.free(final_stat);
-        let mut sub = sub;
         let mut flow = Flow {
             g_out: dres,
             dres,
@@ -236,12 +231,7 @@ impl Gen<'_> {
         self.out.free(flow.fc_out);
         self.out.free_all(&mut flow.pending);
         self.out.free(flow.x0_acc);
-        // the scalars' gradients (every parameter left but wte)
-        for (k, p) in params.iter().enumerate() {
-            if fresh[k].is_none() && k > 0 && p.elem_bytes == 4 {
-                fresh[k] = self.out.alloc(p.bytes(), grad_term);
-            }
-        }
+        self.scalar_grads(fresh, grad_term);
         let vc = v * c;
         let scatter = self.out.alloc(4 * vc, Term::EmbeddingGradBuffer);
         self.out.free(flow.g_out);
@@ -284,10 +274,10 @@ impl Gen<'_> {
         // layer's donated c_fc output), relu²'s backward into this layer's donated c_fc output
         let dw = self.out.alloc(c8, Term::BlockTransient);
         self.out.free(k.relu2);
-        let drelu = match flow.fc_out.take() {
-            Some(t) => Some(t),
-            None => self.out.alloc(4 * btc, Term::BlockTransient),
-        };
+        let drelu = flow
+            .fc_out
+            .take()
+            .or_else(|| self.out.alloc(4 * btc, Term::BlockTransient));
         self.out.free(k.w_mproj);
         fresh[ix.mlp[1]] = grad(self, ix.mlp[1]);
         // relu²'s backward writes its input in place: timed on a clone of it
@@ -404,10 +394,10 @@ impl Gen<'_> {
         let (c8, c2) = (8 * c * c, 2 * c * c);
         let incoming = flow.dres;
         // d(relu²) into the upper layer's donated c_fc output, freed after relu²'s backward
-        let drelu = match flow.fc_out.take() {
-            Some(t) => Some(t),
-            None => self.out.alloc(4 * btc, Term::BlockTransient),
-        };
+        let drelu = flow
+            .fc_out
+            .take()
+            .or_else(|| self.out.alloc(4 * btc, Term::BlockTransient));
         self.out.free(k.w_mproj);
         self.out.free(drelu);
         let dmlp = self.out.alloc(btc, Term::BlockTransient);
