@@ -23,7 +23,7 @@
 
 use super::{BlockParams, Gen};
 use crate::engine::buffer_reuse::Kind;
-use crate::engine::events::TensorId;
+use crate::engine::events::{Builder, TensorId};
 use crate::terms::Term;
 
 /// What one layer's compiled forward keeps for its backward (§4.2), by name.
@@ -111,6 +111,20 @@ struct Flow {
     x0_acc: TensorId,
 }
 
+/// The micro-step's gradients as the graph makes them, each into `fresh` at its parameter's
+/// index (the parameters listed once per micro-step: `Shape::params` builds the list).
+struct Grads<'a> {
+    fresh: &'a mut [TensorId],
+    params: Vec<super::super::shape::Param>,
+    term: Term,
+}
+
+impl Grads<'_> {
+    fn make(&mut self, out: &mut Builder, k: usize) {
+        self.fresh[k] = out.alloc(self.params[k].bytes(), self.term);
+    }
+}
+
 /// What becomes of the residual gradient a layer receives once the layer's closing kernel has
 /// read it: the last layer's is the layer's own buffer; a value-embedding layer at L−5, L−9, …
 /// sums it into x0's gradient with the ones pending; the one from L−1, L−5, … is done with;
@@ -137,6 +151,11 @@ impl Gen<'_> {
         let super::Dims { c, v, bt, e, .. } = self.d;
         let btc = e * bt * c;
         let s = self.s;
+        let mut grads = Grads {
+            fresh,
+            params: s.params(),
+            term: grad_term,
+        };
         let block_ix = super::block_param_indices(s);
         let lm_ix = super::lm_head_index(s);
         let Outer {
@@ -154,7 +173,7 @@ impl Gen<'_> {
         self.out.free(logits);
         self.out.free(lm_w);
         if let Some(ix) = lm_ix {
-            fresh[ix] = self.out.alloc(4 * v * c, grad_term);
+            grads.make(&mut self.out, ix);
         }
         // a first call autotunes the head's kernels and the first layer's, each once: the later
         // layers run the same kernels (data/traces/nc_tr_exp_cal29: nine flush groups, all in
@@ -195,22 +214,13 @@ impl Gen<'_> {
             let incoming = flow.dres;
             let ix = &block_ix[i];
             flow.dres = if s.ve[i] {
-                self.ve_layer(kept, ix, &mut flow, came_in, fresh, grad_term)
+                self.ve_layer(kept, ix, &mut flow, came_in, &mut grads)
             } else {
                 let mut inputs = vec![x_outs[i].take()];
                 if i > 0 {
                     inputs.push(x_outs[i - 1].take());
                 }
-                self.plain_layer(
-                    kept,
-                    ix,
-                    &mut flow,
-                    came_in,
-                    inputs,
-                    i == 0,
-                    fresh,
-                    grad_term,
-                )
+                self.plain_layer(kept, ix, &mut flow, came_in, inputs, i == 0, &mut grads)
             };
             self.tuning_backward = false;
             if came_in == CameIn::Pend {
@@ -231,12 +241,12 @@ impl Gen<'_> {
         self.out.free(flow.fc_out);
         self.out.free_all(&mut flow.pending);
         self.out.free(flow.x0_acc);
-        self.scalar_grads(fresh, grad_term);
+        self.scalar_grads(grads.fresh, grads.term);
         let vc = v * c;
         let scatter = self.out.alloc(4 * vc, Term::EmbeddingGradBuffer);
         self.out.free(flow.g_out);
         self.out.free_all(&mut global);
-        fresh[0] = self.out.alloc(2 * vc, grad_term);
+        grads.make(&mut self.out, 0);
         self.out.free(scatter);
         self.out.end_graph();
     }
@@ -260,13 +270,10 @@ impl Gen<'_> {
         ix: &BlockParams,
         flow: &mut Flow,
         came_in: CameIn,
-        fresh: &mut [TensorId],
-        grad_term: Term,
+        grads: &mut Grads,
     ) -> TensorId {
         let super::Dims { c, v, bt, e, .. } = self.d;
         let btc = e * bt * c;
-        let params = self.s.params();
-        let grad = |g: &mut Gen, p: usize| g.out.alloc(params[p].bytes(), grad_term);
         let (c8, c2) = (8 * c * c, 2 * c * c);
         let last = came_in == CameIn::Own;
         let incoming = flow.dres;
@@ -279,7 +286,7 @@ impl Gen<'_> {
             .take()
             .or_else(|| self.out.alloc(4 * btc, Term::BlockTransient));
         self.out.free(k.w_mproj);
-        fresh[ix.mlp[1]] = grad(self, ix.mlp[1]);
+        grads.make(&mut self.out, ix.mlp[1]);
         // relu²'s backward writes its input in place: timed on a clone of it
         self.tune(&[4 * btc]);
         self.out.free(dw);
@@ -291,7 +298,7 @@ impl Gen<'_> {
         }
         let dmlp = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_fc);
-        fresh[ix.mlp[0]] = grad(self, ix.mlp[0]);
+        grads.make(&mut self.out, ix.mlp[0]);
         self.out.free(dw);
         // norm 2's backward, in place: into the last layer's one incoming gradient, else into dmlp
         let h = if last { incoming } else { dmlp };
@@ -304,7 +311,7 @@ impl Gen<'_> {
         let dwa = self.out.alloc(c2, Term::BlockTransient);
         let dy = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_aproj);
-        fresh[ix.proj] = grad(self, ix.proj);
+        grads.make(&mut self.out, ix.proj);
         self.tune(&[]);
         self.out.free(dwa);
         let [dq, dk, dv] = self.sdpa_backward();
@@ -322,13 +329,13 @@ impl Gen<'_> {
             self.out.free(gate_w);
         }
         if let Some(&gate) = ix.qkv.get(3) {
-            fresh[gate] = grad(self, gate);
+            grads.make(&mut self.out, gate);
         }
         // v, k, q: each dW as its matmul is reached, the input gradients into SDPA's storage
         let dwv = self.out.alloc(c2, Term::BlockTransient);
         let dxv = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_qkv[2]);
-        fresh[ix.qkv[2]] = grad(self, ix.qkv[2]);
+        grads.make(&mut self.out, ix.qkv[2]);
         self.tune(&[]);
         self.out.free(dwv);
         self.out.free(dv);
@@ -337,7 +344,7 @@ impl Gen<'_> {
         let dwk = self.out.alloc(c2, Term::BlockTransient);
         let dxk = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_qkv[1]);
-        fresh[ix.qkv[1]] = grad(self, ix.qkv[1]);
+        grads.make(&mut self.out, ix.qkv[1]);
         self.out.free(dwk);
         self.out.free(ksum);
         let qsum = self.out.alloc(btc, Term::BlockTransient);
@@ -346,7 +353,7 @@ impl Gen<'_> {
         self.out.free(k.n1_out);
         let dxq = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_qkv[0]);
-        fresh[ix.qkv[0]] = grad(self, ix.qkv[0]);
+        grads.make(&mut self.out, ix.qkv[0]);
         self.out.free(dwq);
         // the closing kernel: norm 1's backward, the residual scales, x0's share; it writes the
         // fp32 partial, the gradient for the MLP below (into qsum) and the residual one (into h)
@@ -363,7 +370,7 @@ impl Gen<'_> {
         self.settle(came_in, incoming, flow);
         // the value embedding's bf16 gradient, cast from the scatter buffer
         if let Some(ve) = ix.value_embed {
-            fresh[ve] = grad(self, ve);
+            grads.make(&mut self.out, ve);
         }
         self.out.free(scatter);
         flow.g_out = qsum;
@@ -384,13 +391,10 @@ impl Gen<'_> {
         came_in: CameIn,
         mut inputs: Vec<TensorId>,
         bottom: bool,
-        fresh: &mut [TensorId],
-        grad_term: Term,
+        grads: &mut Grads,
     ) -> TensorId {
         let super::Dims { c, bt, e, .. } = self.d;
         let btc = e * bt * c;
-        let params = self.s.params();
-        let grad = |g: &mut Gen, p: usize| g.out.alloc(params[p].bytes(), grad_term);
         let (c8, c2) = (8 * c * c, 2 * c * c);
         let incoming = flow.dres;
         // d(relu²) into the upper layer's donated c_fc output, freed after relu²'s backward
@@ -435,23 +439,23 @@ impl Gen<'_> {
         let dw = self.out.alloc(c8, Term::BlockTransient);
         self.out.free(flow.g_out);
         self.out.free(k.relu2);
-        fresh[ix.mlp[1]] = grad(self, ix.mlp[1]);
+        grads.make(&mut self.out, ix.mlp[1]);
         self.out.free(dw);
         let dw = self.out.alloc(c8, Term::BlockTransient);
         self.out.free(k.n2_out);
-        fresh[ix.mlp[0]] = grad(self, ix.mlp[0]);
+        grads.make(&mut self.out, ix.mlp[0]);
         self.out.free(dw);
         let dwa = self.out.alloc(c2, Term::BlockTransient);
         self.out.free(dmlp);
         self.out.free(k.y);
-        fresh[ix.proj] = grad(self, ix.proj);
+        grads.make(&mut self.out, ix.proj);
         self.out.free(dwa);
         for (j, input_grad) in [(2, dv), (1, ksum), (0, qsum)] {
             let dw = self.out.alloc(c2, Term::BlockTransient);
             if j == 0 {
                 self.out.free(k.n1_out);
             }
-            fresh[ix.qkv[j]] = grad(self, ix.qkv[j]);
+            grads.make(&mut self.out, ix.qkv[j]);
             self.out.free(dw);
             self.out.free(input_grad);
         }
