@@ -419,29 +419,38 @@ impl<'a> Gen<'a> {
     /// (gradients in the parameters' dtypes), and the gradients landing in `.grad`.
     fn micro_step(&mut self, phase: Phase, micro: u32) {
         let Dims {
-            b,
-            t,
-            c,
-            h,
-            v,
-            bt,
-            e,
-            ..
+            b, t, c, v, bt, e, ..
         } = self.d;
         let btc = e * bt * c;
         let s = self.s;
         self.out.mark(Some(phase), Stage::Forward, micro);
         self.ws();
-        // global saved tensors: the embedding, its norm statistics, the smear gate's inputs, x0
-        // (with --fp8: the smear gate's bf16 weight copy, and no x0 — allocator traces)
+        // global saved tensors: the embedding and its norm statistics, the first value
+        // embedding's lookup (Inductor schedules it here, it reads only the tokens), the smear
+        // gate's inputs (its (B, T−1, 24) input made from a transient of its size), x0 (with
+        // --fp8: the smear gate's bf16 weight copy, the lookup in its layer, no x0 — allocator
+        // traces). The order is the generated wrapper's (data/inductor/oc_nc_*.tgz, the module
+        // with `primals_1` and no `tangents`): which blocks lie next to which decides the holes
+        // the backward and the optimizer step find (docs/allocation-order.md §14).
+        let smear = 24 * e * b * (t - 1);
         let mut global = vec![
             self.out.alloc(btc, Term::ForwardLocals),
             self.out.alloc(4 * bt, Term::ForwardLocals),
         ];
+        let first_ve = s.ve.iter().position(|&v| v);
+        let mut first_lookup = if self.d.fp8 {
+            None
+        } else {
+            first_ve.and_then(|_| self.out.alloc(btc, Term::BlockActivations))
+        };
         if self.d.fp8 {
             global.push(self.copy(2 * 24));
+            global.push(self.out.alloc(smear, Term::ForwardLocals));
+        } else {
+            let transient = self.out.alloc(smear, Term::ForwardLocals);
+            global.push(self.out.alloc(smear, Term::ForwardLocals));
+            self.out.free(transient);
         }
-        global.push(self.out.alloc(24 * e * b * (t - 1), Term::ForwardLocals));
         global.push(self.out.alloc(e * b * (t - 1), Term::ForwardLocals));
         if !self.d.fp8 {
             global.push(self.out.alloc(btc, Term::ForwardLocals));
@@ -454,60 +463,12 @@ impl<'a> Gen<'a> {
                 layers.push(self.fp8_layer(i, &mut mask));
                 continue;
             }
-            self.attention_mask(i, &mut mask);
-            let ve = s.ve[i];
-            let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
-            let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
-            // attention: norm statistics and output, weight copies, rotary q/k, QK-norm
-            // statistics, SDPA's q, k, v, output and log-sum-exp (padded to 32 rows when masked)
-            let n1_stat = a(self, 4 * bt);
-            let n1_out = if self.d.copies { a(self, btc) } else { None };
-            let w_qkv = [w(self, 2 * c * c), w(self, 2 * c * c), w(self, 2 * c * c)];
-            // the value-embedding lookup, ve_gate's weight copy, its gate logits
-            let ve = ve.then(|| [a(self, btc), w(self, 24 * h), a(self, e * bt * h)]);
-            let (rot_q, rot_k) = (a(self, btc), a(self, btc));
-            let qk_stats = [a(self, 4 * bt * h), a(self, 4 * bt * h)];
-            let qkv = [a(self, btc), a(self, btc), a(self, btc)];
-            let lse = self.log_sum_exp(i);
-            let rng = self.sdpa_rng_state();
-            // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
-            let (y, w_aproj) = (a(self, btc), w(self, 2 * c * c));
-            // x_mid, norm 2's statistics and output, c_fc's output and relu², their weights
-            let x_mid = a(self, btc);
-            let n2_stat = a(self, 4 * bt);
-            let n2_out = a(self, btc);
-            let w_fc = w(self, 8 * c * c);
-            let fc_out = a(self, 4 * btc);
-            let relu2 = a(self, 4 * btc);
-            let w_mproj = w(self, 8 * c * c);
-            // x_out, the next layer's input
-            let x_out = if i + 1 < s.l as usize {
-                a(self, btc)
+            let lookup = if Some(i) == first_ve {
+                first_lookup.take()
             } else {
                 None
             };
-            kept.push(Kept {
-                n1_stat,
-                n1_out,
-                w_qkv,
-                ve,
-                rot_q,
-                rot_k,
-                qk_stats,
-                qkv,
-                lse,
-                rng,
-                y,
-                w_aproj,
-                x_mid,
-                n2_stat,
-                n2_out,
-                w_fc,
-                fc_out,
-                relu2,
-                w_mproj,
-                x_out,
-            });
+            kept.push(self.layer_forward(i, lookup, &mut mask));
         }
         let grad_term = if micro <= 1 {
             Term::Grads
@@ -601,6 +562,88 @@ impl<'a> Gen<'a> {
             for f in fresh {
                 self.out.free(f);
             }
+        }
+    }
+
+    /// One layer's compiled training forward (not --fp8), in the order of the generated
+    /// wrapper: the norm, then q and k as the Linears return them — transients, freed once
+    /// rotary and QK-norm have made what SDPA reads — between the weight copies, v, the rotary
+    /// and normed q and k; the sliding-window mask where the first masked layer needs it; SDPA's
+    /// outputs; c_proj and the residual; the MLP. A value-embedding layer computes v, its gate
+    /// and lookup before q and k; the first one's lookup was made with the embedding
+    /// (`lookup`). Layer i's x_out is the next layer's input.
+    fn layer_forward(&mut self, i: usize, lookup: TensorId, mask: &mut TensorId) -> Kept {
+        let Dims { h, bt, e, c, .. } = self.d;
+        let btc = e * bt * c;
+        let s = self.s;
+        let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
+        let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
+        let n1_stat = a(self, 4 * bt);
+        let n1_out = if self.d.copies { a(self, btc) } else { None };
+        // the value embedding: ve_gate's weight copy, its logits, the lookup
+        let gate = |g: &mut Gen, lookup: TensorId| {
+            let (w_gate, logits) = (w(g, 24 * h), a(g, e * bt * h));
+            let lookup = if lookup.is_some() { lookup } else { a(g, btc) };
+            [lookup, w_gate, logits]
+        };
+        let (w_q, q_lin, w_k, k_lin, w_v, v, ve);
+        if s.ve[i] && lookup.is_none() {
+            (w_v, v) = (w(self, 2 * c * c), a(self, btc));
+            ve = Some(gate(self, None));
+            (w_q, q_lin) = (w(self, 2 * c * c), a(self, btc));
+            (w_k, k_lin) = (w(self, 2 * c * c), a(self, btc));
+        } else {
+            (w_q, q_lin) = (w(self, 2 * c * c), a(self, btc));
+            (w_k, k_lin) = (w(self, 2 * c * c), a(self, btc));
+            (w_v, v) = (w(self, 2 * c * c), a(self, btc));
+            ve = s.ve[i].then(|| gate(self, lookup));
+        }
+        let (rot_q, rot_k) = (a(self, btc), a(self, btc));
+        let qk_stats = [a(self, 4 * bt * h), a(self, 4 * bt * h)];
+        let (q, k) = (a(self, btc), a(self, btc));
+        self.out.free(q_lin);
+        self.out.free(k_lin);
+        self.attention_mask(i, mask);
+        let lse = self.log_sum_exp(i);
+        let rng = self.sdpa_rng_state();
+        // y: SDPA's output, c_proj's input, kept with c_proj's weight copy
+        let y = a(self, btc);
+        let w_aproj = w(self, 2 * c * c);
+        // x_mid, norm 2's statistics and output, c_fc's weight and output, c_proj's weight, relu²
+        let x_mid = a(self, btc);
+        let n2_stat = a(self, 4 * bt);
+        let n2_out = a(self, btc);
+        let w_fc = w(self, 8 * c * c);
+        let fc_out = a(self, 4 * btc);
+        let w_mproj = w(self, 8 * c * c);
+        let relu2 = a(self, 4 * btc);
+        // x_out, the next layer's input
+        let x_out = if i + 1 < s.l as usize {
+            a(self, btc)
+        } else {
+            None
+        };
+        Kept {
+            n1_stat,
+            n1_out,
+            w_qkv: [w_q, w_k, w_v],
+            ve,
+            rot_q,
+            rot_k,
+            qk_stats,
+            qkv: [q, k, v],
+            lse,
+            rng,
+            y,
+            w_aproj,
+            x_mid,
+            n2_stat,
+            n2_out,
+            w_fc,
+            fc_out,
+            relu2,
+            w_mproj,
+            x_out,
         }
     }
 
@@ -901,21 +944,38 @@ impl<'a> Gen<'a> {
             } else {
                 None
             };
-            // muon_step_fused: five bf16 iterates of the owned stack and two of its Gram matrices
+            // muon_step_fused as its generated wrapper runs it (data/inductor/
+            // oc_nc_d20_B16_T512_L.tgz, the modules with five `bmm` pairs): bf16 stacks X (the
+            // equilibrated and the normalized gradient, then each Polar Express iteration's
+            // X·B) and two Gram matrices (A and A·A) are made in this order and none is freed
+            // before the fifth iteration; a square group's first X·B takes A·A's storage (one
+            // size), so it holds one buffer fewer. Four (square: three) go before the closing
+            // kernels, three bf16 stacks are held through them.
             let (ko, mu, nu) = (u128::from(owned), u128::from(m), u128::from(n));
             let small = mu.min(nu);
-            let mut iterates: Vec<TensorId> = [2 * ko * mu * nu; 5]
-                .into_iter()
-                .chain([2 * ko * small * small; 2])
-                .filter(|&bytes| bytes > 0)
-                .map(|bytes| self.out.alloc(bytes, Term::PolarExpress))
-                .collect();
+            let (x, gram) = (2 * ko * mu * nu, 2 * ko * small * small);
+            let (sizes, freed_first): (&[u128], &[usize]) = if m == n {
+                (&[x, x, gram, gram, x, x], &[1, 5, 3])
+            } else {
+                (&[x, x, gram, gram, x, x, x], &[1, 3, 5, 2])
+            };
+            let mut iterates: Vec<TensorId> = if ko > 0 {
+                sizes
+                    .iter()
+                    .map(|&bytes| self.out.alloc(bytes, Term::PolarExpress))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if ko > 0 {
+                for &k in freed_first {
+                    self.out.free(iterates[k].take());
+                }
+            }
             if cold && ko > 0 {
-                // the last kernel (the cautious update, optim.py 180) is timed while three
-                // bf16 iterates of the stack are still held; it writes the parameters and the
-                // update, each an fp32 stack (data/traces/nc_tr_exp_16, nc_tr_cal01)
-                let mut done: Vec<TensorId> = iterates.drain(3..).collect();
-                self.out.free_all(&mut done);
+                // the last kernel (the cautious update, optim.py 180) is timed while those three
+                // are held; it writes the parameters and the update, each an fp32 stack
+                // (data/traces/nc_tr_exp_16, nc_tr_cal01, nc_tr_exp_23)
                 self.autotune(&[4 * ko * mu * nu; 2]);
             }
             self.out.free_all(&mut iterates);
