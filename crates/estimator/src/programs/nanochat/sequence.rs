@@ -292,15 +292,14 @@ impl<'a> Gen<'a> {
             self.val_buffer = self.out.alloc(16 * bt, Term::TokenIds);
         }
         for step in 0..steps {
-            self.ws();
             let first = self.cold && phase == Phase::Eval && step == 0;
             if first {
-                // the eval graph is compiled apart from the training graphs: on a cold cache its
-                // first call autotunes its kernels before the forward runs, each through the
-                // L2 flush buffer (data/traces/nc_tr_cal00, nc_tr_cal17: the first 60 MiB
-                // request is evaluate_bpb's model call, with the val batch and the workspace)
-                self.autotune(&[]);
+                // the eval graph is compiled apart from the training graphs, on a cold cache
+                // at its first call
+                self.gate_matmul_bench(false);
+                self.gate_matmul_bench(true);
             }
+            self.ws();
             // the eval graph is compiled whole, the loss included: its buffers as Inductor's
             // wrapper plans them (`engine::buffer_reuse`)
             self.out.begin_graph();
@@ -424,6 +423,11 @@ impl<'a> Gen<'a> {
         let btc = e * bt * c;
         let s = self.s;
         self.out.mark(Some(phase), Stage::Forward, micro);
+        if self.first_call(phase, micro) && micro <= 1 && !self.d.fp8 {
+            // AOTAutograd compiles the forward and the backward graph at the first call
+            self.gate_matmul_bench(false);
+            self.gate_matmul_bench(false);
+        }
         self.ws();
         // global saved tensors: the embedding and its norm statistics, the first value
         // embedding's lookup (Inductor schedules it here, it reads only the tokens), the smear
@@ -813,6 +817,35 @@ impl<'a> Gen<'a> {
             self.out.free_all(&mut clones);
             self.out.free(flush);
         }
+    }
+
+    /// What compiling a graph on a cold cache times before the graph first runs: the two gates'
+    /// small matmuls, each on random inputs laid out as the real ones (x[..., :12] for ve_gate,
+    /// x[:, :-1, :24] for the smear gate: views whose storage spans nearly all of x), run on
+    /// cuBLAS (the process's first matmul makes its workspace) and timed twice behind the L2
+    /// flush buffer, the inputs freed after. Measured in every traced cold run but one
+    /// (data/traces/nc_tr_*, requests of exactly the span's bytes): before evaluate_bpb's first
+    /// call ve_gate's then the smear gate's (`nc_tr_exp_23` #229, #490), and before the first
+    /// training forward ve_gate's twice, for the forward and the backward graph (#1631,
+    /// #1962). `nc_tr_exp_16` (batch 1) times none before its eval. That this is Inductor's
+    /// pad_mm benchmark (`fx_passes/pad_mm.py`, `_should_pad`: `realize_tensor` allocates a view's
+    /// whole span) is an inference from the sizes and the order.
+    fn gate_matmul_bench(&mut self, smear: bool) {
+        let Dims {
+            b, t, c, h, bt, e, ..
+        } = self.d;
+        let (span, weight) = if smear {
+            ((b - 1) * t * c + (t - 2) * c + 24, 24)
+        } else {
+            ((bt - 1) * c + 12, 12 * h)
+        };
+        let mut inputs = vec![
+            self.out.alloc(e * span, Term::InductorAutotune),
+            self.out.alloc(e * weight, Term::InductorAutotune),
+        ];
+        self.ws();
+        self.autotune(&[]);
+        self.out.free_all(&mut inputs);
     }
 
     /// Whether this is a cold run's first call of the training graphs.
