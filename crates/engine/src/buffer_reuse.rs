@@ -47,11 +47,15 @@ pub struct Planned {
 }
 
 /// Applies Inductor's reuse to `events`, one graph's stretch. `kind(tensor)` says what a request
-/// made in it is to the planner ([`Kind`]); `bytes_of(tensor)` gives any tensor's size (a
-/// free names only the tensor); `live_before` is what is live when the graph starts.
+/// made in it is to the planner ([`Kind`]); `donated(tensor)` whether a tensor made before the
+/// graph is one of its buffers once a kernel writes into it in place (a saved activation the
+/// backward may overwrite: AOTAutograd's donated buffers), so that its death pools it like the
+/// graph's own; `bytes_of(tensor)` gives any tensor's size (a free names only the tensor);
+/// `live_before` is what is live when the graph starts.
 pub fn plan(
     events: &[Event],
     kind: impl Fn(u32) -> Kind,
+    donated: impl Fn(u32) -> bool,
     bytes_of: impl Fn(u32) -> u128,
     live_before: u128,
 ) -> Planned {
@@ -101,6 +105,10 @@ pub fn plan(
     let mut kept = vec![true; events.len()];
     for (k, e) in events.iter().enumerate() {
         let Some(ix) = slot(e.tensor) else {
+            if e.action == Action::Free && donated(e.tensor) {
+                let at = stack(&mut pool, bytes_of(e.tensor) as u64);
+                pool[at].1.push((k, e.tensor));
+            }
             continue;
         };
         match e.action {
@@ -273,7 +281,7 @@ mod tests {
     fn a_freed_buffer_of_the_same_size_is_taken_over_where_the_peak_allows() {
         // 0 (100) and 2 (50) live: peak 150; 0 dies, then 1 (100) comes: taken over
         let ev = [a(0, 100), a(2, 50), f(0), f(2), a(1, 100), f(1)];
-        let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, |_| Kind::Planned, |_| false, |t| SIZES[t as usize], 0);
         assert_eq!(p.events, vec![a(0, 100), a(2, 50), f(2), f(0)]);
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
@@ -292,14 +300,14 @@ mod tests {
             a(1, 100),
             f(1),
         ];
-        let p = plan(&ev, ext(3), |t| SIZES[t as usize], 0);
+        let p = plan(&ev, ext(3), |_| false, |t| SIZES[t as usize], 0);
         assert_eq!(p.events.len(), ev.len(), "nothing reused: {:?}", p.events);
     }
 
     #[test]
     fn an_extern_request_is_never_a_planned_buffer() {
         let ev = [a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, ext(1), |t| SIZES[t as usize], 0);
+        let p = plan(&ev, ext(1), |_| false, |t| SIZES[t as usize], 0);
         assert_eq!(p.events.len(), 4);
     }
 
@@ -314,15 +322,40 @@ mod tests {
             }
         };
         let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, kind, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, kind, |_| false, |t| SIZES[t as usize], 0);
         // (0 took nothing; 1 took 0's storage)
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
 
     #[test]
+    fn a_donated_tensor_made_before_the_graph_is_pooled_at_its_death() {
+        // 0 (100) was saved by the forward; the backward writes into it, is done with it, and
+        // then needs a buffer of its size: donated, the storage is handed on; not, it is freed
+        let ev = [f(0), a(1, 100), f(1)];
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |t| t == 0,
+            |t| SIZES[t as usize],
+            100,
+        );
+        assert_eq!(p.events, vec![f(0)]);
+        assert_eq!(p.aliases, vec![(1, 0)]);
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |_| false,
+            |t| SIZES[t as usize],
+            100,
+        );
+        assert_eq!(p.events, ev.to_vec());
+        assert!(p.aliases.is_empty());
+    }
+
+    #[test]
     fn the_most_recently_freed_buffer_is_taken_first() {
         let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
-        let p = plan(&ev, |_| Kind::Planned, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, |_| Kind::Planned, |_| false, |t| SIZES[t as usize], 0);
         assert_eq!(p.aliases, vec![(1, 3)]);
     }
 

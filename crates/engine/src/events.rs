@@ -207,6 +207,8 @@ struct OpenGraph {
     live_before: u128,
     /// (tensor, kind) of the requests that are not its own buffers, in tensor order.
     kinds: Vec<(u32, Kind)>,
+    /// Tensors made before it that become its buffers ([`Builder::donate`]).
+    donated: Vec<u32>,
 }
 
 impl Builder {
@@ -297,6 +299,16 @@ impl Builder {
         t
     }
 
+    /// Inside a compiled graph: `t`, made before it, is written in place by one of its kernels
+    /// and is its buffer from then on — dead, it is pooled for a later buffer of its size, as
+    /// the wrapper's own are (`bufN = reinterpret_tensor(mm_51, …); del mm_51  # reuse`, then
+    /// `bufM = reinterpret_tensor(bufN, …)`). Outside a graph, nothing.
+    pub fn donate(&mut self, t: TensorId) {
+        if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
+            g.donated.push(id);
+        }
+    }
+
     /// Starts a compiled graph: what is allocated from here to [`Builder::end_graph`] with
     /// [`Builder::alloc`] is the graph's own buffers, in the order of Inductor's schedule.
     pub fn begin_graph(&mut self) {
@@ -304,6 +316,7 @@ impl Builder {
             start: self.seq.events.len(),
             live_before: self.live,
             kinds: Vec::new(),
+            donated: Vec::new(),
         });
     }
 
@@ -325,6 +338,7 @@ impl Builder {
                     .binary_search_by_key(&t, |k| k.0)
                     .map_or(Kind::Planned, |i| g.kinds[i].1)
             },
+            |t| g.donated.contains(&t),
             |t| bytes_of.get(t as usize).map_or(0, |b| u128::from(*b)),
             g.live_before,
         );

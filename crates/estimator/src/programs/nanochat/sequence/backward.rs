@@ -13,8 +13,11 @@
 //! its end, after its whole input-gradient path. Between layers the wrapper hands on:
 //! - the gradient at the layer's output that feeds its MLP (`g_out`) and the residual gradient
 //!   (`dres`): for the last layer they are one buffer, the final norm's;
-//! - the upper layer's c_fc output, donated to the backward: a plain layer writes its
-//!   d(relu²) there and frees it after its relu² backward;
+//! - storage through the pool: each layer's c_fc output is donated to the backward (relu²'s
+//!   backward writes into it, `Builder::donate`), and once c_fc's weight gradient has read it,
+//!   it is pooled like the wrapper's own buffers; the next buffer of its size takes it — the
+//!   plain layer's d(relu²) at depth 16, a value embedding's gradient where V·C = 4·B·T·C
+//!   (§14);
 //! - a value-embedding layer's fp32 (B, T, C) partial, read by the plain layer's closing kernel;
 //! - the residual gradients x0's gradient still has to sum: the value-embedding layers at
 //!   L−5, L−9, … each read the three the layers above them made since the last such sum, in one
@@ -102,8 +105,6 @@ struct Flow {
     g_out: TensorId,
     /// The residual gradient (for the last layer, `g_out` itself).
     dres: TensorId,
-    /// The upper layer's donated c_fc output.
-    fc_out: TensorId,
     /// The upper value-embedding layer's fp32 partial.
     partial: TensorId,
     /// Residual gradients x0's gradient has yet to sum, and the sum.
@@ -167,6 +168,7 @@ impl Gen<'_> {
         } = outer;
         self.out.begin_graph();
         // the loss writes d(logits) in place; lm_head's bf16 dW, then its dx, then the fp32 grad
+        self.out.donate(logits);
         let dw_lm = self.out.alloc(2 * v * c, Term::LmHeadGrads);
         self.out.free(normed);
         let dx = self.out.alloc(btc, Term::BlockTransient);
@@ -188,7 +190,6 @@ impl Gen<'_> {
         let mut flow = Flow {
             g_out: dres,
             dres,
-            fc_out: None,
             partial: None,
             pending: Vec::new(),
             x0_acc: None,
@@ -238,7 +239,6 @@ impl Gen<'_> {
         // gate's, then wte's scatter into a (V, C) fp32 buffer and its bf16 cast
         self.out.free(flow.dres);
         self.out.free(flow.partial);
-        self.out.free(flow.fc_out);
         self.out.free_all(&mut flow.pending);
         self.out.free(flow.x0_acc);
         self.scalar_grads(grads.fresh, grads.term);
@@ -277,14 +277,11 @@ impl Gen<'_> {
         let (c8, c2) = (8 * c * c, 2 * c * c);
         let last = came_in == CameIn::Own;
         let incoming = flow.dres;
-        // MLP: c_proj's dW, d(relu²) (a fresh buffer in the last layer, else the upper plain
-        // layer's donated c_fc output), relu²'s backward into this layer's donated c_fc output
+        // MLP: c_proj's dW, d(relu²), relu²'s backward into this layer's donated c_fc output
         let dw = self.out.alloc(c8, Term::BlockTransient);
         self.out.free(k.relu2);
-        let drelu = flow
-            .fc_out
-            .take()
-            .or_else(|| self.out.alloc(4 * btc, Term::BlockTransient));
+        let drelu = self.out.alloc(4 * btc, Term::BlockTransient);
+        self.out.donate(k.fc_out);
         self.out.free(k.w_mproj);
         grads.make(&mut self.out, ix.mlp[1]);
         // relu²'s backward writes its input in place: timed on a clone of it
@@ -297,6 +294,8 @@ impl Gen<'_> {
             self.out.free(flow.g_out);
         }
         let dmlp = self.out.alloc(btc, Term::BlockTransient);
+        // c_fc's two matmuls were its last readers
+        self.out.free(k.fc_out);
         self.out.free(k.w_fc);
         grads.make(&mut self.out, ix.mlp[0]);
         self.out.free(dw);
@@ -375,7 +374,6 @@ impl Gen<'_> {
         self.out.free(scatter);
         flow.g_out = qsum;
         flow.partial = partial;
-        flow.fc_out = k.fc_out;
         h
     }
 
@@ -397,11 +395,10 @@ impl Gen<'_> {
         let btc = e * bt * c;
         let (c8, c2) = (8 * c * c, 2 * c * c);
         let incoming = flow.dres;
-        // d(relu²) into the upper layer's donated c_fc output, freed after relu²'s backward
-        let drelu = flow
-            .fc_out
-            .take()
-            .or_else(|| self.out.alloc(4 * btc, Term::BlockTransient));
+        // d(relu²), freed after relu²'s backward into this layer's donated c_fc output (where
+        // sizes allow, the wrapper's pool hands it the storage of the upper layer's)
+        let drelu = self.out.alloc(4 * btc, Term::BlockTransient);
+        self.out.donate(k.fc_out);
         self.out.free(k.w_mproj);
         self.out.free(drelu);
         let dmlp = self.out.alloc(btc, Term::BlockTransient);
@@ -443,6 +440,7 @@ impl Gen<'_> {
         self.out.free(dw);
         let dw = self.out.alloc(c8, Term::BlockTransient);
         self.out.free(k.n2_out);
+        self.out.free(k.fc_out);
         grads.make(&mut self.out, ix.mlp[0]);
         self.out.free(dw);
         let dwa = self.out.alloc(c2, Term::BlockTransient);
@@ -460,7 +458,6 @@ impl Gen<'_> {
             self.out.free(input_grad);
         }
         flow.g_out = g_below;
-        flow.fc_out = k.fc_out;
         if bottom {
             None
         } else {
