@@ -12,9 +12,10 @@
 //! without new memory decides what a run reserves (allocation-order.md §12).
 //! `cargo run --release -p estimator --example dump_events -- --program=lfs-ch07 --model=small`
 
-use estimator::engine::allocator::CachingAllocator;
-use estimator::engine::events::{Action, Sequence};
+use estimator::engine::allocator::{BlockId, CachingAllocator};
+use estimator::engine::events::{Action, Event, Sequence};
 use estimator::engine::settings::Allocator;
+use estimator::engine::terms::Term;
 use estimator::programs::Program;
 use estimator::{gpu, Budget};
 
@@ -47,8 +48,7 @@ fn main() {
     let show_reserved = std::env::var_os("RESERVED").is_some();
     // ADDR=1: each allocation's address as the uncapped replay places it (its offset from the
     // lowest segment's start), to follow a block against a trace's addresses
-    let mut placed = std::env::var_os("ADDR")
-        .map(|_| (CachingAllocator::new(analysis.allocator, None), Vec::new()));
+    let mut placed = std::env::var_os("ADDR").map(|_| Placer::new(analysis.allocator));
     let mut marks = seq.marks.iter().peekable();
     for (i, e) in seq.events.iter().enumerate() {
         while let Some(m) = marks.next_if(|m| m.at <= i) {
@@ -64,24 +64,12 @@ fn main() {
             String::new()
         };
         let mut addr = String::new();
-        if let Some((alloc, blocks)) = placed.as_mut() {
-            let ix = e.tensor as usize;
-            if blocks.len() <= ix {
-                blocks.resize(ix + 1, None);
-            }
-            match e.action {
-                Action::Alloc => {
-                    blocks[ix] = alloc.malloc(e.bytes).ok();
-                    if let Some(a) = blocks[ix].and_then(|id| alloc.block_addr(id)) {
-                        addr = format!(" @{a}");
-                    }
-                }
-                Action::Free => {
-                    if let Some(id) = blocks[ix].take() {
-                        alloc.free(id);
-                    }
-                }
-            }
+        if let Some(a) = placed
+            .as_mut()
+            .and_then(|p| p.apply(e))
+            .and_then(|(p, id)| p.alloc.block_addr(id))
+        {
+            addr = format!(" @{a}");
         }
         println!(
             "{i} {action} {} {} {}{reserved}{addr}",
@@ -107,29 +95,18 @@ fn print_layout(seq: &Sequence, mode: Allocator, at: &str) {
             .nth(nth.saturating_sub(1))
             .map_or(seq.events.len(), |m| m.at)
     };
-    let mut alloc = CachingAllocator::new(mode, None);
-    let mut blocks = Vec::new();
-    // which tensor (its index and term) each live block holds, to name the used blocks
-    let mut owner = std::collections::HashMap::new();
+    let mut placer = Placer::new(mode);
     for e in &seq.events[..stop.min(seq.events.len())] {
-        let ix = e.tensor as usize;
-        if blocks.len() <= ix {
-            blocks.resize(ix + 1, None);
-        }
-        match e.action {
-            Action::Alloc => {
-                blocks[ix] = alloc.malloc(e.bytes).ok();
-                if let Some(id) = blocks[ix] {
-                    owner.insert(id, (ix, e.term));
-                }
-            }
-            Action::Free => {
-                if let Some(id) = blocks[ix].take() {
-                    alloc.free(id);
-                }
-            }
-        }
+        placer.apply(e);
     }
+    // which live tensor (its index and term) each used block holds
+    let owner: std::collections::HashMap<BlockId, (usize, Term)> = placer
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(ix, b)| b.map(|id| (id, (ix, placer.terms[ix]))))
+        .collect();
+    let alloc = &placer.alloc;
     const MIB: f64 = (1u64 << 20) as f64;
     let mib = |b: u64| b as f64 / MIB;
     println!(
@@ -161,4 +138,43 @@ fn print_layout(seq: &Sequence, mode: Allocator, at: &str) {
         .map(|&h| format!("{:.0}", mib(h)))
         .collect();
     println!("largest free blocks (MiB): {}", top.join(" "));
+}
+
+/// The uncapped allocator replaying a sequence event by event, with each live tensor's block.
+struct Placer {
+    alloc: CachingAllocator,
+    blocks: Vec<Option<BlockId>>,
+    terms: Vec<Term>,
+}
+
+impl Placer {
+    fn new(mode: Allocator) -> Self {
+        Placer {
+            alloc: CachingAllocator::new(mode, None),
+            blocks: Vec::new(),
+            terms: Vec::new(),
+        }
+    }
+
+    /// Replays `e`; for an allocation, the block it got.
+    fn apply(&mut self, e: &Event) -> Option<(&Self, BlockId)> {
+        let ix = e.tensor as usize;
+        if self.blocks.len() <= ix {
+            self.blocks.resize(ix + 1, None);
+            self.terms.resize(ix + 1, Term::Params);
+        }
+        match e.action {
+            Action::Alloc => {
+                self.blocks[ix] = self.alloc.malloc(e.bytes).ok();
+                self.terms[ix] = e.term;
+                self.blocks[ix].map(|id| (&*self, id))
+            }
+            Action::Free => {
+                if let Some(id) = self.blocks[ix].take() {
+                    self.alloc.free(id);
+                }
+                None
+            }
+        }
+    }
 }
