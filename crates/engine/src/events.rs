@@ -324,9 +324,11 @@ impl Builder {
     /// storage to new ones ([`buffer_reuse::plan`]), which takes their requests out of the stretch
     /// and never raises the graph's own peak.
     pub fn end_graph(&mut self) {
-        let Some(g) = self.graph.take() else {
+        let Some(mut g) = self.graph.take() else {
             return;
         };
+        // looked up for every free of an older tensor in the graph: sorted, as `kinds` is
+        g.donated.sort_unstable();
         if self.seq.beyond.is_some() {
             return;
         }
@@ -338,7 +340,7 @@ impl Builder {
                     .binary_search_by_key(&t, |k| k.0)
                     .map_or(Kind::Planned, |i| g.kinds[i].1)
             },
-            |t| g.donated.contains(&t),
+            |t| g.donated.binary_search(&t).is_ok(),
             |t| bytes_of.get(t as usize).map_or(0, |b| u128::from(*b)),
             g.live_before,
         );

@@ -287,8 +287,8 @@ fn the_card_decides_the_dtype() {
 /// (stop 58) → 0.04 %; worst 9.7 % → 6.4 %; past 3 %: 8 → 5 → 2 (depth 8 at batch 8, T 1024:
 /// +7.0 % → 0.00 %; depth 18 at batch 8: −6.4 % → −1.5 %; depth 14: −3.3 % → 0.00 %). Still
 /// past 3 %, both traced: depth 20 at batch 16 (+6.4 %) and nc_tr_exp_cal29 (+6.2 %), where the
-/// first optimizer step maps more than the run (its cold compile times the Polar Express matmuls
-/// too, which is not modelled). The bound below holds what is reached, not the goal of 3 %. The
+/// first optimizer step maps more than the run (its cold compile also times the Polar Express
+/// matmuls, which vramfit does not model; that this is the cause is not yet shown). The bound below holds what is reached, not the goal of 3 %. The
 /// default allocator's runs are within 3 %: nc_tr_cal01 (depth 4, batch 2, four micro-steps) is
 /// −2.9 %, 22 MiB of 754 in 2 MiB segments: at C = 256 a (B, T, C) buffer is 1 MiB, served from
 /// the small pool.
