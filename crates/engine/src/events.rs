@@ -207,7 +207,7 @@ struct OpenGraph {
     live_before: u128,
     /// (tensor, kind) of the requests that are not its own buffers, in tensor order.
     kinds: Vec<(u32, Kind)>,
-    /// Tensors made before it that become its buffers ([`Builder::donate`]).
+    /// Tensors made before it that become its buffers ([`Builder::donate`]), in tensor order.
     donated: Vec<u32>,
 }
 
@@ -304,8 +304,12 @@ impl Builder {
     /// the wrapper's own are (`bufN = reinterpret_tensor(mm_51, …); del mm_51  # reuse`, then
     /// `bufM = reinterpret_tensor(bufN, …)`). Outside a graph, nothing.
     pub fn donate(&mut self, t: TensorId) {
+        // kept sorted, as `kinds` is: it is looked up for every free of an older tensor in the
+        // graph (an insertion, not a sort, which would cost the page's wasm 2 KB gzipped)
         if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
-            g.donated.push(id);
+            if let Err(at) = g.donated.binary_search(&id) {
+                g.donated.insert(at, id);
+            }
         }
     }
 
@@ -324,11 +328,9 @@ impl Builder {
     /// storage to new ones ([`buffer_reuse::plan`]), which takes their requests out of the stretch
     /// and never raises the graph's own peak.
     pub fn end_graph(&mut self) {
-        let Some(mut g) = self.graph.take() else {
+        let Some(g) = self.graph.take() else {
             return;
         };
-        // looked up for every free of an older tensor in the graph: sorted, as `kinds` is
-        g.donated.sort_unstable();
         if self.seq.beyond.is_some() {
             return;
         }
