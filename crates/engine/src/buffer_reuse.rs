@@ -50,12 +50,15 @@ pub struct Planned {
 /// made in it is to the planner ([`Kind`]); `donated(tensor)` whether a tensor made before the
 /// graph is one of its buffers once a kernel writes into it in place (a saved activation the
 /// backward may overwrite: AOTAutograd's donated buffers), so that its death pools it like the
-/// graph's own; `bytes_of(tensor)` gives any tensor's size (a free names only the tensor);
+/// graph's own; `name_of(tensor)` the number N of Inductor's name `bufN` for a buffer made in
+/// it, where the generator knows it (it orders the buffers one kernel leaves dead:
+/// [`free_order`]); `bytes_of(tensor)` gives any tensor's size (a free names only the tensor);
 /// `live_before` is what is live when the graph starts.
 pub fn plan(
     events: &[Event],
     kind: impl Fn(u32) -> Kind,
     donated: impl Fn(u32) -> bool,
+    name_of: impl Fn(u32) -> Option<u32>,
     bytes_of: impl Fn(u32) -> u128,
     live_before: u128,
 ) -> Planned {
@@ -103,7 +106,28 @@ pub fn plan(
     let mut born_here: Vec<Option<u64>> = vec![None; slots];
     let mut took: Vec<Option<u32>> = vec![None; slots];
     let mut kept = vec![true; events.len()];
-    for (k, e) in events.iter().enumerate() {
+    // a run of frees pushes its buffers in name order (Inductor's `free_buffers` sorts them)
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    let mut a = 0;
+    while a < events.len() {
+        let mut b = a;
+        while b < events.len() && events[b].action == Action::Free {
+            b += 1;
+        }
+        // an insertion sort: the runs are short, and a library sort costs the page's wasm 2 KB
+        let key =
+            |k: usize| free_order(events[k].tensor, slot(events[k].tensor).is_some(), &name_of);
+        for i in a + 1..b {
+            let mut j = i;
+            while j > a && key(order[j - 1]) > key(order[j]) {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        a = b.max(a + 1);
+    }
+    for &k in &order {
+        let e = &events[k];
         let Some(ix) = slot(e.tensor) else {
             if e.action == Action::Free && donated(e.tensor) {
                 let at = stack(&mut pool, bytes_of(e.tensor) as u64);
@@ -168,6 +192,28 @@ pub fn plan(
         kept,
         aliases,
     }
+}
+
+/// Where a dying buffer goes in a run of frees: Inductor frees a kernel's dead buffers sorted by
+/// name, so a graph's own `bufN` come in the string order of N ("buf100" before "buf95"), where
+/// the generator names them, else in the order they were made; the tensors made before the graph
+/// (`mm_51`, …) come after them.
+fn free_order(t: u32, in_graph: bool, name_of: &impl Fn(u32) -> Option<u32>) -> u64 {
+    let Some(n) = name_of(t).filter(|_| in_graph) else {
+        return (u64::from(!in_graph) << 63) + (1 << 62) + u64::from(t);
+    };
+    // n's decimal digits, left-aligned, each one up, in base 11: a shorter name sorts first
+    let len = n.checked_ilog10().unwrap_or(0) + 1;
+    let mut key = 0u64;
+    for i in 0..10 {
+        let d = if i < len {
+            u64::from(n / 10u32.pow(len - 1 - i) % 10) + 1
+        } else {
+            0
+        };
+        key = key * 11 + d;
+    }
+    key
 }
 
 /// The live bytes after each event, with what each reuse adds over the range it holds: a range
@@ -281,7 +327,14 @@ mod tests {
     fn a_freed_buffer_of_the_same_size_is_taken_over_where_the_peak_allows() {
         // 0 (100) and 2 (50) live: peak 150; 0 dies, then 1 (100) comes: taken over
         let ev = [a(0, 100), a(2, 50), f(0), f(2), a(1, 100), f(1)];
-        let p = plan(&ev, |_| Kind::Planned, |_| false, |t| SIZES[t as usize], 0);
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
         assert_eq!(p.events, vec![a(0, 100), a(2, 50), f(2), f(0)]);
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
@@ -300,14 +353,14 @@ mod tests {
             a(1, 100),
             f(1),
         ];
-        let p = plan(&ev, ext(3), |_| false, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, ext(3), |_| false, |_| None, |t| SIZES[t as usize], 0);
         assert_eq!(p.events.len(), ev.len(), "nothing reused: {:?}", p.events);
     }
 
     #[test]
     fn an_extern_request_is_never_a_planned_buffer() {
         let ev = [a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, ext(1), |_| false, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, ext(1), |_| false, |_| None, |t| SIZES[t as usize], 0);
         assert_eq!(p.events.len(), 4);
     }
 
@@ -322,7 +375,7 @@ mod tests {
             }
         };
         let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, kind, |_| false, |t| SIZES[t as usize], 0);
+        let p = plan(&ev, kind, |_| false, |_| None, |t| SIZES[t as usize], 0);
         // (0 took nothing; 1 took 0's storage)
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
@@ -336,6 +389,7 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |t| t == 0,
+            |_| None,
             |t| SIZES[t as usize],
             100,
         );
@@ -345,6 +399,7 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |_| false,
+            |_| None,
             |t| SIZES[t as usize],
             100,
         );
@@ -355,7 +410,45 @@ mod tests {
     #[test]
     fn the_most_recently_freed_buffer_is_taken_first() {
         let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
-        let p = plan(&ev, |_| Kind::Planned, |_| false, |t| SIZES[t as usize], 0);
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
+        assert_eq!(p.aliases, vec![(1, 3)]);
+    }
+
+    #[test]
+    fn one_kernel_s_dead_buffers_are_pooled_in_the_string_order_of_their_names() {
+        // 0 is buf95 and 3 is buf100, both dead after one kernel: "buf100" is freed first, so
+        // buf95's storage is on top of the pool; unnamed, the order they were made decides
+        let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
+        let named = |t: u32| match t {
+            0 => Some(95),
+            3 => Some(100),
+            _ => None,
+        };
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |_| false,
+            named,
+            |t| SIZES[t as usize],
+            0,
+        );
+        assert_eq!(p.aliases, vec![(1, 0)]);
+        let ev = [a(0, 100), a(3, 100), f(3), f(0), a(1, 100), f(1)];
+        let p = plan(
+            &ev,
+            |_| Kind::Planned,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
         assert_eq!(p.aliases, vec![(1, 3)]);
     }
 

@@ -209,6 +209,10 @@ struct OpenGraph {
     kinds: Vec<(u32, Kind)>,
     /// Tensors made before it that become its buffers ([`Builder::donate`]), in tensor order.
     donated: Vec<u32>,
+    /// (tensor, the number of Inductor's name for it, `bufN`), in tensor order, and the number
+    /// the next request takes ([`Builder::name_from`]).
+    names: Vec<(u32, u32)>,
+    name_next: Option<u32>,
 }
 
 impl Builder {
@@ -253,6 +257,12 @@ impl Builder {
         let id = self.sizes.len() as u32;
         self.sizes.push(bytes);
         self.bytes_of.push(bytes as u64);
+        if let Some(g) = self.graph.as_mut() {
+            if let Some(n) = g.name_next {
+                g.names.push((id, n));
+                g.name_next = Some(n + 1);
+            }
+        }
         self.seq.events.push(Event {
             action: Action::Alloc,
             tensor: id,
@@ -295,6 +305,11 @@ impl Builder {
         let t = self.alloc(bytes, term);
         if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
             g.kinds.push((id, kind));
+            // a request that is not a buffer of the graph has no name there
+            if kind == Kind::External && g.names.last().is_some_and(|n| n.0 == id) {
+                g.names.pop();
+                g.name_next = g.name_next.map(|n| n - 1);
+            }
         }
         t
     }
@@ -313,6 +328,16 @@ impl Builder {
         }
     }
 
+    /// Inside a compiled graph: the buffers requested from here on are named `bufN` from `n` up,
+    /// in order, as Inductor names them where the generator knows its numbering; the order of
+    /// their names decides which dead buffer the wrapper's pool hands on
+    /// ([`buffer_reuse::plan`]).
+    pub fn name_from(&mut self, n: u32) {
+        if let Some(g) = self.graph.as_mut() {
+            g.name_next = Some(n);
+        }
+    }
+
     /// Starts a compiled graph: what is allocated from here to [`Builder::end_graph`] with
     /// [`Builder::alloc`] is the graph's own buffers, in the order of Inductor's schedule.
     pub fn begin_graph(&mut self) {
@@ -321,6 +346,8 @@ impl Builder {
             live_before: self.live,
             kinds: Vec::new(),
             donated: Vec::new(),
+            names: Vec::new(),
+            name_next: None,
         });
     }
 
@@ -343,6 +370,12 @@ impl Builder {
                     .map_or(Kind::Planned, |i| g.kinds[i].1)
             },
             |t| g.donated.binary_search(&t).is_ok(),
+            |t| {
+                g.names
+                    .binary_search_by_key(&t, |n| n.0)
+                    .ok()
+                    .map(|i| g.names[i].1)
+            },
             |t| bytes_of.get(t as usize).map_or(0, |b| u128::from(*b)),
             g.live_before,
         );

@@ -283,15 +283,17 @@ fn the_card_decides_the_dtype() {
 /// stop 59 the training forward and the fused Muon step are too, compiling a graph times the two
 /// gates' matmuls on inputs that span nearly all of x before the graph first runs, and the saved
 /// tensors the backward writes into (the logits, each c_fc output) join the wrapper's pool when
-/// they die, as its own buffers do (§14). Over these 38 runs: median 0.42 % (stop 57) → 0.33 %
-/// (stop 58) → 0.04 %; worst 9.7 % → 6.4 %; past 3 %: 8 → 5 → 2 (depth 8 at batch 8, T 1024:
-/// +7.0 % → 0.00 %; depth 18 at batch 8: −6.4 % → −1.5 %; depth 14: −3.3 % → 0.00 %). Still
-/// past 3 %, both traced: depth 20 at batch 16 (+6.4 %) and nc_tr_exp_cal29 (+6.2 %), where the
-/// first optimizer step maps more than the run (its cold compile also times the Polar Express
-/// matmuls, which vramfit does not model; that this is the cause is not yet shown). The bound below holds what is reached, not the goal of 3 %. The
+/// they die, as its own buffers do (§14). Since stop 60 the backward also holds lm_head's input
+/// gradient and the final norm's input and statistic for the layer above the backout, seeds x0's
+/// gradient with the last layer's, writes the looped reductions' fp32 scratch (C > 1024), and
+/// pools one kernel's dead buffers in the order of their names (§15). Over these 38 runs: median
+/// 0.42 % (stop 57) → 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % → 6.4 % →
+/// 3.2 %; past 3 %: 8 → 5 → 2 → 1 (nc_tr_exp_cal29: +6.2 % → +2.4 %). Still past 3 %, traced:
+/// depth 20 at batch 16 (+3.2 %), whose backward's storage lifetimes differ from the generated
+/// code's in 23 of its 196 buffers of 1 MiB or more (most in the bottom layers, where the depth-20 wrapper also sums x0's
+/// gradient at layer 1). The bound below holds what is reached, not the goal of 3 %. The
 /// default allocator's runs are within 3 %: nc_tr_cal01 (depth 4, batch 2, four micro-steps) is
-/// −2.9 %, 22 MiB of 754 in 2 MiB segments: at C = 256 a (B, T, C) buffer is 1 MiB, served from
-/// the small pool.
+/// −0.5 %.
 #[test]
 fn what_a_first_run_reserves() {
     let cold = cold_runs();
@@ -314,7 +316,7 @@ fn what_a_first_run_reserves() {
     let worst = errs.iter().cloned().fold(0.0, f64::max);
     let med = common::median(errs);
     assert!(
-        med <= 0.1 && worst <= 6.4,
+        med <= 0.1 && worst <= 3.2,
         "median {med:.2} %, worst {worst:.2} %\n{table}"
     );
 }

@@ -515,6 +515,7 @@ impl<'a> Gen<'a> {
                 // final norm's output
                 layers.extend(kept.drain(..).map(Kept::groups));
                 let [sub, stat, normed] = last;
+                self.backward_workspace();
                 let dlogits = self.out.alloc(e * bt * v, Term::LossGrads);
                 self.out.free(normed);
                 let dx = self.out.alloc(btc, Term::BlockTransient);
@@ -684,7 +685,6 @@ impl<'a> Gen<'a> {
         ];
         self.out.free_all(&mut stats);
         self.out.mark(Some(phase), Stage::Backward, micro);
-        self.backward_workspace();
         (last, lm_w, logits)
     }
 

@@ -110,6 +110,20 @@ struct Flow {
     /// Residual gradients x0's gradient has yet to sum, and the sum.
     pending: Vec<TensorId>,
     x0_acc: TensorId,
+    /// For the layer above the backout layer only: what its closing kernel also reads.
+    backout: Option<Backout>,
+}
+
+/// The backout (`x - backout_lambda·x_backout` before the final norm) sends a share of the final
+/// norm's gradient to the backout layer's output. The closing kernel of the layer above it adds
+/// that share, recomputing the final norm's backward from its input, its statistic and lm_head's
+/// input gradient, so all three live until then; its gradient for the MLP below is written in
+/// place into lm_head's input gradient (the generated code: `buf371 = buf4` at depth 18,
+/// `buf421 = buf4` at depth 20; data/inductor/oc_nc_d18_B8_T512_L.tgz, oc_nc_d20_B16_T512_L.tgz).
+struct Backout {
+    sub: TensorId,
+    stat: TensorId,
+    dx: TensorId,
 }
 
 /// The micro-step's gradients as the graph makes them, each into `fresh` at its parameter's
@@ -128,13 +142,16 @@ impl Grads<'_> {
 
 /// What becomes of the residual gradient a layer receives once the layer's closing kernel has
 /// read it: the last layer's is the layer's own buffer; a value-embedding layer at L−5, L−9, …
-/// sums it into x0's gradient with the ones pending; the one from L−1, L−5, … is done with;
-/// the rest wait for the next sum (§13).
+/// sums it into x0's gradient with the ones pending; the one from L−5, L−9, … is done with;
+/// the last layer's becomes x0's gradient: the first sum reads it and writes the sum into its
+/// storage (the generated code: `buf237 = buf51`, in place, at depths 16 and 20); the rest
+/// wait for the next sum (§13).
 #[derive(Clone, Copy, PartialEq)]
 enum CameIn {
     Own,
     Sum,
     Done,
+    Seed,
     Pend,
 }
 
@@ -161,15 +178,20 @@ impl Gen<'_> {
         let lm_ix = super::lm_head_index(s);
         let Outer {
             mut global,
-            last: [mut sub, final_stat, normed],
+            last: [sub, final_stat, normed],
             lm_w,
             logits,
             mut mask,
         } = outer;
         self.out.begin_graph();
-        // the loss writes d(logits) in place; lm_head's bf16 dW, then its dx, then the fp32 grad
+        // Inductor's names for the head's buffers start at buf3 (`buf3`: lm_head's dW)
+        self.out.name_from(3);
+        // the loss writes d(logits) in place; lm_head's bf16 dW, then its dx, then the fp32 grad.
+        // The wrapper allocates dW before its mm runs, and that first backward matmul makes the
+        // autograd thread's cuBLAS workspace (data/traces/nc_tr_*: the workspace follows dW)
         self.out.donate(logits);
         let dw_lm = self.out.alloc(2 * v * c, Term::LmHeadGrads);
+        self.backward_workspace();
         self.out.free(normed);
         let dx = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(logits);
@@ -185,28 +207,43 @@ impl Gen<'_> {
         self.out.free(dw_lm);
         // the final norm's backward (it reads the backout's input too): the last layer's gradient
         let dres = self.out.alloc(btc, Term::BlockTransient);
-        self.out.free(dx);
-        self.out.free(final_stat);
+        let l = s.l as usize;
+        let mut backout = Some(Backout {
+            sub,
+            stat: final_stat,
+            dx,
+        });
+        if l / 2 + 1 >= l {
+            // the backout layer is the last: the final norm's backward was the last to read them
+            let dx = self.close_backout(backout.take());
+            self.out.free(dx);
+        }
         let mut flow = Flow {
             g_out: dres,
             dres,
             partial: None,
             pending: Vec::new(),
             x0_acc: None,
+            backout: None,
         };
-        let l = s.l as usize;
         let first_masked = (0..l).find(|&i| self.masked(i));
         // each layer's input is freed by the plain one of the two layers that read it
         let mut x_outs: Vec<TensorId> = layers.iter().map(|k| k.x_out).collect();
+        // each layer's buffers are named on from the first, c_proj's dW: buf11 for the last
+        // layer, then 49 names a value-embedding layer takes (50 where it sums x0's gradient)
+        // and 41 a plain one (the generated code at depths 16 and 20: the same numbers)
+        let mut name = 11;
         for (i, kept) in layers.into_iter().enumerate().rev() {
-            if i == l / 2 {
-                // backout_lambda's gradient reads the final norm's input here
-                self.out.free(sub.take());
+            if i == l / 2 + 1 {
+                flow.backout = backout.take();
             }
             let came_in = if i + 1 == l {
                 CameIn::Own
             } else if s.ve[i] && i + 5 <= l && (l - 1 - i).is_multiple_of(4) {
                 CameIn::Sum
+            } else if i + 2 == l && l >= 5 {
+                // a sum follows at L−5
+                CameIn::Seed
             } else if (l - 2 - i).is_multiple_of(4) {
                 CameIn::Done
             } else {
@@ -214,6 +251,12 @@ impl Gen<'_> {
             };
             let incoming = flow.dres;
             let ix = &block_ix[i];
+            self.out.name_from(name);
+            name += match (s.ve[i], came_in) {
+                (true, CameIn::Sum) => 50,
+                (true, _) => 49,
+                (false, _) => 41,
+            };
             flow.dres = if s.ve[i] {
                 self.ve_layer(kept, ix, &mut flow, came_in, &mut grads)
             } else {
@@ -231,7 +274,6 @@ impl Gen<'_> {
                 self.out.free(mask.take());
             }
         }
-        self.out.free(sub.take());
         for t in x_outs {
             self.out.free(t);
         }
@@ -259,6 +301,7 @@ impl Gen<'_> {
                 self.out.free_all(&mut flow.pending);
             }
             CameIn::Done => self.out.free(incoming),
+            CameIn::Seed => flow.x0_acc = incoming,
             CameIn::Own | CameIn::Pend => {}
         }
     }
@@ -356,23 +399,38 @@ impl Gen<'_> {
         self.out.free(dwq);
         // the closing kernel: norm 1's backward, the residual scales, x0's share; it writes the
         // fp32 partial, the gradient for the MLP below (into qsum) and the residual one (into h)
+        // Inductor makes a reduction over C persistent up to 1024 elements
+        // (`should_use_persistent_reduction`: the INNER threshold); past that the looped kernel
+        // also writes a (B, T, C) fp32 scratch buffer of its own, dead once it has run (the
+        // generated code: `buf49` beside `buf93` at depths 18 and 20, none at depth 16)
+        let scratch = (c > 1024).then(|| self.out.alloc(2 * btc, Term::BlockTransient));
         let partial = self.out.alloc(2 * btc, Term::BlockTransient);
         self.tune(&[]);
+        self.out.free(scratch.flatten());
         if came_in == CameIn::Sum && flow.x0_acc.is_none() {
             flow.x0_acc = self.out.alloc(btc, Term::BlockTransient);
         }
         self.out.free(k.n1_stat);
+        let backout = flow.backout.take();
+        let into_dx = backout.is_some();
+        let dx = self.close_backout(backout);
         self.out.free(flow.partial.take());
         for t in [dxv, dxk, dxq] {
             self.out.free(t);
         }
+        // the gradient for the MLP below: into qsum, or above the backout layer into lm_head's dx
+        flow.g_out = if into_dx {
+            self.out.free(qsum);
+            dx
+        } else {
+            qsum
+        };
         self.settle(came_in, incoming, flow);
         // the value embedding's bf16 gradient, cast from the scatter buffer
         if let Some(ve) = ix.value_embed {
             grads.make(&mut self.out, ve);
         }
         self.out.free(scatter);
-        flow.g_out = qsum;
         flow.partial = partial;
         h
     }
@@ -422,10 +480,17 @@ impl Gen<'_> {
         let dxq = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_qkv[0]);
         // the closing kernel: the residual gradient into dxv's storage, a new one for the MLP below
-        let g_below = self.out.alloc(btc, Term::BlockTransient);
+        // (above the backout layer, lm_head's dx)
+        let backout = flow.backout.take();
+        let g_below = if backout.is_some() {
+            None
+        } else {
+            self.out.alloc(btc, Term::BlockTransient)
+        };
         self.out.free_all(&mut inputs);
         self.out.free(dxk);
         self.out.free(k.n1_stat);
+        let g_below = g_below.or(self.close_backout(backout));
         self.settle(came_in, incoming, flow);
         if bottom {
             self.out.free(dxv);
@@ -448,14 +513,15 @@ impl Gen<'_> {
         self.out.free(k.y);
         grads.make(&mut self.out, ix.proj);
         self.out.free(dwa);
+        // v, k, q: each dW's matmul is its input gradient's last reader, before the fp32 cast
         for (j, input_grad) in [(2, dv), (1, ksum), (0, qsum)] {
             let dw = self.out.alloc(c2, Term::BlockTransient);
+            self.out.free(input_grad);
             if j == 0 {
                 self.out.free(k.n1_out);
             }
             grads.make(&mut self.out, ix.qkv[j]);
             self.out.free(dw);
-            self.out.free(input_grad);
         }
         flow.g_out = g_below;
         if bottom {
@@ -463,6 +529,16 @@ impl Gen<'_> {
         } else {
             dxv
         }
+    }
+
+    /// What the kernel that adds the backout's share was the last to read: the final norm's
+    /// input and statistic go; lm_head's input gradient, whose storage the kernel writes its
+    /// output into, is returned (none without a backout).
+    fn close_backout(&mut self, backout: Option<Backout>) -> TensorId {
+        let b = backout?;
+        self.out.free(b.sub);
+        self.out.free(b.stat);
+        b.dx
     }
 
     /// A kernel's first launch on a cold cache, timed as [`Gen::autotune`] says; `mutated` are
