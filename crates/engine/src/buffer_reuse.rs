@@ -15,9 +15,11 @@
 //! inside it that Inductor's wrapper allocates itself ([`Kind::Planned`]). An extern op's outputs
 //! (SDPA's gradients) are the graph's buffers once they exist — freed into the pool, taken by a
 //! later buffer — but the op allocates them itself ([`Kind::OpOutput`]); what an op or the
-//! autotuner's benchmarker allocates for its own use is neither ([`Kind::External`]). The pool's key is the request's size: the
-//! sequences carry no dtype, and buffers of one size and two dtypes do not meet in one graph of
-//! the programs modelled (a (B, T, C) fp32 buffer and a (B, T, 2C) 16-bit one would). The peak
+//! autotuner's benchmarker allocates for its own use is neither ([`Kind::External`]). The pool's
+//! key is the request's size and whether its elements are 4 bytes wide: the sequences carry no
+//! dtype, and where buffers of one size and two dtypes meet in a graph the generator says which
+//! are fp32 (nanochat where BT = 4C: a (C, C) fp32 gradient and a rotary half, (B, T, C/2) bf16,
+//! are both 4 MiB, and the wrapper never hands one's storage to the other). The peak
 //! is the live bytes after each event, what Inductor's `estimate_peak_memory` follows node by
 //! node, with the autotuner's and cuBLAS's requests left out (Inductor does not see them).
 
@@ -58,6 +60,7 @@ pub fn plan(
     events: &[Event],
     kind: impl Fn(u32) -> Kind,
     donated: impl Fn(u32) -> bool,
+    wide: impl Fn(u32) -> bool,
     name_of: impl Fn(u32) -> Option<u32>,
     bytes_of: impl Fn(u32) -> u128,
     live_before: u128,
@@ -90,8 +93,9 @@ pub fn plan(
     let overall = live.iter().copied().max().unwrap_or(0).max(live_before);
     let mut live = RangeMax::new(&live);
 
-    // (size, the pooled buffers of that size: where each was freed and its storage's tensor), a
-    // few sizes per graph (a vector, not a map: the page's wasm pays for every map type)
+    // (size and width, the pooled buffers of that key: where each was freed and its storage's
+    // tensor), a few keys per graph (a vector, not a map: the page's wasm pays for every map type)
+    let key = |t: u32, bytes: u64| bytes * 2 + u64::from(wide(t));
     let mut pool: Vec<(u64, Vec<(usize, u32)>)> = Vec::new();
     let stack = |pool: &mut Vec<(u64, Vec<(usize, u32)>)>, bytes: u64| -> usize {
         match pool.iter().position(|(b, _)| *b == bytes) {
@@ -130,7 +134,7 @@ pub fn plan(
         let e = &events[k];
         let Some(ix) = slot(e.tensor) else {
             if e.action == Action::Free && donated(e.tensor) {
-                let at = stack(&mut pool, bytes_of(e.tensor) as u64);
+                let at = stack(&mut pool, key(e.tensor, bytes_of(e.tensor) as u64));
                 pool[at].1.push((k, e.tensor));
             }
             continue;
@@ -145,7 +149,7 @@ pub fn plan(
                     }
                     Kind::Planned => born_here[ix] = Some(e.bytes),
                 }
-                let at = stack(&mut pool, e.bytes);
+                let at = stack(&mut pool, key(e.tensor, e.bytes));
                 let Some((i, old)) = pool[at].1.pop() else {
                     continue;
                 };
@@ -163,7 +167,7 @@ pub fn plan(
             Action::Free => {
                 if let Some(bytes) = born_here[ix].take() {
                     let root = took[ix].unwrap_or(e.tensor);
-                    let at = stack(&mut pool, bytes);
+                    let at = stack(&mut pool, key(e.tensor, bytes));
                     pool[at].1.push((k, root));
                 }
             }
@@ -331,6 +335,7 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |_| false,
+            |_| false,
             |_| None,
             |t| SIZES[t as usize],
             0,
@@ -353,14 +358,30 @@ mod tests {
             a(1, 100),
             f(1),
         ];
-        let p = plan(&ev, ext(3), |_| false, |_| None, |t| SIZES[t as usize], 0);
+        let p = plan(
+            &ev,
+            ext(3),
+            |_| false,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
         assert_eq!(p.events.len(), ev.len(), "nothing reused: {:?}", p.events);
     }
 
     #[test]
     fn an_extern_request_is_never_a_planned_buffer() {
         let ev = [a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, ext(1), |_| false, |_| None, |t| SIZES[t as usize], 0);
+        let p = plan(
+            &ev,
+            ext(1),
+            |_| false,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
         assert_eq!(p.events.len(), 4);
     }
 
@@ -375,7 +396,15 @@ mod tests {
             }
         };
         let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(&ev, kind, |_| false, |_| None, |t| SIZES[t as usize], 0);
+        let p = plan(
+            &ev,
+            kind,
+            |_| false,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        );
         // (0 took nothing; 1 took 0's storage)
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
@@ -389,6 +418,7 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |t| t == 0,
+            |_| false,
             |_| None,
             |t| SIZES[t as usize],
             100,
@@ -398,6 +428,7 @@ mod tests {
         let p = plan(
             &ev,
             |_| Kind::Planned,
+            |_| false,
             |_| false,
             |_| None,
             |t| SIZES[t as usize],
@@ -414,11 +445,31 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |_| false,
+            |_| false,
             |_| None,
             |t| SIZES[t as usize],
             0,
         );
         assert_eq!(p.aliases, vec![(1, 3)]);
+    }
+
+    #[test]
+    fn a_dead_fp32_buffer_is_never_handed_to_a_16_bit_one_of_its_size() {
+        // 0 is fp32; right after its death comes a buffer of its size: taken only if fp32 too
+        let wide = |t: u32| t != 1;
+        for (next, took) in [(1, vec![]), (3, vec![(3, 0)])] {
+            let ev = [a(0, 100), f(0), a(next, 100), f(next)];
+            let p = plan(
+                &ev,
+                |_| Kind::Planned,
+                |_| false,
+                wide,
+                |_| None,
+                |t| SIZES[t as usize],
+                0,
+            );
+            assert_eq!(p.aliases, took);
+        }
     }
 
     #[test]
@@ -435,6 +486,7 @@ mod tests {
             &ev,
             |_| Kind::Planned,
             |_| false,
+            |_| false,
             named,
             |t| SIZES[t as usize],
             0,
@@ -444,6 +496,7 @@ mod tests {
         let p = plan(
             &ev,
             |_| Kind::Planned,
+            |_| false,
             |_| false,
             |_| None,
             |t| SIZES[t as usize],

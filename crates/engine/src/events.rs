@@ -213,6 +213,8 @@ struct OpenGraph {
     /// the next request takes ([`Builder::name_from`]).
     names: Vec<(u32, u32)>,
     name_next: Option<u32>,
+    /// Its buffers of 4-byte elements ([`Builder::wide`]), in tensor order.
+    wide: Vec<u32>,
 }
 
 impl Builder {
@@ -338,6 +340,17 @@ impl Builder {
         }
     }
 
+    /// Inside a compiled graph: `t`, just requested, holds 4-byte elements (fp32). The wrapper
+    /// pools dead buffers by dtype as well as size, so where buffers of one size and two dtypes
+    /// meet, the generator says which are fp32 ([`buffer_reuse::plan`]).
+    pub fn wide(&mut self, t: TensorId) -> TensorId {
+        if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
+            // requested in order, so pushed in order
+            g.wide.push(id);
+        }
+        t
+    }
+
     /// Starts a compiled graph: what is allocated from here to [`Builder::end_graph`] with
     /// [`Builder::alloc`] is the graph's own buffers, in the order of Inductor's schedule.
     pub fn begin_graph(&mut self) {
@@ -348,6 +361,7 @@ impl Builder {
             donated: Vec::new(),
             names: Vec::new(),
             name_next: None,
+            wide: Vec::new(),
         });
     }
 
@@ -370,6 +384,7 @@ impl Builder {
                     .map_or(Kind::Planned, |i| g.kinds[i].1)
             },
             |t| g.donated.binary_search(&t).is_ok(),
+            |t| g.wide.binary_search(&t).is_ok(),
             |t| {
                 g.names
                     .binary_search_by_key(&t, |n| n.0)

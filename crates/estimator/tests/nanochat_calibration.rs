@@ -286,9 +286,9 @@ fn the_card_decides_the_dtype() {
 /// they die, as its own buffers do (§14). Since stop 60 the backward also holds lm_head's input
 /// gradient and the final norm's input and statistic for the layer above the backout, seeds x0's
 /// gradient with the last layer's, writes the looped reductions' fp32 scratch (C > 1024), and
-/// pools one kernel's dead buffers in the order of their names (§15). Over these 38 runs: median
-/// 0.42 % (stop 57) → 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % → 6.4 % →
-/// 3.2 %; past 3 %: 8 → 5 → 2 → 1 (nc_tr_exp_cal29: +6.2 % → +2.4 %). Still past 3 %, traced:
+/// pools one kernel's dead buffers in the order of their names and by dtype (§15). Over these 38
+/// runs: median 0.42 % (stop 57) → 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % →
+/// 6.4 % → 3.2 %; past 3 %: 8 → 5 → 2 → 1 (nc_tr_exp_cal29: +6.2 % → +1.4 %). Still past 3 %, traced:
 /// depth 20 at batch 16 (+3.2 %), whose backward's storage lifetimes differ from the generated
 /// code's in 23 of its 196 buffers of 1 MiB or more (most in the bottom layers, where the depth-20 wrapper also sums x0's
 /// gradient at layer 1). The bound below holds what is reached, not the goal of 3 %. The

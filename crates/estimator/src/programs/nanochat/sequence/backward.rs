@@ -136,7 +136,9 @@ struct Grads<'a> {
 
 impl Grads<'_> {
     fn make(&mut self, out: &mut Builder, k: usize) {
-        self.fresh[k] = out.alloc(self.params[k].bytes(), self.term);
+        let p = &self.params[k];
+        let g = out.alloc(p.bytes(), self.term);
+        self.fresh[k] = if p.elem_bytes == 4 { out.wide(g) } else { g };
     }
 }
 
@@ -286,6 +288,7 @@ impl Gen<'_> {
         self.scalar_grads(grads.fresh, grads.term);
         let vc = v * c;
         let scatter = self.out.alloc(4 * vc, Term::EmbeddingGradBuffer);
+        let scatter = self.out.wide(scatter);
         self.out.free(flow.g_out);
         self.out.free_all(&mut global);
         grads.make(&mut self.out, 0);
@@ -364,6 +367,7 @@ impl Gen<'_> {
         self.rotary_backward(&k, dq, dk);
         // the value embedding: its fp32 (V, C) scatter buffer, the gate's small gradients
         let scatter = self.out.alloc(4 * v * c, Term::EmbeddingGradBuffer);
+        let scatter = self.out.wide(scatter);
         self.tune(&[]);
         if let Some([lookup, gate_w, gate_logits]) = k.ve {
             self.out.free(lookup);
@@ -403,8 +407,12 @@ impl Gen<'_> {
         // (`should_use_persistent_reduction`: the INNER threshold); past that the looped kernel
         // also writes a (B, T, C) fp32 scratch buffer of its own, dead once it has run (the
         // generated code: `buf49` beside `buf93` at depths 18 and 20, none at depth 16)
-        let scratch = (c > 1024).then(|| self.out.alloc(2 * btc, Term::BlockTransient));
+        let scratch = (c > 1024).then(|| {
+            let t = self.out.alloc(2 * btc, Term::BlockTransient);
+            self.out.wide(t)
+        });
         let partial = self.out.alloc(2 * btc, Term::BlockTransient);
+        let partial = self.out.wide(partial);
         self.tune(&[]);
         self.out.free(scratch.flatten());
         if came_in == CameIn::Sum && flow.x0_acc.is_none() {
