@@ -148,6 +148,20 @@ impl Grads<'_> {
 /// the last layer's becomes x0's gradient: the first sum reads it and writes the sum into its
 /// storage (the generated code: `buf237 = buf51`, in place, at depths 16 and 20); the rest
 /// wait for the next sum (§13).
+/// What a value-embedding layer's closing kernel writes in fp32 (B, T, C) buffers besides its
+/// gradients. The lowest sum's writes one where the others past C = 1024 write two (the
+/// generated code at depths 18 and 20: `buf772`). Layer 1's, where it is not a sum, writes none
+/// (depths 4, 16 and 20); that is not written here, because layer 0's closing kernel, which the
+/// wrapper fuses with the embeddings' backward, is not written from the generated code yet, and
+/// without it the reserve moves away from the runs' (docs/allocation-order.md §15).
+#[derive(Clone, Copy, PartialEq)]
+enum Fp32Out {
+    /// The partial the plain layer below reads (and past C = 1024 the looped kernel's scratch).
+    Partial,
+    /// The lowest sum's: the partial, no scratch.
+    PartialOnly,
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum CameIn {
     Own,
@@ -239,9 +253,10 @@ impl Gen<'_> {
             if i == l / 2 + 1 {
                 flow.backout = backout.take();
             }
+            let sums = |j: usize| s.ve[j] && j + 5 <= l && (l - 1 - j).is_multiple_of(4);
             let came_in = if i + 1 == l {
                 CameIn::Own
-            } else if s.ve[i] && i + 5 <= l && (l - 1 - i).is_multiple_of(4) {
+            } else if sums(i) {
                 CameIn::Sum
             } else if i + 2 == l && l >= 5 {
                 // a sum follows at L−5
@@ -260,7 +275,12 @@ impl Gen<'_> {
                 (false, _) => 41,
             };
             flow.dres = if s.ve[i] {
-                self.ve_layer(kept, ix, &mut flow, came_in, &mut grads)
+                let fp32_out = if sums(i) && !(0..i).any(sums) {
+                    Fp32Out::PartialOnly
+                } else {
+                    Fp32Out::Partial
+                };
+                self.ve_layer(kept, ix, &mut flow, came_in, fp32_out, &mut grads)
             } else {
                 let mut inputs = vec![x_outs[i].take()];
                 if i > 0 {
@@ -316,6 +336,7 @@ impl Gen<'_> {
         ix: &BlockParams,
         flow: &mut Flow,
         came_in: CameIn,
+        fp32_out: Fp32Out,
         grads: &mut Grads,
     ) -> TensorId {
         let super::Dims { c, v, bt, e, .. } = self.d;
@@ -407,7 +428,7 @@ impl Gen<'_> {
         // (`should_use_persistent_reduction`: the INNER threshold); past that the looped kernel
         // also writes a (B, T, C) fp32 scratch buffer of its own, dead once it has run (the
         // generated code: `buf49` beside `buf93` at depths 18 and 20, none at depth 16)
-        let scratch = (c > 1024).then(|| {
+        let scratch = (c > 1024 && fp32_out == Fp32Out::Partial).then(|| {
             let t = self.out.alloc(2 * btc, Term::BlockTransient);
             self.out.wide(t)
         });
