@@ -285,15 +285,16 @@ fn the_card_decides_the_dtype() {
 /// tensors the backward writes into (the logits, each c_fc output) join the wrapper's pool when
 /// they die, as its own buffers do (§14). Since stop 60 the backward also holds lm_head's input
 /// gradient and the final norm's input and statistic for the layer above the backout, seeds x0's
-/// gradient with the last layer's, writes the looped reductions' fp32 scratch (C > 1024), and
-/// pools one kernel's dead buffers in the order of their names and by dtype (§15). Over these 38
-/// runs: median 0.42 % (stop 57) → 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % →
-/// 6.4 % → 3.2 %; past 3 %: 8 → 5 → 2 → 1 (nc_tr_exp_cal29: +6.2 % → +1.4 %). Still past 3 %, traced:
-/// depth 20 at batch 16 (+3.2 %), whose backward's storage lifetimes differ from the generated
-/// code's in 23 of its 196 buffers of 1 MiB or more (most in the bottom layers, where the depth-20 wrapper also sums x0's
-/// gradient at layer 1). The bound below holds what is reached, not the goal of 3 %. The
-/// default allocator's runs are within 3 %: nc_tr_cal01 (depth 4, batch 2, four micro-steps) is
-/// −0.5 %.
+/// gradient with the last layer's, writes the looped reductions' fp32 scratch (C > 1024) and the
+/// bottom layers' closing buffers as the generated code does, and pools one kernel's dead buffers
+/// in the order of their names and by dtype (§15). Over these 38 runs: median 0.42 % (stop 57) →
+/// 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % → 6.4 % → 2.7 %; past 3 %: 8 → 5
+/// → 2 → 0 (nc_tr_exp_cal29: +6.2 % → 0.00 %, depth 18 at batch 8: −1.5 % → 0.00 %, depth 20 at
+/// batch 16: +6.4 % → +1.3 %). The backward's buffers of 1 MiB or more live as long as the
+/// generated code's but for 2 of 188 at depth 18, 6 of 166 at depth 16 and 21 of 196 at depth 20,
+/// whose wrapper runs the bottom three layers' weight gradients last (an order Inductor's
+/// `reorder_for_peak_memory` may have chosen; vramfit keeps the graph's). The default allocator's
+/// runs are within 3 % too.
 #[test]
 fn what_a_first_run_reserves() {
     let cold = cold_runs();
@@ -316,7 +317,7 @@ fn what_a_first_run_reserves() {
     let worst = errs.iter().cloned().fold(0.0, f64::max);
     let med = common::median(errs);
     assert!(
-        med <= 0.1 && worst <= 3.2,
+        med <= 0.1 && worst <= 2.8,
         "median {med:.2} %, worst {worst:.2} %\n{table}"
     );
 }

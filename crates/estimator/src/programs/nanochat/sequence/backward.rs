@@ -150,16 +150,16 @@ impl Grads<'_> {
 /// wait for the next sum (§13).
 /// What a value-embedding layer's closing kernel writes in fp32 (B, T, C) buffers besides its
 /// gradients. The lowest sum's writes one where the others past C = 1024 write two (the
-/// generated code at depths 18 and 20: `buf772`). Layer 1's, where it is not a sum, writes none
-/// (depths 4, 16 and 20); that is not written here, because layer 0's closing kernel, which the
-/// wrapper fuses with the embeddings' backward, is not written from the generated code yet, and
-/// without it the reserve moves away from the runs' (docs/allocation-order.md §15).
+/// generated code at depths 18 and 20: `buf772`); layer 1's, where it is not a sum, writes none
+/// (depths 4, 16 and 20).
 #[derive(Clone, Copy, PartialEq)]
 enum Fp32Out {
     /// The partial the plain layer below reads (and past C = 1024 the looped kernel's scratch).
     Partial,
     /// The lowest sum's: the partial, no scratch.
     PartialOnly,
+    /// Layer 1's, where it is not a sum: neither.
+    Neither,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -277,6 +277,8 @@ impl Gen<'_> {
             flow.dres = if s.ve[i] {
                 let fp32_out = if sums(i) && !(0..i).any(sums) {
                     Fp32Out::PartialOnly
+                } else if i + 1 < l && !(0..i).any(|j| s.ve[j]) {
+                    Fp32Out::Neither
                 } else {
                     Fp32Out::Partial
                 };
@@ -432,8 +434,12 @@ impl Gen<'_> {
             let t = self.out.alloc(2 * btc, Term::BlockTransient);
             self.out.wide(t)
         });
-        let partial = self.out.alloc(2 * btc, Term::BlockTransient);
-        let partial = self.out.wide(partial);
+        let partial = if fp32_out == Fp32Out::Neither {
+            None
+        } else {
+            let t = self.out.alloc(2 * btc, Term::BlockTransient);
+            self.out.wide(t)
+        };
         self.tune(&[]);
         self.out.free(scratch.flatten());
         if came_in == CameIn::Sum && flow.x0_acc.is_none() {
@@ -509,9 +515,10 @@ impl Gen<'_> {
         let dxq = self.out.alloc(btc, Term::BlockTransient);
         self.out.free(k.w_qkv[0]);
         // the closing kernel: the residual gradient into dxv's storage, a new one for the MLP below
-        // (above the backout layer, lm_head's dx)
+        // (above the backout layer, lm_head's dx; the bottom layer has no MLP below, and its
+        // gradient goes on in x0's: the generated code at depth 16, `buf731 = buf599`)
         let backout = flow.backout.take();
-        let g_below = if backout.is_some() {
+        let g_below = if backout.is_some() || bottom {
             None
         } else {
             self.out.alloc(btc, Term::BlockTransient)
