@@ -112,20 +112,30 @@ pub fn plan(
     let mut kept = vec![true; events.len()];
     // a run of frees pushes its buffers in name order (Inductor's `free_buffers` sorts them)
     let mut order: Vec<usize> = (0..events.len()).collect();
+    let mut run: Vec<(u64, usize)> = Vec::new();
     let mut a = 0;
     while a < events.len() {
         let mut b = a;
         while b < events.len() && events[b].action == Action::Free {
             b += 1;
         }
-        // an insertion sort: the runs are short, and a library sort costs the page's wasm 2 KB
-        let key =
-            |k: usize| free_order(events[k].tensor, slot(events[k].tensor).is_some(), &name_of);
-        for i in a + 1..b {
-            let mut j = i;
-            while j > a && key(order[j - 1]) > key(order[j]) {
-                order.swap(j - 1, j);
-                j -= 1;
+        if b > a + 1 {
+            run.clear();
+            run.extend((a..b).map(|k| {
+                let t = events[k].tensor;
+                (free_order(t, slot(t).is_some(), &name_of), k)
+            }));
+            // an insertion sort, stable, on keys made once: the runs are short but for a
+            // graph's last frees, and a library sort costs the page's wasm 2 KB
+            for i in 1..run.len() {
+                let mut j = i;
+                while j > 0 && run[j - 1].0 > run[j].0 {
+                    run.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+            for (slot, &(_, k)) in order[a..b].iter_mut().zip(&run) {
+                *slot = k;
             }
         }
         a = b.max(a + 1);
