@@ -327,6 +327,18 @@ mod tests {
         }
     }
     const SIZES: [u128; 4] = [100, 100, 50, 100];
+    /// Every request a planned buffer, none donated, none fp32, none named, nothing live before.
+    fn plan_plain(ev: &[Event]) -> Planned {
+        plan(
+            ev,
+            |_| Kind::Planned,
+            |_| false,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            0,
+        )
+    }
     fn ext(which: u32) -> impl Fn(u32) -> Kind {
         move |t| {
             if t == which {
@@ -341,15 +353,7 @@ mod tests {
     fn a_freed_buffer_of_the_same_size_is_taken_over_where_the_peak_allows() {
         // 0 (100) and 2 (50) live: peak 150; 0 dies, then 1 (100) comes: taken over
         let ev = [a(0, 100), a(2, 50), f(0), f(2), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            |_| Kind::Planned,
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_plain(&ev);
         assert_eq!(p.events, vec![a(0, 100), a(2, 50), f(2), f(0)]);
         assert_eq!(p.aliases, vec![(1, 0)]);
     }
@@ -451,15 +455,7 @@ mod tests {
     #[test]
     fn the_most_recently_freed_buffer_is_taken_first() {
         let ev = [a(0, 100), a(3, 100), f(0), f(3), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            |_| Kind::Planned,
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_plain(&ev);
         assert_eq!(p.aliases, vec![(1, 3)]);
     }
 
@@ -503,15 +499,7 @@ mod tests {
         );
         assert_eq!(p.aliases, vec![(1, 0)]);
         let ev = [a(0, 100), a(3, 100), f(3), f(0), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            |_| Kind::Planned,
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_plain(&ev);
         assert_eq!(p.aliases, vec![(1, 3)]);
     }
 
