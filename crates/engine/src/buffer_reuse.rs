@@ -329,9 +329,13 @@ mod tests {
     const SIZES: [u128; 4] = [100, 100, 50, 100];
     /// Every request a planned buffer, none donated, none fp32, none named, nothing live before.
     fn plan_plain(ev: &[Event]) -> Planned {
+        plan_kinds(ev, |_| Kind::Planned)
+    }
+    /// The same with the requests' kinds given.
+    fn plan_kinds(ev: &[Event], kind: impl Fn(u32) -> Kind) -> Planned {
         plan(
             ev,
-            |_| Kind::Planned,
+            kind,
             |_| false,
             |_| false,
             |_| None,
@@ -372,30 +376,14 @@ mod tests {
             a(1, 100),
             f(1),
         ];
-        let p = plan(
-            &ev,
-            ext(3),
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_kinds(&ev, ext(3));
         assert_eq!(p.events.len(), ev.len(), "nothing reused: {:?}", p.events);
     }
 
     #[test]
     fn an_extern_request_is_never_a_planned_buffer() {
         let ev = [a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            ext(1),
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_kinds(&ev, ext(1));
         assert_eq!(p.events.len(), 4);
     }
 
@@ -410,15 +398,7 @@ mod tests {
             }
         };
         let ev = [a(3, 100), f(3), a(0, 100), f(0), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            kind,
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            0,
-        );
+        let p = plan_kinds(&ev, kind);
         // (0 took nothing; 1 took 0's storage)
         assert_eq!(p.aliases, vec![(1, 0)]);
     }

@@ -142,12 +142,6 @@ impl Grads<'_> {
     }
 }
 
-/// What becomes of the residual gradient a layer receives once the layer's closing kernel has
-/// read it: the last layer's is the layer's own buffer; a value-embedding layer at L−5, L−9, …
-/// sums it into x0's gradient with the ones pending; the one from L−5, L−9, … is done with;
-/// the last layer's becomes x0's gradient: the first sum reads it and writes the sum into its
-/// storage (the generated code: `buf237 = buf51`, in place, at depths 16 and 20); the rest
-/// wait for the next sum (§13).
 /// What a value-embedding layer's closing kernel writes in fp32 (B, T, C) buffers besides its
 /// gradients. The lowest sum's writes one where the others past C = 1024 write two (the
 /// generated code at depths 18 and 20: `buf772`); layer 1's, where it is not a sum, writes none
@@ -162,6 +156,12 @@ enum Fp32Out {
     Neither,
 }
 
+/// What becomes of the residual gradient a layer receives once the layer's closing kernel has
+/// read it: the last layer's is the layer's own buffer; a value-embedding layer at L−5, L−9, …
+/// sums it into x0's gradient with the ones pending; the one from L−5, L−9, … is done with;
+/// the last layer's becomes x0's gradient: the first sum reads it and writes the sum into its
+/// storage (the generated code: `buf237 = buf51`, in place, at depths 16 and 20); the rest
+/// wait for the next sum (§13).
 #[derive(Clone, Copy, PartialEq)]
 enum CameIn {
     Own,
