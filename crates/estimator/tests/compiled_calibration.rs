@@ -127,24 +127,27 @@ fn pinned_cold_phases() {
     }
 }
 
-/// What a user's first compiled run reserves (issue 27, stop 56): the backward graph written node
-/// by node from Inductor's generated code, its buffers handed on as the wrapper's memory planning
-/// hands them (`engine::buffer_reuse`), against the 43 cold runs measured — 21 and 14 held-out
-/// ones on an H100, 8 on an H200 with every allocator event kept (data/traces/ngc_h200_*; the
-/// last two taken after the model was written). Before (the first 42): median 2.3 %, 22 past
-/// 2 %, worst 5.8 %. Now median 1.0 %, within 2 % but for six,
-/// five of them shakespeare_char models of 0.4 to 0.8 GiB whose reserve moves by whole 20 MiB
-/// segments (3-6 % of them) with the forward's order, not yet written from the generated code, and
-/// `ev_fp32_gpt2_T2048_B1_ga1`, whose real run maps one more (V, C) fp32 block in its second
-/// steady iteration (3.976 → 4.124 GiB) where vramfit's layout has settled.
+/// What a user's first compiled run reserves (issue 27): the training forward and backward written
+/// node by node from Inductor's generated code, their buffers handed on as the wrapper's memory
+/// planning hands them (`engine::buffer_reuse`), with a cold compile's timings (pad_mm's of
+/// lm_head where the vocabulary is off the alignment, each tuned kernel's flush buffer), against
+/// the 43 cold runs measured — 21 and 14 held-out ones on an H100, 8 on an H200 with every
+/// allocator event kept (data/traces/ngc_h200_*; the last two taken after the backward was
+/// written). Stop 56: median 2.3 % -> 1.0 %, six past 2 %, worst 5.8 %. Stop 61 (the forward and
+/// the timings): median 0.6 %, the H200's five traced char runs within 0.9 %, five past 2 %:
+/// four shakespeare_char runs on the H100 within 3.1 %, where pad_mm's choice for lm_head is the
+/// timing's (the same config padded its forward's matmul in one run and not in another:
+/// docs/allocation-order.md §16), and `ev_fp32_gpt2_T2048_B1_ga1`, whose real run maps one more
+/// (V, C) fp32 block in its second steady iteration (3.976 → 4.124 GiB) where vramfit's layout
+/// has settled.
 #[test]
 fn cold_runs_reserve_within_two_percent() {
+    // sorted
     let known = [
-        "cmp_fp32_char_T2048_B1_ga1_cold",
-        "cmp_fp32_char_T256_B16_ga1_cold",
+        "cmp_bf16_char_T1024_B4_ga1_cold",
+        "cmp_fp16_char_T1024_B4_ga2_cold",
         "cmp_fp16_char_T2048_B1_ga1_cold",
-        "chk_fp16_char_T512_B8_ga1",
-        "chk_bf16_char_T256_B12_ga1",
+        "cmp_fp32_char_T2048_B1_ga1_cold",
         "ev_fp32_gpt2_T2048_B1_ga1",
     ];
     let mut over = Vec::new();
@@ -173,8 +176,9 @@ fn cold_runs_reserve_within_two_percent() {
         }
     }
     assert_eq!(errs.len(), 43);
+    over.sort();
     assert_eq!(over, known);
-    assert!(common::median(errs) <= 0.012);
+    assert!(common::median(errs) <= 0.007);
 }
 
 /// build-nanogpt compiled (B14, T1024, two micro-steps), a first run on an H200 uncapped, every

@@ -236,13 +236,17 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // stacks, the compile-time matmul timings and the donated storage 1.7 KB more (stop 59: →
 // 256,484 bytes); the order in which one kernel's dead buffers join the pool (Inductor's names),
 // the backout's reads, x0's seed and the pool's dtypes 1.5 KB more (stop 60: → 258,010 bytes, with an insertion sort
-// where a library sort cost 2 KB)
-test("the package's wasm is within its budget: 252 KB gzipped", async () => {
+// where a library sort cost 2 KB); train.py's compiled training forward in the wrapper's order and a
+// cold compile's timings (pad_mm's of lm_head, each tuned kernel's flush buffer) 1.7 KB more (stop 61:
+// → 259,781 bytes), and the budget from 252 to 254 KB: that forward is the default run of the program
+// most users start with, and it took the 43 compiled first runs' reserve from 1.0 % / 5.8 % to
+// 0.6 % / 3.3 % (median / worst)
+test("the package's wasm is within its budget: 254 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 252, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 254, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

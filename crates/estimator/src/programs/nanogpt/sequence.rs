@@ -52,8 +52,8 @@ pub(crate) struct Gen<'a> {
     /// torch.compile on a cold Inductor cache (a user's first run of a config): the card's L2
     /// size, the benchmarker's flush buffer (0: no autotuning modelled).
     pub(crate) l2: u128,
-    /// The eval graph's, the training forward's and the training backward's GELU kernels are
-    /// still to be autotuned on their first call.
+    /// The eval graph's, the training forward's and the training backward's kernels are still
+    /// to be autotuned on their first call.
     tune: [bool; 3],
     /// The forward thread's cuBLAS workspace is still to be created, by the first matmul of an
     /// eager forward (block 0's qkv projection, once its output is allocated).
@@ -134,35 +134,35 @@ impl<'a> Gen<'a> {
     /// which in eager runs comes inside block 0 (trace exp_s_b16_uncapped: after the qkv
     /// projection's output) and in compiled runs before the graph's first buffer.
     pub(crate) fn first_eval_workspace(&mut self) {
-        if self.compiled {
+        if self.compiled && (self.l2 == 0 || !self.lm_head_padding_timed()) {
             self.a(self.workspace, Term::CublasWorkspace);
         } else {
             self.workspace_pending = true;
         }
     }
 
-    /// The first call of a compiled graph's GELU kernel on a cold Inductor cache: Triton's
-    /// autotuner times each candidate config (`CachingAutotuner.benchmark_all_configs`), first
-    /// cloning the buffer the kernel writes in place (`clone_preserve_strides`: the (N, 4C)
-    /// GELU buffer, 4·s·BTC) and, per timing, allocating an L2-sized flush buffer
-    /// (`benchmark_gpu`); both are freed before the kernel's real launch. Traces
-    /// nanogpt-compiled-bf16_char_T256_B64_ga1 (eval: 50 MiB + the 48 MiB clone at
-    /// `triton_poi_fused__unsafe_view_gelu_5`; iteration 0: the same at the backward's
+    /// The first call of the eval graph's or the backward's GELU kernel on a cold Inductor
+    /// cache (`graph`: 0 or 2): Triton's autotuner times each candidate config
+    /// (`CachingAutotuner.benchmark_all_configs`), first cloning the buffer the kernel writes in
+    /// place (`clone_preserve_strides`: the (N, 4C) GELU buffer, 4·s·BTC) and, per timing,
+    /// allocating an L2-sized flush buffer (`benchmark_gpu`); both are freed before the kernel's
+    /// real launch. Traces nanogpt-compiled-bf16_char_T256_B64_ga1 (eval: 50 MiB + the 48 MiB
+    /// clone at `triton_poi_fused__unsafe_view_gelu_5`; iteration 0: the same at the backward's
     /// `..._gelu_gelu_backward_...` kernel) and nanogpt-compiled-fp32_gpt2_T2048_B1_ga1. A warm
     /// cache holds the chosen configs and skips this (measured: nanogpt-compiled-warm.jsonl).
-    /// Other kernels are autotuned too, with smaller clones: the GELU one is the largest.
-    /// In the eval graph and the backward (`optimize_mem`: `is_inference or is_backward`,
-    /// `codegen/triton.py`) the clone is made on the GPU only where it fits below the run's peak
-    /// so far (`copy_args_to_cpu_if_needed`: `max_memory_allocated() − memory_allocated()`), else
-    /// on the host; the first timing's flush buffer leaves that much room for the next one's.
+    /// Other kernels are autotuned too, with smaller clones: the GELU one is the largest (the
+    /// training forward's writes out of place and clones nothing: [`Gen::tune_kernel`]).
+    /// These two graphs `optimize_mem` (`is_inference or is_backward`, `codegen/triton.py`): the
+    /// clone is made on the GPU only where it fits below the run's peak so far
+    /// (`copy_args_to_cpu_if_needed`: `max_memory_allocated() − memory_allocated()`), else on the
+    /// host; the first timing's flush buffer leaves that much room for the next one's.
     fn autotune_gelu(&mut self, graph: usize) {
         if self.l2 == 0 || !self.tune[graph] {
             return;
         }
         self.tune[graph] = false;
         let bytes = 4 * self.s * self.btc();
-        let optimize_mem = graph != 1;
-        let clone = if !optimize_mem || bytes <= self.out.below_peak().max(self.l2) {
+        let clone = if bytes <= self.out.below_peak().max(self.l2) {
             self.a_as(Kind::External, bytes, Term::InductorAutotune)
         } else {
             None
@@ -655,6 +655,10 @@ impl<'a> Gen<'a> {
     /// The compiled forward: the same saved tensors per block (36·BTC), LayerNorm outputs cast in
     /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics.
     pub(crate) fn forward_compiled(&mut self, eval: bool) -> Forward {
+        self.time_lm_head_padding(eval);
+        if !eval && self.dropout && !self.manual && !self.cfg.bias {
+            return self.forward_compiled_dropout();
+        }
         let (btc, bt, c, s, tc) = (self.btc(), self.bt(), self.c, self.s, self.t * self.c);
         let act = if eval {
             Term::BlockTransient
@@ -697,8 +701,10 @@ impl<'a> Gen<'a> {
             let r2 = self.a(4 * bt, act);
             let w_fc = self.cast(4 * c * c);
             let hh = self.a(4 * s * btc, act);
-            self.autotune_gelu(1);
             let g = self.a(4 * s * btc, act);
+            // a first run times GELU's kernel (out of place: no clone) after its output
+            self.tune_kernel(1, true);
+            self.tune[1] = false;
             let w_mproj = self.cast(4 * c * c);
             pending.push(self.a(s * btc, Term::BlockTransient));
             let mask2 = if self.dropout { self.a(btc, act) } else { None };
@@ -733,39 +739,234 @@ impl<'a> Gen<'a> {
         if eval {
             self.f(x);
         }
-        let w_lm = self.cast(self.v * self.c);
-        let lbtv = self.loss_btv();
-        let logits = self.a(s * lbtv, Term::Logits);
-        let stats = [
-            self.a(4 * bt, Term::LossGrads),
-            self.a(4 * bt, Term::LossGrads),
-        ];
-        let loss = self.a(4, Term::LossGrads);
+        let [w_lm, logits, stats, lsm, loss] = self.compiled_head();
         if eval {
-            self.free_all(&[stats[0], stats[1], loss, lnfc, rf, w_lm, pos, pemb]);
+            self.free_all(&[stats, lsm, loss, lnfc, rf, w_lm, pos, pemb]);
         }
-        let logits = if self.patches.chunked_loss {
-            self.f(logits);
-            None
-        } else {
-            logits
-        };
         Forward {
             logits,
             checkpointed: Vec::new(),
             pos,
             x_last: x,
             lnf: None,
-            stats: [rf, stats[0]],
+            stats: [rf, stats],
             w_lm,
             lnfc,
-            lsm: stats[1],
+            lsm,
             cp32: None,
             loss,
             tw: pemb,
             emb_mask,
             tied_grad: None,
             blocks,
+        }
+    }
+
+    /// The compiled forward's end, once ln_f's output is made: lm_head's weight copy, the logits
+    /// (gone at once under the chunked-loss patch), the loss's two row statistics and its value.
+    fn compiled_head(&mut self) -> [T; 5] {
+        let (bt, s) = (self.bt(), self.s);
+        let w_lm = self.cast(self.v * self.c);
+        let logits = self.a(s * self.loss_btv(), Term::Logits);
+        let stats = self.a(4 * bt, Term::LossGrads);
+        let lsm = self.a(4 * bt, Term::LossGrads);
+        let loss = self.a(4, Term::LossGrads);
+        let logits = if self.patches.chunked_loss {
+            self.f(logits);
+            None
+        } else {
+            logits
+        };
+        [w_lm, logits, stats, lsm, loss]
+    }
+
+    /// The compiled training forward of a model with dropout, kernel by kernel as Inductor's
+    /// wrapper runs it, one graph (data/inductor/oc_ng_{bf16,fp16,fp32}_char_T256_B64.tgz, the
+    /// module whose `call()` takes `primals_*`; the first run's order in the trace
+    /// data/traces/ngc_h200_bf16_char_T256_B64_ga1). Each dropout's mask is made by the kernel
+    /// after it; one fp32 residual stream is written in place by every block's second kernel
+    /// (16-bit: a new buffer at block 0; fp32: c_proj's output, which that kernel consumes) and
+    /// saved for ln_f's backward; the attention's and the MLP's c_proj outputs
+    /// die in the block's second kernel, and their storage goes to the MLP's c_proj output and
+    /// the next block's ln_1 output (`engine::buffer_reuse`, in the order of their names).
+    fn forward_compiled_dropout(&mut self) -> Forward {
+        let (btc, bt, c, s, layers) = (self.btc(), self.bt(), self.c, self.s, self.cfg.n_layer);
+        let (act, tr) = (Term::BlockActivations, Term::BlockTransient);
+        self.out.begin_graph();
+        let pos = self.a(8 * self.t, Term::FinalActivations);
+        let pemb = self.a(4 * self.t * c, Term::ForwardLocals);
+        // the dropouts' RNG seeds (one int64 per dropout), used up by ln_f's kernel
+        let seeds = self.a(8 * (2 * u128::from(layers) + 1), Term::ForwardLocals);
+        // the first kernel: the embeddings, their dropout, ln_1 (its mean and rstd both kept)
+        let emb_mask = self.a(btc, Term::EmbeddingDropoutMask);
+        let mut x1 = self.a(4 * btc, act);
+        let mut ln1 = vec![self.a(4 * bt, act), self.a(4 * bt, act)];
+        let mut ln1c = self.a(s * btc, act);
+        let (mut resid, mut mlp_out): (T, T) = (None, None);
+        let mut blocks = Vec::new();
+        for layer in 0..layers {
+            // Inductor's names of the two c_proj outputs (`bufN`: block 0's 19 and 32, then 29
+            // more per block; fp32: 17 and 28, then 25 more): they die in one kernel, and its
+            // frees pool them in the string order of their names
+            let (first, stride, step) = if self.half {
+                (19, 29, 13)
+            } else {
+                (17, 25, 11)
+            };
+            let attn_name = first + stride * layer;
+            let w_attn = self.cast(3 * c * c);
+            self.tune_kernel(1, self.half);
+            let qkv = self.a(3 * s * btc, act);
+            let y = self.a_as(Kind::OpOutput, s * btc, act);
+            let lse = self.a_as(Kind::OpOutput, 4 * self.b * self.h * self.t, act);
+            let w_cproj = self.cast(c * c);
+            self.tune_kernel(1, self.half);
+            self.out.name_from(attn_name);
+            let mut attn_out = self.a(s * btc, tr);
+            // the second kernel: attention's dropout, x + attn into the residual, ln_2
+            let attn_mask = self.a(btc, act);
+            if resid.is_none() {
+                if !self.half {
+                    self.f(attn_out.take());
+                }
+                resid = self.a(4 * btc, tr);
+            }
+            let x_mid = self.a(4 * btc, act);
+            let ln2c = self.a(s * btc, act);
+            let ln2 = vec![self.a(4 * bt, act)];
+            self.free_all(&[mlp_out, attn_out]);
+            let w_fc = self.cast(4 * c * c);
+            self.tune_kernel(1, self.half);
+            let h = self.a(4 * s * btc, act);
+            let w_mproj = self.cast(4 * c * c);
+            let gelu = self.a(4 * s * btc, act);
+            self.tune_kernel(1, true);
+            self.tune[1] = false;
+            self.out.name_from(attn_name + step);
+            mlp_out = self.a(s * btc, tr);
+            // the next kernel: the MLP's dropout, then the next block's ln_1 (or ln_f)
+            let mlp_mask = self.a(btc, act);
+            blocks.push(BlockSaved {
+                x_in: x1,
+                ln1: std::mem::take(&mut ln1),
+                attn: vec![ln1c, w_attn, qkv, y, lse, w_cproj],
+                linear_inputs: None,
+                attn_mask,
+                x_mid,
+                ln2,
+                ln2c,
+                h,
+                gelu,
+                w_fc,
+                w_mproj,
+                mlp_mask,
+            });
+            if layer + 1 < layers {
+                x1 = self.a(4 * btc, act);
+                ln1c = self.a(s * btc, act);
+                ln1.push(self.a(4 * bt, act));
+            }
+        }
+        let lnfc = self.a(s * btc, Term::FinalActivations);
+        let rf = self.a(4 * bt, Term::FinalActivations);
+        self.free_all(&[mlp_out, seeds]);
+        let [w_lm, logits, stats, lsm, loss] = self.compiled_head();
+        self.out.end_graph();
+        Forward {
+            logits,
+            checkpointed: Vec::new(),
+            pos,
+            x_last: resid,
+            lnf: None,
+            stats: [rf, stats],
+            w_lm,
+            lnfc,
+            lsm,
+            cp32: None,
+            loss,
+            tw: pemb,
+            emb_mask,
+            tied_grad: None,
+            blocks,
+        }
+    }
+
+    /// Inductor's pad_mm pass on a cold cache, compiling the eval graph and then the training
+    /// graph, where the vocabulary is off the matmul alignment (shakespeare_char's 65; GPT-2's
+    /// 50,304 is aligned): it times lm_head's matmul on random inputs laid out as the real ones,
+    /// unpadded and padded to the alignment (8 elements in 16-bit: 72; 4 in fp32: 68), first once
+    /// and then once per repetition beside an L2-sized flush buffer (`should_pad_bench`). The eval
+    /// graph's timing is the run's first matmul, so it makes the forward thread's cuBLAS
+    /// workspace; the training graph's times the backward's d(logits)·W (its input and a padded
+    /// copy, (N, C) outputs) and then the forward's padded product again (traces
+    /// ngc_h200_{bf16,fp32}_char_T256_B64_*, ngc_h200_bf16_char_T256_B476_ga1; weights and their
+    /// padded copies are below the large pool and left out).
+    fn time_lm_head_padding(&mut self, eval: bool) {
+        let (s, align) = (self.s, 16 / self.s);
+        if self.l2 == 0 || !self.tune[usize::from(!eval)] || !self.lm_head_padding_timed() {
+            return;
+        }
+        let (nc, nv, nvp) = (
+            s * self.btc(),
+            s * self.bt() * self.v,
+            s * self.bt() * self.v.next_multiple_of(align),
+        );
+        if eval {
+            let x = self.a(nc, Term::InductorAutotune);
+            self.timed_output(nv, true);
+            self.timed_output(nv, false);
+            self.timed_output(nvp, true);
+            self.timed_output(nvp, false);
+            self.f(x);
+            return;
+        }
+        let g = self.a(nv, Term::InductorAutotune);
+        let gp = self.a(nvp, Term::InductorAutotune);
+        for _ in 0..2 {
+            self.timed_output(nc, true);
+            self.timed_output(nc, false);
+        }
+        self.free_all(&[g, gp]);
+        // the forward's: its unpadded time is known from the eval graph's (one flush buffer, no
+        // repetitions), the padded one is timed again
+        let g = self.a(nv, Term::InductorAutotune);
+        let x = self.a(nc, Term::InductorAutotune);
+        self.timed_output(0, false);
+        self.timed_output(nvp, true);
+        self.timed_output(nvp, false);
+        self.free_all(&[g, x]);
+    }
+
+    /// Whether pad_mm times lm_head's matmul: the vocabulary is off the 16-byte alignment.
+    fn lm_head_padding_timed(&self) -> bool {
+        !self.v.is_multiple_of(16 / self.s)
+    }
+
+    /// One step of a compile-time timing: the first call's output (`first`), with the forward
+    /// thread's cuBLAS workspace if it is still to be made; else the repetitions' outputs, one at
+    /// a time, beside the L2 flush buffer.
+    fn timed_output(&mut self, bytes: u128, first: bool) {
+        let flush = if first {
+            None
+        } else {
+            self.a(self.l2, Term::InductorAutotune)
+        };
+        let out = self.a(bytes, Term::InductorAutotune);
+        if first {
+            self.first_matmul();
+        }
+        self.free_all(&[out, flush]);
+    }
+
+    /// A first run's autotuning of a kernel of graph `graph` (`tuned`: it has more than one
+    /// config) at its first launch: the benchmarker times each config beside an L2-sized flush
+    /// buffer. In the training forward the timed kernels write out of place (a weight's 16-bit
+    /// copy, GELU's output), so nothing is cloned (trace ngc_h200_bf16_char_T256_B64_ga1: two
+    /// 60 MiB requests after each of block 0's three weight copies' and GELU's outputs).
+    fn tune_kernel(&mut self, graph: usize, tuned: bool) {
+        if tuned && self.l2 > 0 && self.tune[graph] {
+            let flush = self.a_as(Kind::External, self.l2, Term::InductorAutotune);
+            self.f(flush);
         }
     }
 
@@ -919,6 +1120,11 @@ impl<'a> Gen<'a> {
             None
         };
         if first_backward {
+            // a first run times the loss's backward kernel here, a persistent reduction over the
+            // vocabulary where it is at most 1,024 wide (shakespeare_char's; GPT-2's is a looped
+            // one, untimed): the trace ngc_h200_bf16_char_T256_B64_ga1 takes three flush buffers
+            // between d(logits) and the workspace, which then lies where they did
+            self.tune_kernel(2, self.v <= 1024);
             self.a_as(Kind::External, self.workspace, Term::CublasWorkspace);
         }
         [tangent, dlogits, dw_lm]
