@@ -739,45 +739,41 @@ impl<'a> Gen<'a> {
         if eval {
             self.f(x);
         }
-        let [w_lm, logits, stats, lsm, loss] = self.compiled_head();
+        let fwd = self.compiled_head([pos, pemb, emb_mask, x, lnfc, rf], blocks);
         if eval {
-            self.free_all(&[stats, lsm, loss, lnfc, rf, w_lm, pos, pemb]);
+            let [rf, stats] = fwd.stats;
+            self.free_all(&[stats, fwd.lsm, fwd.loss, lnfc, rf, fwd.w_lm, pos, pemb]);
         }
-        Forward {
-            logits,
-            checkpointed: Vec::new(),
-            pos,
-            x_last: x,
-            lnf: None,
-            stats: [rf, stats],
-            w_lm,
-            lnfc,
-            lsm,
-            cp32: None,
-            loss,
-            tw: pemb,
-            emb_mask,
-            tied_grad: None,
-            blocks,
-        }
+        fwd
     }
 
     /// The compiled forward's end, once ln_f's output is made: lm_head's weight copy, the logits
-    /// (gone at once under the chunked-loss patch), the loss's two row statistics and its value.
-    fn compiled_head(&mut self) -> [T; 5] {
-        let (bt, s) = (self.bt(), self.s);
-        let w_lm = self.cast(self.v * self.c);
-        let logits = self.a(s * self.loss_btv(), Term::Logits);
-        let stats = self.a(4 * bt, Term::LossGrads);
-        let lsm = self.a(4 * bt, Term::LossGrads);
-        let loss = self.a(4, Term::LossGrads);
-        let logits = if self.patches.chunked_loss {
-            self.f(logits);
-            None
-        } else {
-            logits
+    /// (gone at once under the chunked-loss patch), the loss's two row statistics and its value;
+    /// with what the forward made before them (the positions, pos_emb, the embeddings' dropout
+    /// mask, the last residual, ln_f's output and statistic) and the blocks' saved tensors, what
+    /// it leaves.
+    fn compiled_head(&mut self, made: [T; 6], blocks: Vec<BlockSaved>) -> Forward {
+        let [pos, tw, emb_mask, x_last, lnfc, rf] = made;
+        let mut fwd = Forward {
+            pos,
+            tw,
+            emb_mask,
+            x_last,
+            lnfc,
+            stats: [rf, None],
+            blocks,
+            ..Forward::default()
         };
-        [w_lm, logits, stats, lsm, loss]
+        let (bt, s) = (self.bt(), self.s);
+        fwd.w_lm = self.cast(self.v * self.c);
+        fwd.logits = self.a(s * self.loss_btv(), Term::Logits);
+        fwd.stats[1] = self.a(4 * bt, Term::LossGrads);
+        fwd.lsm = self.a(4 * bt, Term::LossGrads);
+        fwd.loss = self.a(4, Term::LossGrads);
+        if self.patches.chunked_loss {
+            self.f(fwd.logits.take());
+        }
+        fwd
     }
 
     /// The compiled training forward of a model with dropout, kernel by kernel as Inductor's
@@ -870,25 +866,9 @@ impl<'a> Gen<'a> {
         let lnfc = self.a(s * btc, Term::FinalActivations);
         let rf = self.a(4 * bt, Term::FinalActivations);
         self.free_all(&[mlp_out, seeds]);
-        let [w_lm, logits, stats, lsm, loss] = self.compiled_head();
+        let fwd = self.compiled_head([pos, pemb, emb_mask, resid, lnfc, rf], blocks);
         self.out.end_graph();
-        Forward {
-            logits,
-            checkpointed: Vec::new(),
-            pos,
-            x_last: resid,
-            lnf: None,
-            stats: [rf, stats],
-            w_lm,
-            lnfc,
-            lsm,
-            cp32: None,
-            loss,
-            tw: pemb,
-            emb_mask,
-            tied_grad: None,
-            blocks,
-        }
+        fwd
     }
 
     /// Inductor's pad_mm pass on a cold cache, compiling the eval graph and then the training
@@ -1683,6 +1663,7 @@ impl<'a> Gen<'a> {
 }
 
 /// What a forward leaves for its loss and backward.
+#[derive(Default)]
 pub(crate) struct Forward {
     pub(crate) logits: T,
     /// Inputs of checkpointed blocks (their activations are recomputed in the backward).
