@@ -134,7 +134,7 @@ impl<'a> Gen<'a> {
     /// which in eager runs comes inside block 0 (trace exp_s_b16_uncapped: after the qkv
     /// projection's output) and in compiled runs before the graph's first buffer.
     pub(crate) fn first_eval_workspace(&mut self) {
-        if self.compiled && (self.l2 == 0 || !self.lm_head_padding_timed()) {
+        if self.compiled && !self.lm_head_padding_timed() {
             self.a(self.workspace, Term::CublasWorkspace);
         } else {
             self.workspace_pending = true;
@@ -653,7 +653,9 @@ impl<'a> Gen<'a> {
     }
 
     /// The compiled forward: the same saved tensors per block (36·BTC), LayerNorm outputs cast in
-    /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics.
+    /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics. A
+    /// training forward with dropout is written from its generated code
+    /// ([`Gen::forward_compiled_dropout`]); the eval graph and GPT-2's forward are not yet.
     pub(crate) fn forward_compiled(&mut self, eval: bool) -> Forward {
         self.time_lm_head_padding(eval);
         if !eval && self.dropout && !self.manual && !self.cfg.bias {
@@ -703,8 +705,7 @@ impl<'a> Gen<'a> {
             let hh = self.a(4 * s * btc, act);
             let g = self.a(4 * s * btc, act);
             // a first run times GELU's kernel (out of place: no clone) after its output
-            self.tune_kernel(1, true);
-            self.tune[1] = false;
+            self.tune_last_forward_kernel();
             let w_mproj = self.cast(4 * c * c);
             pending.push(self.a(s * btc, Term::BlockTransient));
             let mask2 = if self.dropout { self.a(btc, act) } else { None };
@@ -836,8 +837,7 @@ impl<'a> Gen<'a> {
             let h = self.a(4 * s * btc, act);
             let w_mproj = self.cast(4 * c * c);
             let gelu = self.a(4 * s * btc, act);
-            self.tune_kernel(1, true);
-            self.tune[1] = false;
+            self.tune_last_forward_kernel();
             self.out.name_from(attn_name + step);
             mlp_out = self.a(s * btc, tr);
             // the next kernel: the MLP's dropout, then the next block's ln_1 (or ln_f)
@@ -883,7 +883,7 @@ impl<'a> Gen<'a> {
     /// padded copies are below the large pool and left out).
     fn time_lm_head_padding(&mut self, eval: bool) {
         let (s, align) = (self.s, 16 / self.s);
-        if self.l2 == 0 || !self.tune[usize::from(!eval)] || !self.lm_head_padding_timed() {
+        if !self.tune[usize::from(!eval)] || !self.lm_head_padding_timed() {
             return;
         }
         let (nc, nv, nvp) = (
@@ -917,9 +917,10 @@ impl<'a> Gen<'a> {
         self.free_all(&[g, x]);
     }
 
-    /// Whether pad_mm times lm_head's matmul: the vocabulary is off the 16-byte alignment.
+    /// Whether pad_mm times lm_head's matmul: a cold compile, and the vocabulary off the 16-byte
+    /// alignment.
     fn lm_head_padding_timed(&self) -> bool {
-        !self.v.is_multiple_of(16 / self.s)
+        self.l2 > 0 && !self.v.is_multiple_of(16 / self.s)
     }
 
     /// One step of a compile-time timing: the first call's output (`first`), with the forward
@@ -948,6 +949,13 @@ impl<'a> Gen<'a> {
             let flush = self.a_as(Kind::External, self.l2, Term::InductorAutotune);
             self.f(flush);
         }
+    }
+
+    /// [`Gen::tune_kernel`] for the training forward's GELU, the last of its kernels a first run
+    /// times (all in block 0): later blocks launch tuned kernels.
+    fn tune_last_forward_kernel(&mut self) {
+        self.tune_kernel(1, true);
+        self.tune[1] = false;
     }
 
     /// One block's backward (eager) — trace §1.4. `g` is the residual-stream gradient (4·BTC).
