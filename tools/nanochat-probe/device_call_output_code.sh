@@ -5,6 +5,8 @@
 # backward is what to write from them (docs/allocation-order.md §12). Each run has its own empty Inductor cache; the
 # generated modules (*.py) are collected from it. Carry .nanochat:
 #   bash tools/nanochat-probe/device_call_output_code.sh        writes $OUT/<name>.tgz and $OUT/env.txt
+#   bash tools/nanochat-probe/device_call_output_code.sh fp8    --fp8's graphs (d4 B8 T512 SSL, d18 B2 T2048 L), with
+#                                                             Dynamo's graph-break and recompile logs in <name>.tgz
 #   bash tools/nanochat-probe/device_call_output_code.sh over   the three configs the generated-code backward of stop 58
 #                                                             still misses past 3 % (nc_tr_exp_23, nc_tr_exp_cal24,
 #                                                             nc_tr_d18_B8_T512_L; allocation-order.md §13)
@@ -18,9 +20,18 @@ nc() { # NAME FLAGS...
     timeout 500 python3 tools/nanochat-probe/run_base.py $N "$@" --num-iterations=2 --eval-every=1000 \
       --core-metric-every=-1 --sample-every=-1 --warmup-steps=1 > /tmp/oc/$N.log 2>&1
     echo "$N rc=$?" >> $OUT/env.txt
-    cd /tmp/oc/$N && find . -name '*.py' -size +1k | tar czf $OUT/$N.tgz -T - ) & }
+    cp /tmp/oc/$N.log /tmp/oc/$N/run.log
+    cd /tmp/oc/$N && { find . -name '*.py' -size +1k; echo run.log; } | tar czf $OUT/$N.tgz -T - ) & }
 mkdir -p /tmp/oc
-if [ "${1:-}" = over ]; then
+if [ "${1:-}" = fp8 ]; then
+  # stop 62: --fp8's graphs, at the traced d4 config and at the one whose reserve the model misses most
+  # (nc_fp8tr_d18_B2_T2048_GA1_L); Dynamo's graph breaks and recompiles logged beside them
+  export TORCH_LOGS=graph_breaks,recompiles
+  nc oc_nc_fp8_d4_B8_T512_SSL --depth=4 --device-batch-size=8 --max-seq-len=512 --window-pattern=SSL \
+    --total-batch-size=4096 --eval-tokens=8192 --fp8
+  nc oc_nc_fp8_d18_B2_T2048_L --depth=18 --device-batch-size=2 --max-seq-len=2048 --window-pattern=L \
+    --total-batch-size=4096 --eval-tokens=8192 --fp8
+elif [ "${1:-}" = over ]; then
   nc oc_nc_d20_B16_T512_L --depth=20 --device-batch-size=16 --max-seq-len=512 --window-pattern=L \
     --total-batch-size=8192 --eval-tokens=16384
   nc oc_nc_d8_B8_T1024_SSSL --depth=8 --device-batch-size=8 --max-seq-len=1024 --window-pattern=SSSL \

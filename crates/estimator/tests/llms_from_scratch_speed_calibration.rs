@@ -99,3 +99,61 @@ fn reserved_within_targets() {
         worst * 100.0
     );
 }
+
+/// DDP's rebuilt buckets (stop 62; docs/allocation-order.md §17). The traced two-GPU run logged,
+/// through `DDP._get_ddp_logging_data()`, the order its 137 gradients became ready in the first
+/// backward and the buckets the Reducer rebuilt from it. `engine::ddp::buckets`, fed that order,
+/// gives those buckets to the byte: the bucket rule is PyTorch's. What vramfit does not have is
+/// the order: it assumes the parameters' reverse order, which an eager backward follows, where
+/// this compiled one (its graph split at bucket boundaries by Dynamo's DDPOptimizer, each
+/// piece's gradients leaving through the autograd engine's ready queue) mixes neighbouring
+/// blocks — eight buckets where DDP made nine. That, and where the split graphs' gradients land,
+/// is the DDP ranks' 12.7 % at batch 8.
+#[test]
+fn ddp_buckets_from_the_logged_ready_order() {
+    let run = runs(2)
+        .into_iter()
+        .find(|r| r["name"] == "spd_ddp2_c1024_b8_trace" && r["rank"] == 0)
+        .unwrap();
+    let log = &run["ddp_logging"];
+    let list = |key: &str| -> Vec<u128> {
+        log[key]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .map(|x| x.trim().parse().unwrap())
+            .collect()
+    };
+    let c = &run["config"];
+    let dim = |k: &str| u128::from(c[k].as_u64().unwrap());
+    let (v, t, e) = (dim("vocab_size"), dim("context_length"), dim("emb_dim"));
+    // the parameters in registration order (bf16): the embeddings, each block's fused qkv,
+    // projection and bias, the MLP's two layers with biases, its two LayerNorms, the final
+    // LayerNorm and the output head
+    let block = [
+        3 * e * e,
+        e * e,
+        e,
+        4 * e * e,
+        4 * e,
+        4 * e * e,
+        e,
+        e,
+        e,
+        e,
+        e,
+    ];
+    let layers = dim("n_layers") as usize;
+    let mut params = vec![v * e, t * e];
+    params.extend(block.iter().cycle().take(block.len() * layers));
+    params.extend([e, e, v * e]);
+    let bytes: Vec<u128> = params.iter().map(|p| 2 * p).collect();
+    let total = log["total_parameter_size_bytes"].as_u64().unwrap();
+    assert_eq!(bytes.iter().sum::<u128>(), u128::from(total));
+    let ready = list("prev_iteration_grad_ready_order_indices");
+    let rebuilt = estimator::engine::ddp::buckets(ready.iter().map(|&i| bytes[i as usize]));
+    assert_eq!(rebuilt, list("rebuilt_bucket_sizes"));
+    // the reverse order vramfit assumes gives other buckets
+    let reverse = estimator::engine::ddp::buckets(bytes.iter().rev().copied());
+    assert_ne!(reverse, rebuilt);
+}
