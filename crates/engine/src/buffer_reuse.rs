@@ -48,6 +48,20 @@ pub struct Planned {
     pub aliases: Vec<(u32, u32)>,
 }
 
+/// What Inductor's estimate of a graph counts that its events do not say, where the generator
+/// knows it: the outputs the graph returns (their bytes are taken off from the graph's start
+/// until they are made, `memory[end_step + 1]` with `end_step = -1`), and each write in place
+/// (`buf16 = buf15; del buf15  # reuse` with no planning decision: the kernel writes its output
+/// into an input it reads last), which the estimate counts as a second buffer of that size at
+/// its node — here, after the event at that index of the stretch.
+#[derive(Debug, Default)]
+pub struct Counted {
+    /// The graph's outputs made in it, in tensor order.
+    pub outputs: Vec<u32>,
+    /// (index in the stretch of the event the write follows, its bytes), in index order.
+    pub in_place: Vec<(usize, u128)>,
+}
+
 /// Applies Inductor's reuse to `events`, one graph's stretch. `kind(tensor)` says what a request
 /// made in it is to the planner ([`Kind`]); `donated(tensor)` whether a tensor made before the
 /// graph is one of its buffers once a kernel writes into it in place (a saved activation the
@@ -55,7 +69,7 @@ pub struct Planned {
 /// graph's own; `name_of(tensor)` the number N of Inductor's name `bufN` for a buffer made in
 /// it, where the generator knows it (it orders the buffers one kernel leaves dead:
 /// [`free_order`]); `bytes_of(tensor)` gives any tensor's size (a free names only the tensor);
-/// `live_before` is what is live when the graph starts.
+/// `counted` what Inductor's estimate counts that the events do not say ([`Counted`]).
 pub fn plan(
     events: &[Event],
     kind: impl Fn(u32) -> Kind,
@@ -63,7 +77,7 @@ pub fn plan(
     wide: impl Fn(u32) -> bool,
     name_of: impl Fn(u32) -> Option<u32>,
     bytes_of: impl Fn(u32) -> u128,
-    live_before: u128,
+    counted: &Counted,
 ) -> Planned {
     // tensors are numbered in allocation order: those made in the stretch are a range of ids, so
     // what is kept per tensor is a vector over that range (a page replays many graphs per answer)
@@ -77,20 +91,51 @@ pub fn plan(
     let slots = (top.saturating_sub(base) + 1) as usize;
     let slot = |t: u32| t.checked_sub(base).map(|d| d as usize);
     let unseen = |term: Term| matches!(term, Term::InductorAutotune | Term::CublasWorkspace);
-    // live bytes after each event, as the graph's own estimate sees them
+    // The graph's estimate after each event, as Inductor's `estimate_peak_memory` counts
+    // (torch/_inductor/memory.py; docs/allocation-order.md §17, every rule checked against the
+    // planner's own log): the graph's buffers while they live; the inputs it frees (a backward's
+    // saved tensors) from its start, not those it keeps (the parameters: `is_nonfreeable_buffers`);
+    // a write in place as a second buffer where it happens; a graph output's bytes taken off from
+    // the start until it is made, and never freed; the autotuner's and cuBLAS's requests not at
+    // all. Kept shifted up by the outputs' bytes, so never negative: Inductor's maxima start at
+    // 0, which is `shift` here.
+    let output = |t: u32| counted.outputs.binary_search(&t).is_ok();
+    let freed_inputs: u128 = events
+        .iter()
+        .filter(|e| e.action == Action::Free && slot(e.tensor).is_none())
+        .map(|e| bytes_of(e.tensor))
+        .sum();
+    let shift: u128 = events
+        .iter()
+        .filter(|e| e.action == Action::Alloc && output(e.tensor))
+        .map(|e| u128::from(e.bytes))
+        .sum();
     let mut hidden = vec![false; slots];
     let mut live = Vec::with_capacity(events.len());
-    let mut now = live_before;
-    for e in events {
+    let mut now = freed_inputs;
+    let mut in_place = counted.in_place.iter().peekable();
+    for (k, e) in events.iter().enumerate() {
         match (e.action, slot(e.tensor)) {
             (Action::Alloc, Some(i)) if unseen(e.term) => hidden[i] = true,
             (Action::Alloc, _) => now += u128::from(e.bytes),
             (Action::Free, Some(i)) if hidden[i] => hidden[i] = false,
+            (Action::Free, _) if output(e.tensor) => {}
             (Action::Free, _) => now = now.saturating_sub(bytes_of(e.tensor)),
         }
-        live.push(now);
+        let mut second = 0;
+        while let Some(&(_, bytes)) = in_place.next_if(|p| p.0 == k) {
+            second += bytes;
+        }
+        live.push(now + second);
     }
-    let overall = live.iter().copied().max().unwrap_or(0).max(live_before);
+    let overall = live
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(freed_inputs)
+        .max(shift)
+        - shift;
     let mut live = RangeMax::new(&live);
 
     // (size and width, the pooled buffers of that key: where each was freed and its storage's
@@ -164,7 +209,7 @@ pub fn plan(
                     continue;
                 };
                 let size = u128::from(e.bytes);
-                let between = live.max(i + 1, k);
+                let between = live.max(i + 1, k).max(shift) - shift;
                 if k == i + 1 || size + between <= overall {
                     kept[i] = false;
                     kept[k] = false;
@@ -340,7 +385,20 @@ mod tests {
             |_| false,
             |_| None,
             |t| SIZES[t as usize],
-            0,
+            &Counted::default(),
+        )
+    }
+    /// Every request a planned buffer, none fp32 or named; what is donated and what the estimate
+    /// counts beside the events as given.
+    fn plan_with(ev: &[Event], donated: impl Fn(u32) -> bool, counted: &Counted) -> Planned {
+        plan(
+            ev,
+            |_| Kind::Planned,
+            donated,
+            |_| false,
+            |_| None,
+            |t| SIZES[t as usize],
+            counted,
         )
     }
     fn ext(which: u32) -> impl Fn(u32) -> Kind {
@@ -381,6 +439,21 @@ mod tests {
     }
 
     #[test]
+    fn a_write_in_place_counts_twice_in_the_estimate() {
+        // 0 (100) dies, 2 (50) lives between, 1 (100) comes: 150 over a peak of 100, refused —
+        // unless a kernel wrote 100 bytes in place after event 0, which Inductor's estimate
+        // counts as a second buffer there (its peak 200: the GELU of docs/allocation-order.md
+        // §17), and then the hold fits
+        let ev = [a(0, 100), f(0), a(2, 50), f(2), a(1, 100), f(1)];
+        assert_eq!(plan_plain(&ev).events.len(), ev.len());
+        let counted = Counted {
+            outputs: Vec::new(),
+            in_place: vec![(0, 100)],
+        };
+        assert_eq!(plan_with(&ev, |_| false, &counted).aliases, vec![(1, 0)]);
+    }
+
+    #[test]
     fn an_extern_request_is_never_a_planned_buffer() {
         let ev = [a(0, 100), f(0), a(1, 100), f(1)];
         let p = plan_kinds(&ev, ext(1));
@@ -408,26 +481,10 @@ mod tests {
         // 0 (100) was saved by the forward; the backward writes into it, is done with it, and
         // then needs a buffer of its size: donated, the storage is handed on; not, it is freed
         let ev = [f(0), a(1, 100), f(1)];
-        let p = plan(
-            &ev,
-            |_| Kind::Planned,
-            |t| t == 0,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            100,
-        );
+        let p = plan_with(&ev, |t| t == 0, &Counted::default());
         assert_eq!(p.events, vec![f(0)]);
         assert_eq!(p.aliases, vec![(1, 0)]);
-        let p = plan(
-            &ev,
-            |_| Kind::Planned,
-            |_| false,
-            |_| false,
-            |_| None,
-            |t| SIZES[t as usize],
-            100,
-        );
+        let p = plan_with(&ev, |_| false, &Counted::default());
         assert_eq!(p.events, ev.to_vec());
         assert!(p.aliases.is_empty());
     }
@@ -452,7 +509,7 @@ mod tests {
                 wide,
                 |_| None,
                 |t| SIZES[t as usize],
-                0,
+                &Counted::default(),
             );
             assert_eq!(p.aliases, took);
         }
@@ -475,7 +532,7 @@ mod tests {
             |_| false,
             named,
             |t| SIZES[t as usize],
-            0,
+            &Counted::default(),
         );
         assert_eq!(p.aliases, vec![(1, 0)]);
         let ev = [a(0, 100), a(3, 100), f(3), f(0), a(1, 100), f(1)];

@@ -204,7 +204,8 @@ pub struct Builder {
 #[derive(Debug)]
 struct OpenGraph {
     start: usize,
-    live_before: u128,
+    /// Its outputs and writes in place ([`Builder::graph_output`], [`Builder::in_place`]).
+    counted: buffer_reuse::Counted,
     /// (tensor, kind) of the requests that are not its own buffers, in tensor order.
     kinds: Vec<(u32, Kind)>,
     /// Tensors made before it that become its buffers ([`Builder::donate`]), in tensor order.
@@ -351,12 +352,35 @@ impl Builder {
         t
     }
 
+    /// Inside a compiled graph: `t`, made in it, is one of the tensors it returns, which
+    /// Inductor's estimate never frees and counts from the graph's start as owed
+    /// ([`buffer_reuse::Counted`]).
+    pub fn graph_output(&mut self, t: TensorId) {
+        if let (Some(g), Some(id)) = (self.graph.as_mut(), t) {
+            if let Err(at) = g.counted.outputs.binary_search(&id) {
+                g.counted.outputs.insert(at, id);
+            }
+        }
+    }
+
+    /// Inside a compiled graph: the next kernel writes a `bytes` output into an input it reads
+    /// last, which takes no request but which Inductor's estimate counts as a second buffer
+    /// there ([`buffer_reuse::Counted`]).
+    pub fn in_place(&mut self, bytes: u128) {
+        let at = self.seq.events.len();
+        if let Some(g) = self.graph.as_mut() {
+            if let Some(k) = (at > g.start).then(|| at - 1 - g.start) {
+                g.counted.in_place.push((k, bytes));
+            }
+        }
+    }
+
     /// Starts a compiled graph: what is allocated from here to [`Builder::end_graph`] with
     /// [`Builder::alloc`] is the graph's own buffers, in the order of Inductor's schedule.
     pub fn begin_graph(&mut self) {
         self.graph = Some(OpenGraph {
             start: self.seq.events.len(),
-            live_before: self.live,
+            counted: buffer_reuse::Counted::default(),
             kinds: Vec::new(),
             donated: Vec::new(),
             names: Vec::new(),
@@ -392,7 +416,7 @@ impl Builder {
                     .map(|i| g.names[i].1)
             },
             |t| bytes_of.get(t as usize).map_or(0, |b| u128::from(*b)),
-            g.live_before,
+            &g.counted,
         );
         // marks inside the stretch move back by the events taken out before them
         let mut kept_before = vec![0usize; p.kept.len() + 1];

@@ -674,7 +674,7 @@ fn eval_pass(z: &Sizes, phase: Phase) -> Vec<MomentBytes> {
         // clone of its in-place (N, 4C) buffer and the L2-flush buffer) while c_fc's output,
         // c_proj's and SDPA's (N, C) outputs and the block's three weight casts are alive; the
         // embeddings' sum and x + attn are inlined, never stored (sequence.rs
-        // `compiled_eval_block`; trace nanogpt-compiled-bf16_char_T256_B64_ga1).
+        // `forward_compiled_eval`; trace nanogpt-compiled-bf16_char_T256_B64_ga1).
         if z.autotune_l2 > 0 && phase == Phase::Eval {
             let casts = if z.half { 16 * z.c * z.c } else { 0 };
             out.push(moment(

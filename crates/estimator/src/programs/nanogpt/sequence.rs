@@ -573,122 +573,32 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// A compiled block under no_grad: Inductor frees each buffer after its last use; the weight
-    /// casts are per-use buffers. `prev_h` is the previous block's c_fc output: Inductor's
-    /// buffer reuse keeps a dead buffer that a later one of the same size will take over (the
-    /// next block's c_fc output) instead of freeing it (trace
-    /// nanogpt-compiled-fp32_char_T256_B64_ga2_cold: at the eval peak, in a block's attention,
-    /// the (N, 4C) buffer of the previous block's c_fc is still allocated).
-    ///
-    /// `first`: block 0. There the embeddings' sum and `x + attn` are never materialised
-    /// (Inductor inlines the gather and the adds into the kernels that read them), c_proj's and
-    /// SDPA's outputs and the weight casts stay until the block's end (trace
-    /// nanogpt-compiled-bf16_char_T256_B64_ga1, eval peak at block 0's GELU: ln_1/c_proj's and
-    /// SDPA's (N, C) outputs, c_fc's (N, 4C), the three weight casts, no fp32 (N, C)).
-    fn compiled_eval_block(&mut self, x: T, prev_h: &mut T, first: bool) -> T {
-        let (btc, c, s) = (self.btc(), self.c, self.s);
-        let tr = Term::BlockTransient;
-        let mut casts = Vec::new();
-        let ln1c = self.a(s * btc, tr);
-        let w = self.cast(3 * c * c);
-        let qkv = self.a(3 * s * btc, tr);
-        // ln_1's output is kept the same way until c_proj's output takes it over (the trace's
-        // second (N, C) LayerNorm buffer at that peak)
-        if first {
-            casts.push(w);
-        } else {
-            self.f(w);
-        }
-        // fp32 attention runs the memory-efficient SDPA kernel, which allocates two more
-        // (N, C) fp32 buffers beside its output (same trace: three (N, C) fp32 tensors from
-        // the SDPA call at the eval peak; 16-bit runs take the cuDNN kernel, output only)
-        let sdpa_extra = if self.half {
-            vec![]
-        } else {
-            vec![self.a(4 * btc, tr), self.a(4 * btc, tr)]
-        };
-        let y = self.a(s * btc, tr);
-        self.free_all(&sdpa_extra);
-        self.f(qkv);
-        let w = self.cast(c * c);
-        self.f(ln1c);
-        let proj = self.a(s * btc, tr);
-        let x_mid = if first {
-            casts.push(w);
-            None
-        } else {
-            self.free_all(&[y, w]);
-            let x_mid = self.a(4 * btc, tr);
-            self.free_all(&[proj, x]);
-            x_mid
-        };
-        let ln2c = self.a(s * btc, tr);
-        let w = self.cast(4 * c * c);
-        // this block's c_fc output takes over the previous block's buffer
-        self.f(prev_h.take());
-        let h = self.a(4 * s * btc, tr);
-        let g = if first {
-            casts.push(w);
-            self.f(ln2c);
-            self.autotune_gelu(0);
-            self.a(4 * s * btc, tr)
-        } else {
-            // c_fc's input lives until GELU's kernel has run (measured: 22·BTC at the eval
-            // peak of a compiled character-level model, not 20)
-            let g = self.a(4 * s * btc, tr);
-            self.free_all(&[ln2c, w]);
-            g
-        };
-        *prev_h = h;
-        let w = self.cast(4 * c * c);
-        let mlp = self.a(s * btc, tr);
-        self.free_all(&[g, w]);
-        let x_out = self.a(4 * btc, tr);
-        self.free_all(&[mlp, x_mid]);
-        if first {
-            self.free_all(&[proj, y]);
-            self.free_all(&casts);
-        }
-        x_out
-    }
-
     /// The compiled forward: the same saved tensors per block (36·BTC), LayerNorm outputs cast in
-    /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics. A
-    /// training forward with dropout is written from its generated code
-    /// ([`Gen::forward_compiled_dropout`]); the eval graph and GPT-2's forward are not yet.
+    /// the fused kernel, only rstd saved, pos_emb kept, the loss reduced to row statistics. The
+    /// eval graph ([`Gen::forward_compiled_eval`]) and a training forward with dropout
+    /// ([`Gen::forward_compiled_dropout`]) are written from their generated code; GPT-2's
+    /// training forward without dropout is not yet.
     pub(crate) fn forward_compiled(&mut self, eval: bool) -> Forward {
         self.time_lm_head_padding(eval);
-        if !eval && self.dropout && !self.manual && !self.cfg.bias {
+        if eval {
+            return self.forward_compiled_eval();
+        }
+        if self.dropout && !self.manual && !self.cfg.bias {
             return self.forward_compiled_dropout();
         }
         let (btc, bt, c, s, tc) = (self.btc(), self.bt(), self.c, self.s, self.t * self.c);
-        let act = if eval {
-            Term::BlockTransient
-        } else {
-            Term::BlockActivations
-        };
+        let act = Term::BlockActivations;
         let pos = self.a(8 * self.t, Term::FinalActivations);
-        // under no_grad pos_emb, tok_emb and their sum are inlined into block 0's kernels, never
-        // stored (trace nanogpt-compiled-bf16_char_T2048_B1_ga2: no (T, C) or (N, C) fp32
-        // buffer at the eval peak; training keeps pos_emb as a saved tensor)
-        let pemb = if eval {
-            None
+        let pemb = self.a(4 * tc, Term::ForwardLocals);
+        let mut x = self.a(4 * btc, act);
+        let emb_mask = if self.dropout {
+            self.a(btc, Term::EmbeddingDropoutMask)
         } else {
-            self.a(4 * tc, Term::ForwardLocals)
+            None
         };
-        let mut x = if eval { None } else { self.a(4 * btc, act) };
-        let mut emb_mask = None;
-        if self.dropout && !eval {
-            emb_mask = self.a(btc, Term::EmbeddingDropoutMask);
-        }
         let mut blocks = Vec::new();
         let mut pending: Vec<T> = Vec::new();
-        let mut prev_h: T = None;
-        for layer in 0..self.cfg.n_layer {
-            if eval {
-                x = self.compiled_eval_block(x, &mut prev_h, layer == 0);
-                continue;
-            }
+        for _ in 0..self.cfg.n_layer {
             let ln1c = self.a(s * btc, act);
             let r1 = self.a(4 * bt, act);
             let w_attn = self.cast(3 * c * c);
@@ -734,18 +644,108 @@ impl<'a> Gen<'a> {
         }
         let pending_left = std::mem::take(&mut pending);
         self.free_all(&pending_left);
-        self.f(prev_h);
         let lnfc = self.a(s * btc, Term::FinalActivations);
         let rf = self.a(4 * bt, Term::FinalActivations);
-        if eval {
-            self.f(x);
+        self.compiled_head([pos, pemb, emb_mask, x, lnfc, rf], blocks)
+    }
+
+    /// The compiled eval graph (no_grad), kernel by kernel as Inductor's wrapper runs it, one
+    /// planned graph (data/inductor/oc_ng_{bf16,fp32}_char_T256_B64.tgz and
+    /// data/inductor/reuse-logs/: the module whose `call()` takes `arg*_1`). Each buffer dies
+    /// after the kernel that reads it last, and the wrapper's pool hands its storage on
+    /// (`engine::buffer_reuse`: ln_1's output to c_proj's, SDPA's output to ln_2's, the GELU
+    /// buffer to the next block's c_fc output where the graph's estimate allows it). GELU writes
+    /// c_fc's output in place. The residual stream is a lazy sum: a kernel that reads it reads
+    /// the stored sum (or, before there is one, the embedding's three inputs) and every branch
+    /// output since, and where that makes five reads it stores the sum (Inductor's
+    /// `realize_reads_threshold`, 4) — at block 0's end in a new fp32 buffer (in fp32: in place
+    /// of attention's output, the same size), then in place every second block — and the
+    /// branch outputs it summed die. The graph returns the logits and the loss, which its
+    /// estimate owes from its start: GPT-2's fp32 logits leave it no room to hold a dead buffer
+    /// across a kernel (docs/allocation-order.md §17).
+    fn forward_compiled_eval(&mut self) -> Forward {
+        let (btc, c, s, layers) = (self.btc(), self.c, self.s, self.cfg.n_layer);
+        let tr = Term::BlockTransient;
+        self.out.begin_graph();
+        let pos = self.a(8 * self.t, Term::FinalActivations);
+        // a first run times block 0's two LayerNorm kernels (looped reductions, the embedding's
+        // gather inside) and its weight copies' kernels (trace ngc_h200_bf16_char_T256_B476_ga1)
+        let mut ln = self.a(s * btc, tr);
+        self.tune_kernel(0, true);
+        let (mut x, mut pending): (T, Vec<T>) = (None, Vec::new());
+        for layer in 0..layers {
+            let w = self.cast(3 * c * c);
+            self.tune_kernel(0, self.half);
+            let qkv = self.a(3 * s * btc, tr);
+            self.free_all(&[ln, w]);
+            // fp32 attention is the memory-efficient kernel, whose own two (N, C) fp32 buffers
+            // lie beside its output (trace nanogpt-compiled-fp32_char_T256_B64_ga2_cold); 16-bit
+            // is cuDNN's, output only
+            let own = if self.half {
+                [None, None]
+            } else {
+                [
+                    self.a_as(Kind::External, 4 * btc, tr),
+                    self.a_as(Kind::External, 4 * btc, tr),
+                ]
+            };
+            let y = self.a_as(Kind::OpOutput, s * btc, tr);
+            self.free_all(&own);
+            self.f(qkv);
+            let w = self.cast(c * c);
+            self.tune_kernel(0, self.half);
+            pending.push(self.a(s * btc, tr));
+            self.free_all(&[y, w]);
+            ln = self.a(s * btc, tr);
+            self.tune_kernel(0, layer == 0);
+            let w = self.cast(4 * c * c);
+            self.tune_kernel(0, self.half);
+            let h = self.a(4 * s * btc, tr);
+            self.free_all(&[ln, w]);
+            self.out.in_place(4 * s * btc);
+            self.autotune_gelu(0);
+            let w = self.cast(4 * c * c);
+            pending.push(self.a(s * btc, tr));
+            self.free_all(&[h, w]);
+            // the next kernel: the residual, then the next block's ln_1 or ln_f
+            if layer + 1 == layers {
+                let attn_out = pending.remove(pending.len() - 2);
+                self.f(attn_out);
+                break;
+            }
+            let stored = pending.len() + if x.is_none() { 3 } else { 1 } >= 5;
+            if stored {
+                let first = x.is_none();
+                if first {
+                    if !self.half {
+                        self.f(pending.remove(0));
+                    }
+                    x = self.a(4 * btc, tr);
+                }
+                // the sum written over storage it reads: the stored sum, or (fp32, the first
+                // time) attention's output; 16-bit stores its first in a new buffer
+                if !(first && self.half) {
+                    self.out.in_place(4 * btc);
+                }
+            }
+            ln = self.a(s * btc, tr);
+            if stored {
+                self.free_all(&std::mem::take(&mut pending));
+            }
         }
-        let fwd = self.compiled_head([pos, pemb, emb_mask, x, lnfc, rf], blocks);
-        if eval {
-            let [rf, stats] = fwd.stats;
-            self.free_all(&[stats, fwd.lsm, fwd.loss, lnfc, rf, fwd.w_lm, pos, pemb]);
+        let lnfc = self.a(s * btc, Term::FinalActivations);
+        pending.push(x);
+        self.free_all(&pending);
+        let fwd = self.compiled_head([pos, None, None, None, lnfc, None], Vec::new());
+        self.out.graph_output(fwd.logits);
+        self.out.graph_output(fwd.loss);
+        let [_, stats] = fwd.stats;
+        self.free_all(&[stats, fwd.lsm, fwd.loss, lnfc, fwd.w_lm, pos]);
+        self.out.end_graph();
+        Forward {
+            logits: fwd.logits,
+            ..Forward::default()
         }
-        fwd
     }
 
     /// The compiled forward's end, once ln_f's output is made: lm_head's weight copy, the logits
