@@ -241,8 +241,8 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // → 259,814 bytes), and the budget from 252 to 254 KB: that forward is the default run of the program
 // most users start with, and it took the 43 compiled first runs' reserve from 1.0 % / 5.8 % to
 // 0.6 % / 3.3 % (median / worst); the eval graph in its wrapper's order and the planner's estimate
-// made Inductor's (writes in place, graph outputs), with the eval block it replaces removed, 0.6 KB
-// more (stop 62: → 260,380 bytes), and the budget to 255 KB: every compiled run evaluates first,
+// made Inductor's (writes in place, graph outputs), with the eval block it replaces removed, 0.5 KB
+// more (stop 62: → 260,331 bytes), and the budget to 255 KB: every compiled run evaluates first,
 // and the planner's rules are the ones Inductor's own log shows (docs/allocation-order.md §17)
 test("the package's wasm is within its budget: 255 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
