@@ -32,14 +32,11 @@ import json
 import re
 import sys
 
-ELEMENT = {'torch.float32': 4, 'torch.bfloat16': 2, 'torch.float16': 2, 'torch.int64': 8, 'torch.bool': 1,
-           'torch.int32': 4, 'torch.uint8': 1}
+from wrapper_allocations import ALLOC, REUSE, storage_bytes
 
 
-def storage(shape, stride, width):
-    sh = [int(x) for x in shape.split(',') if x.strip()]
-    st = [int(x) for x in stride.split(',') if x.strip()]
-    return (1 + sum((a - 1) * b for a, b in zip(sh, st))) * width
+def ints(s):
+    return [int(x) for x in s.split(',') if x.strip()]
 
 
 def read_wrapper(path):
@@ -49,15 +46,15 @@ def read_wrapper(path):
     body = src[src.index('def call(self, args)'):]
     size, dtype, events = {}, {}, []
     for line in (s.strip() for s in body.split('\n')):
-        m = re.match(r'(buf\d+) = empty_strided_cuda\(\(([^)]*)\), \(([^)]*)\), (torch\.\w+)\)', line)
+        m = ALLOC.match(line)
         if m:
-            size[m[1]], dtype[m[1]] = storage(m[2], m[3], ELEMENT[m[4]]), m[4]
+            size[m[1]], dtype[m[1]] = storage_bytes(ints(m[2]), ints(m[3]), m[4]), m[4]
             events.append(('alloc', m[1]))
             continue
-        m = re.match(r'(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)[,;)].*# reuse', line)
-        if m:
-            size[m[1]], dtype[m[1]] = size[m[2]], dtype.get(m[2])
-            events.append(('reuse', m[1], m[2]))
+        m = REUSE.match(line)
+        if m and m[3] in size:
+            size[m[1]], dtype[m[1]] = size[m[3]], dtype.get(m[3])
+            events.append(('reuse', m[1], m[3]))
             continue
         m = re.match(r'(buf\d+) = (buf\d+)\[(\d+)\]', line)
         if m:
@@ -65,7 +62,7 @@ def read_wrapper(path):
             continue
         m = re.match(r'assert_size_stride\((buf\d+), \(([^)]*)\), \(([^)]*)\)', line)
         if m and m[1] not in size:
-            size[m[1]] = storage(m[2], m[3], 4)
+            size[m[1]] = storage_bytes(ints(m[2]), ints(m[3]), 'float32')
             continue
         if '.run(' in line or line.startswith('extern_kernels.') or 'torch.ops.' in line:
             op = re.match(r'(buf\d+) = torch\.ops', line)

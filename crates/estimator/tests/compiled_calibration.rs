@@ -164,11 +164,7 @@ fn cold_runs_reserve_within_two_percent() {
         "nanogpt-compiled-cold-h200.jsonl",
     ] {
         for run in project_runs(file) {
-            let card = if run["gpu"].as_str().is_some_and(|g| g.contains("H200")) {
-                "h200"
-            } else {
-                "h100"
-            };
+            let card = common::card_of(&run);
             let r = replay_on(&run, card);
             let m = measured(&run, "peak_reserved").unwrap();
             let e = (r.free_run.peak_reserved as f64 - m) / m;

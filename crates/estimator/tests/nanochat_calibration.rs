@@ -240,8 +240,7 @@ fn assert_phases_within(a: &NanochatAnalysis, run: &Value, tolerance: [f64; 3]) 
 
 /// The card a record was measured on (nanochat-fp8.jsonl holds H100 and H200 runs).
 fn card_of(run: &Value) -> Budget {
-    let h200 = run["gpu"].as_str().is_some_and(|g| g.contains("H200"));
-    Budget::for_gpu(gpu::find(if h200 { "h200" } else { "h100" }).unwrap())
+    Budget::for_gpu(gpu::find(common::card_of(run)).unwrap())
 }
 
 /// `--fp8` (data/measured/nanochat-fp8.jsonl: thirteen runs on an H100, d2-d24, each with a cold

@@ -22,12 +22,17 @@ fn trace(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A probe's gzipped events file, as written.
+fn raw_events(name: &str) -> Value {
+    let file = std::fs::File::open(traces().join(format!("{name}-events.json.gz"))).unwrap();
+    serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
+}
+
 /// A trace as a probe wrote it (tools/nanogpt-probe/run_train_expandable.py: every event with its
 /// action name and time; tools/nanochat-probe/trace_events.py: short actions, times and sites;
 /// gzipped), in the short form of the others (data/README.md).
 fn events_trace(name: &str) -> Value {
-    let file = std::fs::File::open(traces().join(format!("{name}-events.json.gz"))).unwrap();
-    let raw: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let raw = raw_events(name);
     let short = |action: &str| match action {
         "alloc" => Some("a"),
         "free_requested" => Some("f"),
@@ -327,8 +332,7 @@ struct Placements {
 }
 
 fn placements(name: &str) -> Placements {
-    let file = std::fs::File::open(traces().join(format!("{name}-events.json.gz"))).unwrap();
-    let raw: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let raw = raw_events(name);
     let within = |segs: &[(u64, u64)], at: u64| {
         let k = segs
             .iter()

@@ -206,3 +206,13 @@ pub fn nanochat_config(run: &Value) -> NanochatConfig {
     ));
     NanochatConfig::from_args(&args).unwrap()
 }
+
+/// The preset of the card a record was measured on: the H200 where its `gpu` says so, else the
+/// H100 (the measured files hold only those two).
+pub fn card_of(run: &Value) -> &'static str {
+    if run["gpu"].as_str().is_some_and(|g| g.contains("H200")) {
+        "h200"
+    } else {
+        "h100"
+    }
+}
