@@ -3,30 +3,32 @@
 # first run: each process its own empty Inductor/Triton cache. The nc_cal runs shared one compile cache, so their
 # iteration 0 and reserve are what a cache other runs had filled decides (README "How accurate"); these are the same
 # flags cold. With .nanochat carried:
-#   bash tools/nanochat-probe/cold_cal_call.sh PARALLEL DEADLINE_S [nc_cal_XX ...]
-# writes $OUT/results.jsonl, $OUT/env.txt, $OUT/logs.txt. Given names, only those run, each traced: its allocator history
-# as $OUT/<name>-events.json.gz (trace_events.py), as device_call_trace.sh does.
+#   [TRACE_RUNS=1] [NORESET=1] bash tools/nanochat-probe/cold_cal_call.sh PARALLEL DEADLINE_S [nc_cal_XX ...]
+# writes $OUT/results.jsonl, $OUT/env.txt, $OUT/logs.txt; given names, only those run. TRACE_RUNS=1 records each run's
+# allocator history as $OUT/<name>-events.json.gz (trace_events.py), as device_call_trace.sh does.
+# NORESET=1 (run_base.py): the marks leave the peak counters alone, as the script does (names nc_coldcalnr_XX).
 # Runs start as earlier ones finish (xargs -P), at most PARALLEL at once on the one GPU (peaks are per process).
-P=${1:-10} D=${2:-400}; shift 2; TRACED="$*"; export OUT TRACED
+P=${1:-10} D=${2:-400}; shift 2; NAMES="$*"; export OUT NAMES TRACE_RUNS
+L=$(mktemp -d); export L  # this call's logs: a warm machine keeps an earlier call's
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=2 NANOCHAT_BASE_DIR=/tmp/nanochat_base \
   ALLOC=default D
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import torch;print(torch.__version__)'; nproc; } > $OUT/env.txt 2>&1
 one() { # NAME ARGV...
-  local N=${1/nc_cal_/nc_coldcal_}; shift
-  mkdir -p /tmp/cache/$N
-  [ -n "$TRACED" ] && export TRACE=/tmp/cache/$N.pkl
+  local N=${1/nc_cal_/nc_coldcal${NORESET:+nr}_}; shift
+  rm -rf /tmp/cache/$N /tmp/cache/$N.pkl; mkdir -p /tmp/cache/$N  # cold even where an earlier call ran it
+  [ -n "$TRACE_RUNS" ] && export TRACE=/tmp/cache/$N.pkl
   TORCHINDUCTOR_CACHE_DIR=/tmp/cache/$N/inductor TRITON_CACHE_DIR=/tmp/cache/$N/triton \
-    timeout $D python3 tools/nanochat-probe/run_base.py $N "$@" > /tmp/$N.log 2>&1
+    timeout $D python3 tools/nanochat-probe/run_base.py $N "$@" > $L/$N.log 2>&1
   echo "$N rc=$?" >> $OUT/env.txt
-  [ -n "$TRACED" ] && (cd tools/nanochat-probe && python3 trace_events.py /tmp/cache/$N.pkl $OUT/$N-events.json.gz) >> $OUT/env.txt 2>&1
+  [ -n "$TRACE_RUNS" ] && (cd tools/nanochat-probe && python3 trace_events.py /tmp/cache/$N.pkl $OUT/$N-events.json.gz) >> $OUT/env.txt 2>&1
 }
 export -f one
 python3 -c '
 import json, os
 for l in open("data/measured/nanochat.jsonl"):
     r = json.loads(l)
-    if os.environ["TRACED"] and r["name"] not in os.environ["TRACED"].split():
+    if os.environ["NAMES"] and r["name"] not in os.environ["NAMES"].split():
         continue
     print(" ".join([r["name"], *r["argv"]]))' | xargs -P "$P" -L 1 bash -c 'one "$@"' _
-grep -h '^RESULT' /tmp/nc_coldcal_*.log | sed 's/^RESULT //' > $OUT/results.jsonl
-for f in /tmp/nc_coldcal_*.log; do echo "=== $f"; tail -c 1500 $f; done > $OUT/logs.txt
+grep -h '^RESULT' $L/*.log | sed 's/^RESULT //' > $OUT/results.jsonl
+for f in $L/*.log; do echo "=== $f"; tail -c 1500 $f; done > $OUT/logs.txt

@@ -57,6 +57,10 @@ device_used_at_mark = []  # (phase, bytes the device has in use: the allocator's
 # optimizer step delays its first collective until the forward/backward has run on the GPU, which
 # changes how many steps' collective tensors NCCL still holds (real runs: no such wait).
 MARK_SYNC = os.environ.get('MARK_SYNC', '1') != '0'
+# NORESET=1: marks do not reset the peak counters, so each phase's peak is the run's so far. Inductor's autotuner
+# reads them (`copy_args_to_cpu_if_needed`: what fits below max_memory_allocated() is copied on the GPU), so a
+# reset changes a cold run's requests; base_train.py itself never resets them.
+NORESET = os.environ.get('NORESET', '0') == '1'
 
 
 def mark(phase):
@@ -71,7 +75,8 @@ def mark(phase):
         import pickle
         with open(TRACE + '.before_eval.pkl', 'wb') as f:
             pickle.dump(torch.cuda.memory._snapshot(), f)
-    torch.cuda.reset_peak_memory_stats()
+    if not NORESET:
+        torch.cuda.reset_peak_memory_stats()
 
 
 # --- stubs for what needs the network or data ---------------------------------------------------------
