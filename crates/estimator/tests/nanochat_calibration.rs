@@ -355,7 +355,8 @@ fn the_card_decides_the_dtype() {
 /// generated code's but for 2 of 188 at depth 18, 6 of 166 at depth 16 and 21 of 196 at depth 20,
 /// whose wrapper runs the bottom three layers' weight gradients last (an order Inductor's
 /// `reorder_for_peak_memory` may have chosen; vramfit keeps the graph's). The default allocator's
-/// runs are within 3 % too.
+/// runs are within 3 % too, but one whose reserve the probe's own counter resets moved (see
+/// [`PROBE_RESET_MOVED`]).
 #[test]
 fn what_a_first_run_reserves() {
     let cold = cold_runs();
@@ -370,6 +371,10 @@ fn what_a_first_run_reserves() {
             run["name"].as_str().unwrap(),
             run["allocator"]
         );
+        // its twin measured as the script runs is scored in `cold_calibration_configs`
+        if PROBE_RESET_MOVED.contains(&run["name"].as_str().unwrap()) {
+            continue;
+        }
         if run["allocator"] == "default" {
             assert!(e.abs() <= 3.0, "{table}");
         }
@@ -381,4 +386,52 @@ fn what_a_first_run_reserves() {
         med <= 0.1 && worst <= 2.8,
         "median {med:.2} %, worst {worst:.2} %\n{table}"
     );
+}
+
+/// Cold runs whose reserve the probe's `reset_peak_memory_stats` at each phase changed: Inductor's
+/// autotuner copies the arguments a kernel writes onto the GPU only while they fit below
+/// `max_memory_allocated()` (`copy_args_to_cpu_if_needed`), so a counter reset just before the
+/// optimizer step leaves it less room than base_train.py, which never resets them, has. Their
+/// twins measured without the resets are [`cold_calibration_configs`]'s: nc_tr_cal01 754 MiB
+/// with the resets, 786 without, vramfit 782.
+const PROBE_RESET_MOVED: [&str; 1] = ["nc_tr_cal01"];
+
+/// The 30 configurations of nanochat.jsonl on an empty compile cache each, measured after the
+/// model was written (H200, default allocator; tools/nanochat-probe/cold_cal_call.sh), twice:
+/// as the probes measure (peak counters reset at each phase: nanochat-cold-cal.jsonl) and as
+/// base_train.py runs (never reset, `NORESET=1`: nanochat-cold-cal-noreset.jsonl, whose phase
+/// peaks are the run's so far and so not compared). The resets moved 15 of the 30 reserves (from
+/// −1.1 % to +8.9 %, nc_cal_27 316 → 344 MiB, nc_cal_21 11,018 → 11,402). Iteration 0 within
+/// 0.2 % of what the probe measured; reserved, against the runs without resets (what a user
+/// gets), median 0.37 %, three past 3 %: nc_cal_27 −8.1 % (28 MiB of 344: the 16 MiB lm_head's
+/// AdamW kernel copies six arguments where vramfit copies three, `sequence.rs` `optimizer_step`),
+/// nc_cal_09 +3.8 % and nc_cal_13 −3.0 % (the default allocator's blocks, segment by segment).
+#[test]
+fn cold_calibration_configs() {
+    let mut table = String::new();
+    let mut reserved = Vec::new();
+    for run in project_runs("nanochat-cold-cal.jsonl") {
+        let m = &run["measured_bytes"];
+        let out = replay_base(&run);
+        let it0 = out.free_run.phase_peak(Phase::TrainFirstIter).unwrap() as f64;
+        let e = 100.0 * (it0 / m["peak_allocated_train_iter0"].as_f64().unwrap() - 1.0);
+        table += &format!(
+            "{:18} iteration 0 {e:+6.2} %\n",
+            run["name"].as_str().unwrap()
+        );
+        assert!(e.abs() <= 0.2, "{table}");
+    }
+    for run in project_runs("nanochat-cold-cal-noreset.jsonl") {
+        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+        let e = 100.0 * (replay_base(&run).free_run.peak_reserved as f64 / m - 1.0);
+        let name = run["name"].as_str().unwrap();
+        table += &format!("{name:18} reserved {e:+6.2} %\n");
+        let known = ["nc_coldcalnr_27", "nc_coldcalnr_09", "nc_coldcalnr_13"];
+        assert!(e.abs() <= 3.0 || known.contains(&name), "{table}");
+        assert!(e.abs() <= 8.2, "{table}");
+        reserved.push(e.abs());
+    }
+    assert_eq!(reserved.len(), 30);
+    let med = common::median(reserved);
+    assert!(med <= 0.5, "median {med:.2} %\n{table}");
 }
