@@ -50,7 +50,10 @@ def mark(tag):
                   'reserved': torch.cuda.memory_reserved(), 'peak_reserved': pr})
     phase_peaks[tag].append(pk)
     mark_times_us.append((tag, time.time_ns() // 1000))
-    torch.cuda.reset_peak_memory_stats()
+    # NORESET=1: leave the counters alone, as train.py does (Inductor's autotuner reads them: what a kernel writes
+    # is copied onto the GPU only while it fits below max_memory_allocated()); each phase's peak is then the run's so far
+    if os.environ.get('NORESET', '0') != '1':
+        torch.cuda.reset_peak_memory_stats()
 
 
 def make_data(work, dataset, V):

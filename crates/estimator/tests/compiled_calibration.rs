@@ -183,6 +183,30 @@ fn cold_runs_reserve_within_two_percent() {
     assert!(common::median(errs) <= 0.005);
 }
 
+/// The H200's eight first runs again with the probe's marks leaving the peak counters alone, as
+/// train.py runs (`NORESET=1`, tools/nanogpt-probe/device_call_noreset.sh; data/measured/
+/// nanogpt-compiled-cold-h200-noreset.jsonl): Inductor's autotuner copies what a kernel writes
+/// onto the GPU only while it fits below `max_memory_allocated()`, which the probes reset at each
+/// phase (docs/allocation-order.md §18). Two of the eight reserved otherwise: the fp32
+/// shakespeare_char runs at T1024 B4 (862 → 838 MiB) and T256 B64 GA2 (2,748 → 2,796 MiB).
+/// vramfit, which models the run's own counter, within 3 % of all eight: +2.9 % and −0.9 % for
+/// those two, the rest as with the resets (within 0.5 %).
+#[test]
+fn first_runs_without_the_probes_counter_resets() {
+    let runs = project_runs("nanogpt-compiled-cold-h200-noreset.jsonl");
+    assert_eq!(runs.len(), 8);
+    let mut errs = Vec::new();
+    for run in &runs {
+        let r = replay_on(run, common::card_of(run));
+        let m = measured(run, "peak_reserved").unwrap();
+        let e = (r.free_run.peak_reserved as f64 - m) / m;
+        let name = run["name"].as_str().unwrap();
+        assert!(e.abs() <= 0.03, "{name}: {:+.2} %", e * 100.0);
+        errs.push(e.abs());
+    }
+    assert!(common::median(errs) <= 0.005);
+}
+
 /// build-nanogpt compiled (B14, T1024, two micro-steps), a first run on an H200 uncapped, every
 /// allocator event kept (data/measured/build-nanogpt-compiled-traced.jsonl,
 /// data/traces/bng_c_h200_b14_t1024_ga2-events.json.gz): it reserved 10.951 GiB, what its run
