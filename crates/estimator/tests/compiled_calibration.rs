@@ -29,6 +29,13 @@ fn replay_on(run: &serde_json::Value, card: &str) -> estimator::engine::run::Run
     analyze(&cfg, &budget).unwrap().run
 }
 
+/// The replay's reserved peak against the run's, relative, on the card the run was measured on.
+fn reserved_error(run: &serde_json::Value) -> f64 {
+    let r = replay_on(run, common::card_of(run));
+    let m = measured(run, "peak_reserved").unwrap();
+    (r.free_run.peak_reserved as f64 - m) / m
+}
+
 #[test]
 fn cold_cache_runs_within_targets() {
     let runs = project_runs("nanogpt-compiled-cold.jsonl");
@@ -164,11 +171,9 @@ fn cold_runs_reserve_within_two_percent() {
         "nanogpt-compiled-cold-h200.jsonl",
     ] {
         for run in project_runs(file) {
-            let card = common::card_of(&run);
-            let r = replay_on(&run, card);
-            let m = measured(&run, "peak_reserved").unwrap();
-            let e = (r.free_run.peak_reserved as f64 - m) / m;
+            let e = reserved_error(&run);
             let name = run["name"].as_str().unwrap().to_string();
+            let card = common::card_of(&run);
             eprintln!("{name:34} {card} reserved {:+.2} %", e * 100.0);
             errs.push(e.abs());
             if e.abs() > 0.02 {
@@ -197,9 +202,7 @@ fn first_runs_without_the_probes_counter_resets() {
     assert_eq!(runs.len(), 8);
     let mut errs = Vec::new();
     for run in &runs {
-        let r = replay_on(run, common::card_of(run));
-        let m = measured(run, "peak_reserved").unwrap();
-        let e = (r.free_run.peak_reserved as f64 - m) / m;
+        let e = reserved_error(run);
         let name = run["name"].as_str().unwrap();
         assert!(e.abs() <= 0.03, "{name}: {:+.2} %", e * 100.0);
         errs.push(e.abs());
