@@ -204,6 +204,10 @@ pub struct Builder {
 #[derive(Debug)]
 struct OpenGraph {
     start: usize,
+    /// What was live, and the peak so far, as it began: the planned stream's peak is counted
+    /// again from here when it ends.
+    live_at_start: u128,
+    peak_at_start: u128,
     /// Its outputs and writes in place ([`Builder::graph_output`], [`Builder::in_place`]).
     counted: buffer_reuse::Counted,
     /// (tensor, kind) of the requests that are not its own buffers, in tensor order.
@@ -380,6 +384,8 @@ impl Builder {
     pub fn begin_graph(&mut self) {
         self.graph = Some(OpenGraph {
             start: self.seq.events.len(),
+            live_at_start: self.live,
+            peak_at_start: self.peak,
             counted: buffer_reuse::Counted::default(),
             kinds: Vec::new(),
             donated: Vec::new(),
@@ -429,6 +435,19 @@ impl Builder {
         self.seq.events.truncate(g.start);
         self.seq.events.extend(p.events);
         self.aliases.extend(p.aliases);
+        // The wrapper holds a dead buffer's storage until the buffer that takes it is made, so
+        // `max_memory_allocated()` after the graph is the planned stream's peak, not the
+        // requests' (data/traces/nc_coldcalnr_27: 8 MiB higher in a backward), and the autotuner
+        // after it has that much more room (`below_peak`).
+        let mut live = g.live_at_start;
+        self.peak = g.peak_at_start;
+        for e in &self.seq.events[g.start..] {
+            match e.action {
+                Action::Alloc => live += u128::from(e.bytes),
+                Action::Free => live -= u128::from(self.bytes_of[e.tensor as usize]),
+            }
+            self.peak = self.peak.max(live);
+        }
     }
 
     /// Releases every tensor of `ts` in order and empties it.

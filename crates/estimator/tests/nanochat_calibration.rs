@@ -71,12 +71,60 @@ fn cold_runs() -> Vec<Value> {
 /// traced in nanochat-traced.jsonl): iteration 0 autotunes its kernels on their first call
 /// (sequence.rs `autotune`), and every phase, iteration 0 included, is within median 0.5 %,
 /// worst 0.5 % for iteration 0 and 3 % for the rest. The 17 cold runs of that file were
-/// measured after the model was written.
+/// measured after the model was written. Left out: the runs whose twin measured as the script
+/// runs peaked elsewhere ([`moved_by_the_probe`]); `first_runs_as_the_script_runs` scores
+/// their twins.
 #[test]
 fn a_first_run_on_a_cold_cache() {
-    let cold = cold_runs();
-    assert!(cold.len() >= 35, "{} cold runs", cold.len());
+    let twins = project_runs("nanochat-cold-noreset.jsonl");
+    let (cold, moved): (Vec<Value>, Vec<Value>) = cold_runs()
+        .into_iter()
+        .partition(|r| !moved_by_the_probe(r, &twins));
+    assert_eq!((cold.len(), moved.len()), (31, 7));
     assert_within_targets(score(&cold, replay_base), 0.005);
+}
+
+/// The run's overall allocated peak: its largest phase.
+fn overall_peak(run: &Value) -> f64 {
+    common::PHASES
+        .iter()
+        .filter_map(|(key, _)| run["measured_bytes"][key].as_f64())
+        .fold(0.0, f64::max)
+}
+
+/// The most a run held up to the end of iteration 0: what a run measured without the resets
+/// reports as iteration 0's peak; with them, the larger of the first evaluation's and iteration
+/// 0's.
+fn through_iteration_zero(run: &Value) -> f64 {
+    let m = &run["measured_bytes"];
+    let first_eval = m["peak_eval_each"][0].as_f64().unwrap_or(0.0);
+    m["peak_allocated_train_iter0"]
+        .as_f64()
+        .unwrap()
+        .max(first_eval)
+}
+
+/// [`through_iteration_zero`] of the replay.
+fn replayed_through_iteration_zero(out: &Run) -> f64 {
+    [Phase::Eval, Phase::TrainFirstIter]
+        .iter()
+        .filter_map(|&p| out.free_run.phase_peak(p))
+        .max()
+        .unwrap() as f64
+}
+
+/// Whether the probe's own `reset_peak_memory_stats()` at each phase mark changed what `run`
+/// measured: its twin among `twins` (the same flags and allocator, measured with `NORESET=1`, as
+/// base_train.py runs) held more than 0.5 % more through iteration 0. Inductor's autotuner
+/// copies the arguments a kernel writes onto the GPU only while they fit below
+/// `max_memory_allocated()` (`copy_args_to_cpu_if_needed`), so a reset just before the optimizer
+/// step leaves it less room than the script, which never resets the counter, has
+/// (docs/allocation-order.md §18-19).
+fn moved_by_the_probe(run: &Value, twins: &[Value]) -> bool {
+    twins
+        .iter()
+        .find(|t| t["argv"] == run["argv"] && t["allocator"] == run["allocator"])
+        .is_some_and(|t| through_iteration_zero(t) > 1.005 * through_iteration_zero(run))
 }
 
 /// Runs whose cache had seen their shapes before (the warm twins of nanochat-cold.jsonl, and
@@ -338,80 +386,73 @@ fn the_card_decides_the_dtype() {
     assert_eq!(on("t4", &forced), "bfloat16");
 }
 
-/// What a user's first run reserves (the same cold runs, `peak_reserved` over the whole run):
-/// median within 0.1 %. Since stop 58 the training backward is the generated code's, buffer by
-/// buffer with the wrapper's reuse (sequence/backward.rs, docs/allocation-order.md §13); since
-/// stop 59 the training forward and the fused Muon step are too, compiling a graph times the two
-/// gates' matmuls on inputs that span nearly all of x before the graph first runs, and the saved
-/// tensors the backward writes into (the logits, each c_fc output) join the wrapper's pool when
-/// they die, as its own buffers do (§14). Since stop 60 the backward also holds lm_head's input
-/// gradient and the final norm's input and statistic for the layer above the backout, seeds x0's
-/// gradient with the last layer's, writes the looped reductions' fp32 scratch (C > 1024) and the
-/// bottom layers' closing buffers as the generated code does, and pools one kernel's dead buffers
-/// in the order of their names and by dtype (§15). Over these 38 runs: median 0.42 % (stop 57) →
-/// 0.33 % (stop 58) → 0.04 % (stop 59) → 0.00 %; worst 9.7 % → 6.4 % → 2.7 %; past 3 %: 8 → 5
-/// → 2 → 0 (nc_tr_exp_cal29: +6.2 % → 0.00 %, depth 18 at batch 8: −1.5 % → 0.00 %, depth 20 at
-/// batch 16: +6.4 % → +1.3 %). The backward's buffers of 1 MiB or more live as long as the
-/// generated code's but for 2 of 188 at depth 18, 6 of 166 at depth 16 and 21 of 196 at depth 20,
-/// whose wrapper runs the bottom three layers' weight gradients last (an order Inductor's
-/// `reorder_for_peak_memory` may have chosen; vramfit keeps the graph's). The default allocator's
-/// runs are within 3 % too, but one whose reserve the probe's own counter resets moved (see
-/// [`PROBE_RESET_MOVED`]).
+/// What a user's first run reserves (the same cold runs, measured again as base_train.py runs them:
+/// nanochat-cold-noreset.jsonl, `peak_reserved` over the whole run): median within 0.1 %, worst 3
+/// %, and the overall allocated peak within 0.25 % of every one. Since stop 58 the training
+/// backward is the generated code's, buffer by buffer with the wrapper's reuse
+/// (sequence/backward.rs, docs/allocation-order.md §13); since stop 59 the training forward and the
+/// fused Muon step are too, compiling a graph times the two gates' matmuls on inputs that span
+/// nearly all of x before the graph first runs, and the saved tensors the backward writes into (the
+/// logits, each c_fc output) join the wrapper's pool when they die, as its own buffers do (§14).
+/// Since stop 60 the backward also holds lm_head's input gradient and the final norm's input and
+/// statistic for the layer above the backout, seeds x0's gradient with the last layer's, writes the
+/// looped reductions' fp32 scratch (C > 1024) and the bottom layers' closing buffers as the
+/// generated code does, and pools one kernel's dead buffers in the order of their names and by
+/// dtype (§15). Over these 38 runs: median 0.42 % (stop 57) → 0.33 % (stop 58) → 0.04 % (stop 59) →
+/// 0.00 %; worst 9.7 % → 6.4 % → 2.7 %; past 3 %: 8 → 5 → 2 → 0 (nc_tr_exp_cal29: +6.2 % → 0.00 %,
+/// depth 18 at batch 8: −1.5 % → 0.00 %, depth 20 at batch 16: +6.4 % → +1.3 %). The backward's
+/// buffers of 1 MiB or more live as long as the generated code's but for 2 of 188 at depth 18, 6 of
+/// 166 at depth 16 and 21 of 196 at depth 20, whose wrapper runs the bottom three layers' weight
+/// gradients last (an order Inductor's `reorder_for_peak_memory` may have chosen; vramfit keeps the
+/// graph's). Since stop 64 they are scored against the twins measured without the probe's counter
+/// resets (§19): 0.00 % median, worst 2.7 %; the overall allocated peak within 0.22 %.
 #[test]
 fn what_a_first_run_reserves() {
-    let cold = cold_runs();
+    let runs = project_runs("nanochat-cold-noreset.jsonl");
+    assert_eq!(runs.len(), 35);
     let mut errs = Vec::new();
     let mut table = String::new();
-    for run in &cold {
+    for run in &runs {
         let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-        let p = replay_base(run).free_run.peak_reserved as f64;
-        let e = 100.0 * (p - m) / m;
+        let out = replay_base(run);
+        let e = 100.0 * (out.free_run.peak_reserved as f64 - m) / m;
+        let a = 100.0 * (out.free_run.peak_allocated as f64 / overall_peak(run) - 1.0);
+        let i = 100.0 * (replayed_through_iteration_zero(&out) / through_iteration_zero(run) - 1.0);
         table += &format!(
-            "{:34} {:>8} {e:+7.2} %\n",
+            "{:38} {:>21} reserved {e:+7.2} %  allocated {a:+6.2} %  to iteration 0 {i:+6.2} %\n",
             run["name"].as_str().unwrap(),
             run["allocator"]
         );
-        // its twin measured as the script runs is scored in `cold_calibration_configs`
-        if PROBE_RESET_MOVED.contains(&run["name"].as_str().unwrap()) {
-            continue;
-        }
-        if run["allocator"] == "default" {
-            assert!(e.abs() <= 3.0, "{table}");
-        }
+        assert!(
+            a.abs() <= 0.25 && i.abs() <= 0.25 && e.abs() <= 3.0,
+            "{table}"
+        );
         errs.push(e.abs());
     }
-    let worst = errs.iter().cloned().fold(0.0, f64::max);
     let med = common::median(errs);
-    assert!(
-        med <= 0.1 && worst <= 2.8,
-        "median {med:.2} %, worst {worst:.2} %\n{table}"
-    );
+    assert!(med <= 0.1, "median {med:.2} %\n{table}");
 }
-
-/// Cold runs whose reserve the probe's `reset_peak_memory_stats` at each phase changed: Inductor's
-/// autotuner copies the arguments a kernel writes onto the GPU only while they fit below
-/// `max_memory_allocated()` (`copy_args_to_cpu_if_needed`), so a counter reset just before the
-/// optimizer step leaves it less room than base_train.py, which never resets them, has. Their
-/// twins measured without the resets are [`cold_calibration_configs`]'s: nc_tr_cal01 754 MiB
-/// with the resets, 786 without, vramfit 782.
-const PROBE_RESET_MOVED: [&str; 1] = ["nc_tr_cal01"];
 
 /// The 30 configurations of nanochat.jsonl on an empty compile cache each, measured after the
 /// model was written (H200, default allocator; tools/nanochat-probe/cold_cal_call.sh), twice:
 /// as the probes measure (peak counters reset at each phase: nanochat-cold-cal.jsonl) and as
 /// base_train.py runs (never reset, `NORESET=1`: nanochat-cold-cal-noreset.jsonl, whose phase
-/// peaks are the run's so far and so not compared). The resets moved 15 of the 30 reserves (from
-/// −1.1 % to +8.9 %, nc_cal_27 316 → 344 MiB, nc_cal_21 11,018 → 11,402). Iteration 0 within
-/// 0.2 % of what the probe measured; reserved, against the runs without resets (what a user
-/// gets), median 0.37 %, three past 3 %: nc_cal_27 −8.1 % (28 MiB of 344: the 16 MiB lm_head's
-/// AdamW kernel copies six arguments where vramfit copies three, `sequence.rs` `optimizer_step`),
-/// nc_cal_09 +3.8 % and nc_cal_13 −3.0 % (the default allocator's blocks, segment by segment).
+/// peaks are the run's so far and so only the overall peak is compared). The resets moved 15 of
+/// the 30 reserves (from −1.1 % to +8.9 %, nc_cal_27 316 → 344 MiB, nc_cal_21 11,018 → 11,402).
+/// Iteration 0 within 0.2 % of what the probe measured where its resets did not move the run;
+/// against the runs without resets (what a user gets) the overall allocated peak within 0.25 %
+/// and the reserve median 0.14 %, two past 3 %: nc_cal_09 +3.8 % (the real forward times a
+/// norm kernel per layer, §18) and nc_cal_25 −3.4 % (the Muon step's copies, §19).
 #[test]
 fn cold_calibration_configs() {
-    const PAST_THREE: [&str; 3] = ["nc_coldcalnr_27", "nc_coldcalnr_09", "nc_coldcalnr_13"];
+    const PAST_THREE: [&str; 2] = ["nc_coldcalnr_09", "nc_coldcalnr_25"];
+    let twins = project_runs("nanochat-cold-cal-noreset.jsonl");
     let mut table = String::new();
     let mut reserved = Vec::new();
     for run in project_runs("nanochat-cold-cal.jsonl") {
+        if moved_by_the_probe(&run, &twins) {
+            continue;
+        }
         let m = &run["measured_bytes"];
         let out = replay_base(&run);
         let it0 = out.free_run.phase_peak(Phase::TrainFirstIter).unwrap() as f64;
@@ -422,16 +463,23 @@ fn cold_calibration_configs() {
         );
         assert!(e.abs() <= 0.2, "{table}");
     }
-    for run in project_runs("nanochat-cold-cal-noreset.jsonl") {
+    for run in twins {
         let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-        let e = 100.0 * (replay_base(&run).free_run.peak_reserved as f64 / m - 1.0);
+        let out = replay_base(&run);
+        let e = 100.0 * (out.free_run.peak_reserved as f64 / m - 1.0);
+        let a = 100.0 * (out.free_run.peak_allocated as f64 / overall_peak(&run) - 1.0);
+        let i =
+            100.0 * (replayed_through_iteration_zero(&out) / through_iteration_zero(&run) - 1.0);
         let name = run["name"].as_str().unwrap();
-        table += &format!("{name:18} reserved {e:+6.2} %\n");
+        table += &format!(
+            "{name:18} reserved {e:+6.2} %  allocated {a:+6.2} %  to iteration 0 {i:+6.2} %\n"
+        );
+        assert!(a.abs() <= 0.25 && i.abs() <= 0.25, "{table}");
         assert!(e.abs() <= 3.0 || PAST_THREE.contains(&name), "{table}");
-        assert!(e.abs() <= 8.2, "{table}");
+        assert!(e.abs() <= 4.0, "{table}");
         reserved.push(e.abs());
     }
     assert_eq!(reserved.len(), 30);
     let med = common::median(reserved);
-    assert!(med <= 0.5, "median {med:.2} %\n{table}");
+    assert!(med <= 0.2, "median {med:.2} %\n{table}");
 }

@@ -31,6 +31,14 @@ pub const STEADY_ITERATIONS: u32 = 2;
 /// Evaluation batches replayed per `evaluate_bpb` (later ones repeat the second exactly).
 const MAX_EVAL_STEPS: u64 = 2;
 
+/// From how many tokens per micro-step a cold run times the loss gradient's kernel twice. Its
+/// second launcher is `_dynamic_scale_rblock`'s, added only where ptxas gives the compiled kernel
+/// more than 32 registers (PyTorch 2.11 `triton_heuristics.py`), which the code alone does not
+/// say: measured on the H200 (tools/nanochat-probe/autotune_log.py, depth 4): 34 registers and
+/// two launchers at 4,096 rows, one launcher at 2,048; every cold trace agrees (timed at 4,096
+/// and 8,192 tokens, not at 256, 512 or 2,048).
+const CE_BACKWARD_RETUNED_ROWS: u128 = 4096;
+
 /// Sizes in bytes, as u128 so that no product of flags can overflow.
 struct Dims {
     b: u128,
@@ -307,6 +315,11 @@ impl<'a> Gen<'a> {
             // lm_head: the bf16 weight copy and the (B, T, V) bf16 logits; the softcap and the
             // per-token loss are fused reductions over them (no fp32 logits, §4.4)
             let w = self.copy(2 * v * c);
+            if first && w.is_some() {
+                // the weight's cast, a 1-D pointwise kernel: two configurations, timed before
+                // the logits are made (every cold trace: `copy, flush, flush, logits`)
+                self.autotune(&[]);
+            }
             let logits = self.out.alloc(self.d.e * bt * v, Term::Logits);
             let loss2d = self.out.alloc(4 * bt, Term::Logits);
             let stat = self.out.alloc(4 * bt, Term::Logits);
@@ -672,11 +685,18 @@ impl<'a> Gen<'a> {
             self.out.alloc(btc, Term::FinalActivations),
         ];
         let lm_w = self.copy(2 * v * c);
+        if self.first_call(phase, micro) && lm_w.is_some() {
+            // the weight's cast: two configurations before the logits are made, as in eval
+            self.autotune(&[]);
+        }
         let logits = self.out.alloc(e * bt * v, Term::Logits);
         self.out.mark(Some(phase), Stage::Loss, micro);
-        if self.first_call(phase, micro) {
-            // the softcap and cross-entropy's fused kernel, timed beside the logits
-            // (data/traces/nc_tr_cal00: the first forward's peak); it writes no argument
+        if self.first_call(phase, micro) && self.d.bt >= CE_BACKWARD_RETUNED_ROWS {
+            // the backward's first kernel, the loss's gradient over the logits (one
+            // configuration, ReductionHint.INNER), gets a second from `_dynamic_scale_rblock`
+            // where its register count passes 32: timed beside the logits, before anything of
+            // the backward is made (data/traces/nc_tr_cal00: the first forward's peak); it
+            // writes no argument the autotuner copies
             self.autotune(&[]);
         }
         let mut stats = vec![
@@ -952,13 +972,12 @@ impl<'a> Gen<'a> {
                 self.out.alloc(bytes, Term::AdamState);
                 if cold && !timed.contains(&(p.shape, p.elem_bytes)) {
                     timed.push((p.shape, p.elem_bytes));
-                    // adamw_step_fused writes the parameter and both moments; for a bf16
-                    // parameter (computed in fp32 and copied back) its kernel lists six
-                    // written arguments of that size, each copied (data/traces/
-                    // nc_coldtr_d1_B2_T128_GA1_L: six 8 MiB copies for wte, three 16 MiB for
-                    // the fp32 lm_head)
-                    let written = if p.elem_bytes == 2 { 6 } else { 3 };
-                    self.autotune(&vec![bytes; written]);
+                    // adamw_step_fused's kernel lists six written arguments of the
+                    // parameter's size, bf16 or fp32, each copied while the room lasts
+                    // (data/traces/nc_coldcalnr_27: six 16 MiB copies for the fp32 lm_head in
+                    // its second configuration; a probe that resets the peak counter leaves
+                    // room for three, nc_coldtr_d1_B2_T128_GA1_L, docs/allocation-order.md §19)
+                    self.autotune(&[bytes; 6]);
                 }
             }
         }
