@@ -3,7 +3,7 @@
 # (depth 4, 2 x 1024 = 2,048 tokens a micro-step) and nc_cal_00's (8 x 512 = 4,096), each on its own empty
 # Inductor/Triton cache, default allocator, counters never reset (as the script runs). With .nanochat carried:
 #   bash tools/nanochat-probe/autotune_call.sh     (writes $OUT/bt2048.log, $OUT/bt4096.log; ~80 s on an H200)
-# data/inductor/autotune/nc_d4_bt*.log keep their AUTOTUNE and RESULT lines (tools/nanochat-probe/autotune_log.py).
+# data/inductor/autotune/nc_d4_bt*.txt keep their AUTOTUNE and RESULT lines (tools/nanochat-probe/autotune_log.py).
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=2 NANOCHAT_BASE_DIR=/tmp/nanochat_base \
   ALLOC=default NORESET=1
 F="--window-pattern=SSL --num-iterations=3 --eval-every=1000 --core-metric-every=-1 --sample-every=-1 --warmup-steps=1"
