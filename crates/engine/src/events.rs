@@ -444,7 +444,9 @@ impl Builder {
         for e in &self.seq.events[g.start..] {
             match e.action {
                 Action::Alloc => live += u128::from(e.bytes),
-                Action::Free => live -= u128::from(self.bytes_of[e.tensor as usize]),
+                Action::Free => {
+                    live = live.saturating_sub(u128::from(self.bytes_of[e.tensor as usize]))
+                }
             }
             self.peak = self.peak.max(live);
         }
