@@ -981,6 +981,10 @@ impl<'a> Gen<'a> {
                 }
             }
         }
+        // polar express's pointwise kernels depend only on the stacks' and the Gram matrices'
+        // element counts, so a group whose sizes an earlier group had (the MLP's (4C, C) and
+        // (C, 4C)) runs kernels already timed
+        let mut timed_sizes = Vec::new();
         for &((m, n), k) in &groups {
             let chunk = k.div_ceil(n_world);
             let owned = owned_matrices(k, n_world, self.rank);
@@ -1012,10 +1016,39 @@ impl<'a> Gen<'a> {
                 (&[x, x, gram, gram, x, x, x], &[1, 3, 5, 2])
             };
             // (a rank that owns none of the group asks for nothing: empty requests are none)
-            let mut iterates: Vec<TensorId> = sizes
-                .iter()
-                .map(|&bytes| self.out.alloc(bytes, Term::PolarExpress))
-                .collect();
+            let tuning = cold && ko > 0 && !timed_sizes.contains(&(x, gram));
+            timed_sizes.push((x, gram));
+            let last = sizes.len() - 1;
+            let mut iterates: Vec<TensorId> = Vec::new();
+            for (i, &bytes) in sizes.iter().enumerate() {
+                iterates.push(self.out.alloc(bytes, Term::PolarExpress));
+                if !tuning {
+                    continue;
+                }
+                // a cold run times each pointwise kernel of the iterations where the wrapper
+                // first runs it, two launchers each (data/inductor/autotune/nc_d4_bt4096.txt;
+                // the order: data/inductor/oc_nc_d4.tgz's four Muon wrappers): each `add_mul`
+                // writes the Gram matrix A in place, the fifth iteration's `add_div_…_norm_mul`
+                // the first stack; the others write buffers of their own
+                let kernels: &[&[u128]] = match (m == n, i) {
+                    (_, 1) => &[&[]],
+                    (true, 3) | (true, 4) => &[&[gram], &[]],
+                    (true, 5) | (false, 3) => &[&[gram]],
+                    (false, 4) | (false, 5) => &[&[], &[gram]],
+                    _ => &[],
+                };
+                for &mutated in kernels {
+                    self.autotune(mutated);
+                }
+                if i == last {
+                    // the normalized stack's storage goes (its last tenant is the third
+                    // iteration's X), then the last two iterations' four kernels
+                    self.out.free(iterates[1].take());
+                    for mutated in [&[x][..], &[gram], &[], &[gram]] {
+                        self.autotune(mutated);
+                    }
+                }
+            }
             for &k in freed_first {
                 self.out.free(iterates[k].take());
             }
