@@ -72,8 +72,8 @@ fn cold_runs() -> Vec<Value> {
 /// (sequence.rs `autotune`), and every phase, iteration 0 included, is within median 0.5 %,
 /// worst 0.5 % for iteration 0 and 3 % for the rest. The 17 cold runs of that file were
 /// measured after the model was written. Left out: the runs whose twin measured as the script
-/// runs peaked elsewhere ([`moved_by_the_probe`]); `first_runs_as_the_script_runs` scores
-/// their twins.
+/// runs peaked elsewhere ([`moved_by_the_probe`]); [`what_a_first_run_reserves`] scores their
+/// twins.
 #[test]
 fn a_first_run_on_a_cold_cache() {
     let twins = project_runs("nanochat-cold-noreset.jsonl");
@@ -125,6 +125,19 @@ fn moved_by_the_probe(run: &Value, twins: &[Value]) -> bool {
         .iter()
         .find(|t| t["argv"] == run["argv"] && t["allocator"] == run["allocator"])
         .is_some_and(|t| through_iteration_zero(t) > 1.005 * through_iteration_zero(run))
+}
+
+/// A run measured as the script runs it (no counter resets) against its replay, in percent:
+/// the reserved peak, the overall allocated peak and the most held through iteration 0 (its
+/// phase peaks are the run's so far, so only these compare).
+fn errors_as_the_script_runs(run: &Value) -> [f64; 3] {
+    let out = replay_base(run);
+    let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+    [
+        100.0 * (out.free_run.peak_reserved as f64 / m - 1.0),
+        100.0 * (out.free_run.peak_allocated as f64 / overall_peak(run) - 1.0),
+        100.0 * (replayed_through_iteration_zero(&out) / through_iteration_zero(run) - 1.0),
+    ]
 }
 
 /// Runs whose cache had seen their shapes before (the warm twins of nanochat-cold.jsonl, and
@@ -387,8 +400,8 @@ fn the_card_decides_the_dtype() {
 }
 
 /// What a user's first run reserves (the same cold runs, measured again as base_train.py runs them:
-/// nanochat-cold-noreset.jsonl, `peak_reserved` over the whole run): median within 0.1 %, worst 3
-/// %, and the overall allocated peak within 0.25 % of every one. Since stop 58 the training
+/// nanochat-cold-noreset.jsonl, `peak_reserved` over the whole run): median within 0.1 %,
+/// worst 3 %, and the overall allocated peak within 0.25 % of every one. Since stop 58 the training
 /// backward is the generated code's, buffer by buffer with the wrapper's reuse
 /// (sequence/backward.rs, docs/allocation-order.md §13); since stop 59 the training forward and the
 /// fused Muon step are too, compiling a graph times the two gates' matmuls on inputs that span
@@ -413,11 +426,7 @@ fn what_a_first_run_reserves() {
     let mut errs = Vec::new();
     let mut table = String::new();
     for run in &runs {
-        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-        let out = replay_base(run);
-        let e = 100.0 * (out.free_run.peak_reserved as f64 - m) / m;
-        let a = 100.0 * (out.free_run.peak_allocated as f64 / overall_peak(run) - 1.0);
-        let i = 100.0 * (replayed_through_iteration_zero(&out) / through_iteration_zero(run) - 1.0);
+        let [e, a, i] = errors_as_the_script_runs(run);
         table += &format!(
             "{:38} {:>21} reserved {e:+7.2} %  allocated {a:+6.2} %  to iteration 0 {i:+6.2} %\n",
             run["name"].as_str().unwrap(),
@@ -464,12 +473,7 @@ fn cold_calibration_configs() {
         assert!(e.abs() <= 0.2, "{table}");
     }
     for run in twins {
-        let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-        let out = replay_base(&run);
-        let e = 100.0 * (out.free_run.peak_reserved as f64 / m - 1.0);
-        let a = 100.0 * (out.free_run.peak_allocated as f64 / overall_peak(&run) - 1.0);
-        let i =
-            100.0 * (replayed_through_iteration_zero(&out) / through_iteration_zero(&run) - 1.0);
+        let [e, a, i] = errors_as_the_script_runs(&run);
         let name = run["name"].as_str().unwrap();
         table += &format!(
             "{name:18} reserved {e:+6.2} %  allocated {a:+6.2} %  to iteration 0 {i:+6.2} %\n"

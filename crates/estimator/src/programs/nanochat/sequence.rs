@@ -187,6 +187,17 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// lm_head's bf16 weight copy. On a graph's first call in a cold run its cast, a 1-D
+    /// pointwise kernel, is timed with two configurations before the logits are made (every
+    /// cold trace: `copy, flush, flush, logits`).
+    fn lm_head_copy(&mut self, first_call: bool) -> TensorId {
+        let w = self.copy(2 * self.d.v * self.d.c);
+        if first_call && w.is_some() {
+            self.autotune(&[]);
+        }
+        w
+    }
+
     /// An embedding's weight gradient: the backward scatters into an fp32 (V, C) buffer, which
     /// is cast to the bf16 embedding's dtype; in fp32 the buffer is the gradient.
     /// `then_free` goes once the buffer exists (wte's: dx, which the scatter reads).
@@ -290,7 +301,7 @@ impl<'a> Gen<'a> {
     /// One `evaluate_bpb` (§5.1): `@torch.no_grad()`, the compiled model in eval mode, batches
     /// from a fresh val loader. `phase` is Eval at step 0 and EvalAfterStep at the last step.
     fn evaluate(&mut self, phase: Phase) {
-        let Dims { c, v, bt, .. } = self.d;
+        let Dims { v, bt, .. } = self.d;
         self.out.mark(Some(phase), Stage::Eval, 0);
         // the global val_loader is rebound to a new generator, whose buffer appears at its first next()
         let old = self.val_buffer.take();
@@ -314,12 +325,7 @@ impl<'a> Gen<'a> {
             let x = self.eval_trunk(first);
             // lm_head: the bf16 weight copy and the (B, T, V) bf16 logits; the softcap and the
             // per-token loss are fused reductions over them (no fp32 logits, §4.4)
-            let w = self.copy(2 * v * c);
-            if first && w.is_some() {
-                // the weight's cast, a 1-D pointwise kernel: two configurations, timed before
-                // the logits are made (every cold trace: `copy, flush, flush, logits`)
-                self.autotune(&[]);
-            }
+            let w = self.lm_head_copy(first);
             let logits = self.out.alloc(self.d.e * bt * v, Term::Logits);
             let loss2d = self.out.alloc(4 * bt, Term::Logits);
             let stat = self.out.alloc(4 * bt, Term::Logits);
@@ -684,11 +690,7 @@ impl<'a> Gen<'a> {
             self.out.alloc(4 * bt, Term::FinalActivations),
             self.out.alloc(btc, Term::FinalActivations),
         ];
-        let lm_w = self.copy(2 * v * c);
-        if self.first_call(phase, micro) && lm_w.is_some() {
-            // the weight's cast: two configurations before the logits are made, as in eval
-            self.autotune(&[]);
-        }
+        let lm_w = self.lm_head_copy(self.first_call(phase, micro));
         let logits = self.out.alloc(e * bt * v, Term::Logits);
         self.out.mark(Some(phase), Stage::Loss, micro);
         if self.first_call(phase, micro) && self.d.bt >= CE_BACKWARD_RETUNED_ROWS {
