@@ -83,7 +83,9 @@ def _fold():
 
 def begin():
     _fold()
-    torch.cuda.reset_peak_memory_stats()
+    # with NORESET=1 a call's recorded peak is the run's so far (forward_calls' peaks then say nothing per call)
+    if not rb.NORESET:
+        torch.cuda.reset_peak_memory_stats()
     a = torch.cuda.memory_allocated()
     OPEN.append(a)
     return a
@@ -107,8 +109,35 @@ def mark(name):
     rb.mark_times_us.append((name, time.time_ns() // 1000))
     free, total = torch.cuda.mem_get_info()
     rb.device_used_at_mark.append((name, total - free, torch.cuda.memory_reserved()))
-    torch.cuda.reset_peak_memory_stats()
+    snapshot_at(name)
+    if not rb.NORESET:  # run_base.NORESET: leave the counters as the script leaves them
+        torch.cuda.reset_peak_memory_stats()
     ACC['peak'] = 0
+
+
+# SNAPSHOT_AT=NAME:K with SNAPSHOT_FILE=<json.gz>: at the K-th mark called NAME (1-based), write the allocator's
+# segments as they are then — [address, total_size, segment_type, [[offset, size, state, site], ...]] each, `site` the
+# allocating line where the history is recorded (TRACE=) — the layout a replay can be laid beside, block by block.
+SNAP_AT = os.environ.get('SNAPSHOT_AT')
+SNAP_SEEN = {}
+
+
+def snapshot_at(name):
+    if not SNAP_AT:
+        return
+    want, k = SNAP_AT.rsplit(':', 1)
+    SNAP_SEEN[name] = SNAP_SEEN.get(name, 0) + 1
+    if name != want or SNAP_SEEN[name] != int(k):
+        return
+    import gzip
+    from trace_tools import site
+    segs = [[seg['address'], seg['total_size'], seg['segment_type'],
+             [[b['address'] - seg['address'], b['size'], b['state'], site(b.get('frames') or [])]
+              for b in seg['blocks']]]
+            for seg in torch.cuda.memory._snapshot()['segments']]
+    with gzip.open(os.environ['SNAPSHOT_FILE'], 'wt') as f:
+        json.dump({'mark': SNAP_AT, 'memory_allocated': torch.cuda.memory_allocated(),
+                   'memory_reserved': torch.cuda.memory_reserved(), 'segments': segs}, f)
 
 
 def phase(new):

@@ -4,7 +4,7 @@ The real script, run as is (runpy), on a real SFT checkpoint (base_train.py then
 by run_sft.py: see stages_call.sh), with only the tokenizer and the task data stubbed (run_base_eval.StageTok;
 tasks.arc/mmlu/gsm8k/humaneval replaced by synthetic tasks with the real eval types, letters and lengths below).
 A conversation's rendered prompt (tokenizer.render_for_completion) has `prompt_len` tokens, drawn per task and
-problem from PROMPT_LEN (seeded; see README "Eval, SFT-eval and RL stages"). The synthetic model is random, so
+problem from synthetic_tasks.PROMPT_LEN (seeded; see README "Eval, SFT-eval and RL stages"). The synthetic model is random, so
 generation runs to -m/--max-new-tokens (the KV cache is sized prompt + max_new_tokens whatever happens).
 Phases: init, load, post_load (Engine), then one per task: categorical:<task> / generative:<task> (a task's phase
 starts when its task object is built), cleanup. `forward_calls` / `generate_calls` as in run_base_eval.py:
@@ -13,26 +13,11 @@ categorical batches are `forward` calls (B = -b, T = longest prompt of the batch
 
 usage: NANOCHAT=<dir> python3 run_chat_eval.py NAME -i sft -g TAG [-a 'ARC-Easy|MMLU'] [-b 8] [-n 1] [-m 512] [-x N]
 """
-import json, math, os, random, sys
+import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_base_eval as st
 import run_base as rb
-
-# chat-format prompt lengths in tokens (bos, user_start, question + rendered choices, user_end, assistant_start)
-PROMPT_LEN = {
-    'ARC-Easy': ('uniform', 60, 160), 'ARC-Challenge': ('uniform', 70, 200),
-    'MMLU': ('lognormal', 110, 0.55, 45, 900),  # median 110, long tail (passages) clipped at 900
-    'GSM8K': ('uniform', 70, 230), 'HumanEval': ('uniform', 90, 450),
-}
-SIZES = {'ARC-Easy': 2376, 'ARC-Challenge': 1172, 'MMLU': 14042, 'GSM8K': 1319, 'HumanEval': 164}
-
-
-def prompt_len(task, i):
-    r = random.Random(f'{task}:{i}')
-    d = PROMPT_LEN[task]
-    if d[0] == 'uniform':
-        return r.randint(d[1], d[2])
-    return int(min(d[4], max(d[3], round(math.exp(r.gauss(math.log(d[1]), d[2]))))))
+from synthetic_tasks import PROMPT_LEN, SIZES, prompt_len
 
 
 class SynthTask:

@@ -93,7 +93,7 @@ fn stage(run: &Value) -> StageConfig {
     let longest_generated = prompts.map(|g| g[1].as_u64().unwrap()).max();
     let longest_categorical = forwards(run, "categorical:").map(|(_, t, _)| t).max();
     s.longest_prompt = longest_categorical.or(longest_generated).unwrap_or(1);
-    s.categorical_pair = categorical_pair(run);
+    s.categorical_batches = categorical_batches(run);
     s.rl_prompts = rl_prompts(run);
     s
 }
@@ -120,24 +120,15 @@ fn rl_prompts(run: &Value) -> Option<[u64; 3]> {
     ])
 }
 
-/// The two neighbouring categorical batches at the run's peak: the peak's own (B × T), and the
-/// batch before it, whose capped fp32 logits and int64 ids (4·V + 8 bytes a token) were what
-/// the memory before that forward held beyond the loaded model. The harness aggregated its
-/// forward calls by shape, so their order is recovered this way.
-fn categorical_pair(run: &Value) -> Option<[u64; 2]> {
-    let v = run["config"]["vocab_size"].as_u64().unwrap();
-    let loaded = run["phase_seq"].as_array().unwrap()[1][2].as_u64().unwrap();
-    let calls = run["forward_calls"].as_array().unwrap().iter();
-    let peak = calls
-        .filter(|f| f[0].as_str().unwrap().starts_with("categorical:"))
-        .max_by_key(|f| f[9].as_u64().unwrap())?;
-    let tokens = peak[2].as_u64().unwrap() * peak[3].as_u64().unwrap();
-    let before = peak[8].as_u64().unwrap().saturating_sub(loaded);
-    // beyond the model: the first forward's cuBLAS workspace (32 MiB on the H200), made by the
-    // first batch, and the earlier batch's logits and ids if there was one
-    let workspace = 32 << 20;
-    let earlier = before.saturating_sub(workspace) / (4 * v + 8);
-    Some([earlier, tokens])
+/// chat_eval.py's categorical batches, task by task in the order it ran them, as tokens (B × T):
+/// the probe aggregated its forward calls by shape, so the order was derived after the run from
+/// the synthetic tasks' seeded prompt lengths and checked against those calls
+/// (tools/nanochat-probe/categorical_batches.py).
+fn categorical_batches(run: &Value) -> Option<Vec<Vec<u64>>> {
+    let tasks = run.get("categorical_batches")?.as_array().unwrap();
+    let tokens = |b: &Value| b[0].as_u64().unwrap() * b[1].as_u64().unwrap();
+    let per_task = |t: &Value| t[1].as_array().unwrap().iter().map(tokens).collect();
+    Some(tasks.iter().map(per_task).collect())
 }
 
 /// (run, phase, measured, predicted, error %) for every phase of every run.
@@ -269,4 +260,53 @@ fn held_out_depth_16_runs_within_targets() {
 #[test]
 fn held_out_depth_16_chat_rl_runs_within_targets() {
     assert_targets(&rl_errors("nanochat-stages-heldout.jsonl", "nc_rl_"), 15);
+}
+
+/// What the allocator reserves (expandable segments, as nanochat's scripts set it) over every
+/// measured stage run, the held-out ones too: median within 1 %, every run within 3 % but one.
+/// chat_eval's categorical batches reserve what their order leaves mapped (each batch's logits
+/// land where the batch before them left room), so the runs' own order is replayed.
+///
+/// The one past 3 %: `nc_rl_d12_b4_n8_m128`, −5.2 %, measured four times on a cold cache with the
+/// same 4,412,407,808 bytes: as the probe's resets left it, without them, and traced both ways
+/// (data/measured/nanochat-rl-twins.jsonl), and once more on a warm cache, where nothing is timed,
+/// with the same bytes again. Its reserve grows inside step 0's optimizer step (3,028 MB before
+/// it): the free space the RL passes leave below the segment's end is in pieces too small for the
+/// step's 96-108 MiB tensors (AdamW's first timing alone maps 200 MiB,
+/// data/inductor/autotune/nc_rl_d12_b4.txt), where vramfit's replay has one free stretch of
+/// 717 MiB at the end: the passes leave their holes where vramfit's replay does not.
+#[test]
+fn reserved_within_targets() {
+    const PAST_THREE: &str = "nc_rl_d12_b4_n8_m128";
+    let h200 = gpu::find("h200").unwrap();
+    let mut table = String::new();
+    let mut errors = Vec::new();
+    let files = [
+        "nanochat-stages.jsonl",
+        "nanochat-stages-heldout.jsonl",
+        "nanochat-rl-twins.jsonl",
+    ];
+    for file in files {
+        for run in runs(file, "nc_") {
+            let replay = stage(&run).run(h200).unwrap();
+            let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+            let p = replay.free_run.peak_reserved as f64;
+            let e = 100.0 * (p - m) / m;
+            let name = run["name"].as_str().unwrap();
+            table += &format!("{name:32} {m:>14.0} {p:>14.0} {e:+7.2} %\n");
+            errors.push((name.to_string(), e.abs()));
+        }
+    }
+    assert_eq!(errors.len(), 40, "{table}");
+    for (name, e) in &errors {
+        let bound = if name.starts_with(PAST_THREE) {
+            6.0
+        } else {
+            3.0
+        };
+        assert!(*e <= bound, "{name}\n{table}");
+    }
+    let med = median(errors.into_iter().map(|e| e.1).collect());
+    assert!(med <= 1.0, "median {med:.2} %\n{table}");
+    eprintln!("median {med:.3} %\n{table}");
 }

@@ -141,11 +141,13 @@ pub struct StageConfig {
     pub core_max_tokens: u64,
     /// The longest chat prompt's tokens ([`LONGEST_PROMPT`] unless given).
     pub longest_prompt: u64,
-    /// chat_eval.py's categorical peak comes at a batch that runs while the batch before it
-    /// still holds its logits (`logits` is rebound only when the forward returns): the tokens
-    /// (B × longest prompt) of that earlier batch and of the later one. `None`: both are
-    /// `batch` × `longest_prompt`, the worst two neighbours can be.
-    pub categorical_pair: Option<[u64; 2]>,
+    /// chat_eval.py's categorical batches, task by task in the order the script runs them:
+    /// each batch's tokens (B × the longest prompt in it). Each batch runs while the one before
+    /// it still holds its logits (`logits` is rebound only when the forward returns), and where
+    /// the batches' blocks land decides what the allocator reserves, so the order matters; the
+    /// data decides it (a measured run knows it). `None`: one task of two batches of `batch` ×
+    /// `longest_prompt`, the worst two neighbours can be.
+    pub categorical_batches: Option<Vec<Vec<u64>>>,
     /// chat_rl.py's prompts: the pass@k evaluation's, step 0's example's and the later steps'
     /// (a measured run knows them). `None`: all three are `longest_prompt`.
     pub rl_prompts: Option<[u64; 3]>,
@@ -382,7 +384,7 @@ impl StageConfig {
             split_tokens: 40 * 524_288,
             core_max_tokens: CORE_MAX_TOKENS,
             longest_prompt: LONGEST_PROMPT,
-            categorical_pair: None,
+            categorical_batches: None,
             rl_prompts: None,
         };
         match script {
@@ -495,11 +497,12 @@ impl StageConfig {
         m
     }
 
-    /// The tokens of the two neighbouring categorical batches the peak comes at (see
-    /// [`StageConfig::categorical_pair`]).
-    pub fn categorical_batches(&self) -> [u64; 2] {
-        self.categorical_pair
-            .unwrap_or([u64::from(self.batch) * self.longest_prompt; 2])
+    /// The tokens of the categorical batches, task by task (see
+    /// [`StageConfig::categorical_batches`]).
+    pub fn categorical_tasks(&self) -> Vec<Vec<u64>> {
+        self.categorical_batches
+            .clone()
+            .unwrap_or_else(|| vec![vec![u64::from(self.batch) * self.longest_prompt; 2]])
     }
 
     /// chat_rl.py's three prompts (see [`StageConfig::rl_prompts`]).

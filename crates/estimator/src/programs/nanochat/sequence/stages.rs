@@ -83,19 +83,23 @@ impl Gen<'_> {
         self.out.free_all(&mut decode_cache);
     }
 
-    /// chat_eval.py's `run_categorical_eval` at its two neighbouring batches of `tokens`: each
-    /// batch's (B, T) int64 ids, then its forward; the batch's ids and capped logits stay bound
-    /// until the next batch's replace them, so the later forward runs beside them.
-    fn categorical(&mut self, tokens: [u64; 2]) {
+    /// chat_eval.py's `run_categorical_eval` over each task's batches of `tokens`: each batch's
+    /// (B, T) int64 ids, then its forward; the batch's ids and capped logits stay bound until
+    /// the next batch's replace them, so the later forward runs beside them, and go when the
+    /// task's call returns.
+    fn categorical(&mut self, tasks: &[Vec<u64>]) {
         self.out.mark(Some(Phase::Core), Stage::Eval, 0);
-        let mut held: Vec<TensorId> = Vec::new();
-        for n in tokens.map(u128::from) {
-            let ids = self.out.alloc(8 * n, Term::TokenIds);
-            let logits = self.capped_logits(n);
+        for batches in tasks {
+            let mut held: Vec<TensorId> = Vec::new();
+            for &n in batches {
+                let n = u128::from(n);
+                let ids = self.out.alloc(8 * n, Term::TokenIds);
+                let logits = self.capped_logits(n);
+                self.out.free_all(&mut held);
+                held = vec![ids, logits];
+            }
             self.out.free_all(&mut held);
-            held = vec![ids, logits];
         }
-        self.out.free_all(&mut held);
     }
 
     /// `evaluate_bpb` over one split: a fresh loader whose on-device 2·B·T int64 buffer
@@ -155,7 +159,7 @@ pub fn generate(stage: &StageConfig, gpu: &Gpu) -> Sequence {
         Eval::Rl(_) => {}
         Eval::Chat(c) => {
             if c.categorical() {
-                g.categorical(stage.categorical_batches());
+                g.categorical(&stage.categorical_tasks());
             }
             if c.generative() {
                 g.out.mark(Some(Phase::Generate), Stage::Eval, 0);
