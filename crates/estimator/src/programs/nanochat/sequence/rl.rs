@@ -13,7 +13,7 @@ use super::{Dims, Gen, Ranks, STEADY_ITERATIONS};
 use crate::engine::events::{Phase, Sequence, Stage, TensorId};
 use crate::engine::kernels::embedding_partial_sums_bytes;
 use crate::gpu::Gpu;
-use crate::programs::nanochat::shape::{Owner, Param};
+use crate::programs::nanochat::shape::Param;
 use crate::programs::nanochat::stage::{RlSettings, StageConfig};
 use crate::programs::nanochat::{NanochatAttention, Shape};
 use crate::terms::Term;
@@ -350,12 +350,9 @@ impl Gen<'_> {
         if self.grads.is_empty() {
             self.grads = vec![None; params.len()];
         }
-        // lm_head (after the blocks' matrices in registration order): its weight gradient, then
-        // the autograd thread's first matmul makes its cuBLAS workspace, then its input gradient
-        let head = params
-            .iter()
-            .rposition(|p| p.owner == Owner::Muon)
-            .map(|k| k + 1);
+        // lm_head: its weight gradient, then the autograd thread's first matmul makes its cuBLAS
+        // workspace, then its input gradient
+        let head = super::lm_head_index(self.s);
         let dw = head.and_then(|k| self.weight_grad_raw(params[k]));
         self.backward_workspace();
         let gx = self.transient(u);
