@@ -67,6 +67,18 @@ impl Gpu {
         }
     }
 
+    /// Resident threads an SM holds (`max_threads_per_multi_processor`; CUDA's table of compute
+    /// capabilities): 2,048 on sm70, sm80, sm90 and sm100, 1,024 on Turing, 1,536 on the other
+    /// consumer architectures (sm86, sm89, sm120). With the 65,536 registers every SM since
+    /// Kepler has, it decides when Inductor halves a reduction's block for occupancy.
+    pub fn max_threads_per_sm(&self) -> u128 {
+        match self.compute_capability {
+            (7, 5) => 1024,
+            (7..=10, 0) => 2048,
+            _ => 1536,
+        }
+    }
+
     /// Whether [`Self::l2_cache_bytes`] was measured on the card (the H100's and the H200's), not
     /// read from a datasheet.
     pub fn l2_measured(&self) -> bool {

@@ -236,6 +236,7 @@ fn default_allocator_reserves_what_nanochat_did() {
         "nc_coldcal_09",
         "nc_coldcal_25",
         "nc_coldcalnr_01",
+        "nc_coldcalnr_09",
         "nc_coldcalnr_25",
     ] {
         let t = events_trace(name);

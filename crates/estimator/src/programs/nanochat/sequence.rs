@@ -39,6 +39,47 @@ const MAX_EVAL_STEPS: u64 = 2;
 /// and 8,192 tokens, not at 256, 512 or 2,048).
 const CE_BACKWARD_RETUNED_ROWS: u128 = 4096;
 
+/// Registers ptxas gives the per-layer RMSNorm kernels of a looped reduction over C (C > 1024,
+/// XBLOCK 2, R0_BLOCK 1024, eight warps), measured on the H200 with PyTorch 2.11 at depth 20
+/// (data/inductor/autotune/nc_d20_bt2048.txt): the forward's layer-entry kernel (the residual
+/// scales and the norm) 40, the backward's closing kernel 64 in a value-embedding layer and 80
+/// in a plain one.
+const LOOPED_NORM_REGISTERS: LoopedNorms = LoopedNorms {
+    entry: 40,
+    closing_ve: 64,
+    closing_plain: 80,
+};
+
+/// The per-layer RMSNorm kernels of a compiled training step, by what they do (their registers,
+/// or whether a cold run times them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LoopedNorms<T = u128> {
+    entry: T,
+    closing_ve: T,
+    closing_plain: T,
+}
+
+/// Whether a cold run times a per-layer norm kernel of `nreg` registers, `rows` tokens long, on
+/// `gpu`. Each layer's kernels differ (they read the layer's `resid_lambdas[i]` and
+/// `x0_lambdas[i]` at a constant offset), so Inductor compiles one per layer, and each is timed
+/// at its first launch when it has two launchers: a reduction over C has one configuration
+/// (`ReductionHint.INNER`), persistent up to C = 1024 (`should_use_persistent_reduction`); past
+/// that a looped one, to which `_dynamic_scale_rblock` (PyTorch 2.11 `triton_heuristics.py`)
+/// adds a second with half the R0_BLOCK where the registers limit occupancy: more than
+/// 65,536 / max-threads-per-SM of them, and more blocks than fit on the card at once (the rows'
+/// size hint, a power of two, over XBLOCK, against 65,536 / (registers · 32 · warps) per SM).
+fn looped_norm_timed(gpu: &Gpu, c: u128, rows: u128, nreg: u128) -> bool {
+    const REGISTERS_PER_SM: u128 = 65_536;
+    const WARPS: u128 = 8;
+    if c <= 1024 || gpu.compute_capability.0 < 8 {
+        return false;
+    }
+    let xblock = if c.next_power_of_two() <= 2048 { 2 } else { 1 };
+    let blocks = rows.next_power_of_two().div_ceil(xblock);
+    let per_sm = (REGISTERS_PER_SM / (nreg * 32 * WARPS)).max(1);
+    nreg > REGISTERS_PER_SM / gpu.max_threads_per_sm() && blocks > per_sm * gpu.sm_count
+}
+
 /// Sizes in bytes, as u128 so that no product of flags can overflow.
 struct Dims {
     b: u128,
@@ -96,6 +137,11 @@ struct Gen<'a> {
     rot_halves: [TensorId; 4],
     /// The compiled backward's kernels are at their first launch (a cold run's first call).
     tuning_backward: bool,
+    /// This micro-step runs the compiled training graphs for the first time on a cold cache:
+    /// kernels compiled once per layer are timed at every layer.
+    first_launches: bool,
+    /// Which per-layer norm kernels a first call times at every layer ([`looped_norm_timed`]).
+    norms_timed: LoopedNorms<bool>,
 }
 
 /// The cuBLASLt workspace `torch._scaled_mm` allocates once per thread (measured: 1 MiB on an
@@ -152,6 +198,13 @@ impl<'a> Gen<'a> {
             copies: s.e == 2,
             fp8: cfg.fp8 && cfg.script == Script::Base,
         };
+        let timed = |nreg| looped_norm_timed(gpu, d.c, d.bt, nreg);
+        let r = LOOPED_NORM_REGISTERS;
+        let norms_timed = LoopedNorms {
+            entry: timed(r.entry),
+            closing_ve: timed(r.closing_ve),
+            closing_plain: timed(r.closing_plain),
+        };
         Gen {
             out: Builder::default(),
             s,
@@ -175,6 +228,8 @@ impl<'a> Gen<'a> {
             lt_workspaces: [false; 2],
             rot_halves: [None; 4],
             tuning_backward: false,
+            first_launches: false,
+            norms_timed,
         }
     }
 
@@ -442,6 +497,7 @@ impl<'a> Gen<'a> {
         let btc = e * bt * c;
         let s = self.s;
         self.out.mark(Some(phase), Stage::Forward, micro);
+        self.first_launches = self.first_call(phase, micro);
         if self.first_call(phase, micro) && !self.d.fp8 {
             // AOTAutograd compiles the forward and the backward graph at the first call
             self.gate_matmul_bench(false);
@@ -604,6 +660,11 @@ impl<'a> Gen<'a> {
         let w = |g: &mut Gen, bytes: u128| g.copy(bytes);
         let n1_stat = a(self, 4 * bt);
         let n1_out = if self.d.copies { a(self, btc) } else { None };
+        if i > 0 && self.first_launches && self.norms_timed.entry {
+            // the layer's entry kernel (its residual scales, then norm 1) writes the mixed
+            // residual in place: timed on a copy of it (the traces: one 5 MiB copy per timing)
+            self.autotune(&[btc]);
+        }
         // the value embedding: ve_gate's weight copy, its logits, the lookup
         let gate = |g: &mut Gen, lookup: TensorId| {
             let (w_gate, logits) = (w(g, 24 * h), a(g, e * bt * h));
@@ -1254,4 +1315,28 @@ fn generate_with(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks, cold: bool) -> S
         g.core(u128::from(cfg.core_max_tokens));
     }
     g.out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{looped_norm_timed, LOOPED_NORM_REGISTERS};
+    use crate::gpu;
+
+    /// Which per-layer norms a first run times, by card, width and rows: on the H200 all three at
+    /// 2,048 rows (nc_coldcalnr_09's autotune log) and only the 80-register one at 1,024
+    /// (nc_coldcalnr_15, exact with it), none up to C = 1024 (persistent); an RTX 4090's SM holds 1,536
+    /// threads, so 40 registers do not limit its occupancy; a T4 (SM 7.5) never rescales.
+    #[test]
+    fn which_norms_a_first_run_times() {
+        let r = LOOPED_NORM_REGISTERS;
+        let on = |card: &str, c: u128, rows: u128| {
+            let g = gpu::find(card).unwrap();
+            [r.entry, r.closing_ve, r.closing_plain].map(|n| looped_norm_timed(g, c, rows, n))
+        };
+        assert_eq!(on("h200", 1280, 2048), [true; 3]);
+        assert_eq!(on("h200", 1280, 1024), [false, false, true]);
+        assert_eq!(on("h200", 1024, 8192), [false; 3]);
+        assert_eq!(on("rtx4090", 1280, 2048), [false, true, true]);
+        assert_eq!(on("t4", 1280, 8192), [false; 3]);
+    }
 }
