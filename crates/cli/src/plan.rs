@@ -271,11 +271,7 @@ fn text(p: &Plan, hw: &Hardware, name: &str, tr: &CliLang) -> String {
         out += &stage_text(s, tr);
     }
     out.push('\n');
-    out += if p.all_fit() {
-        tr.page.plan_all_fit
-    } else {
-        tr.page.plan_not_all_fit
-    };
+    out += vramfit_i18n::plan_text::summary(tr.page, p);
     out += "\n\n";
     out += &fill(tr.cli.plan_script, &[("gpus", &gpus), ("card", card)]);
     out += "\n\n";

@@ -115,3 +115,17 @@ fn the_text_report_names_the_stage_that_does_not_fit_and_by_how_much() {
     );
     assert!(text.contains("Every stage fits as planned."), "{text}");
 }
+
+#[test]
+fn a_stage_whose_flags_are_wrong_is_not_called_out_of_memory() {
+    let text = "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=abc\n";
+    let out = common::run_stdin(&["plan", "-", "--gpu", "rtx4090"], text.as_bytes());
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("depth=abc has the wrong type"), "{report}");
+    assert!(
+        report.contains("Not every stage could be planned"),
+        "{report}"
+    );
+    assert!(!report.contains("out of memory"), "{report}");
+}

@@ -233,6 +233,8 @@ strings! {
     plan_time,
     plan_all_fit,
     plan_not_all_fit,
+    /// A stage's flags could not be read (its row says which).
+    plan_not_planned,
     /// `{core} {prompt}`: the data-dependent sizes the plan assumed.
     plan_assumed,
     plan_rewritten,

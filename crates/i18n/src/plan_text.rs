@@ -2,7 +2,7 @@
 //! why, in the reader's language. Shared by the page's plan view and `vramfit plan`; the comment
 //! written into the script itself stays English, the script's language (`plan::comment`).
 
-use estimator::programs::nanochat::plan::{Change, Why};
+use estimator::programs::nanochat::plan::{Change, Plan, Why};
 
 use crate::{fill, Strings};
 
@@ -42,4 +42,16 @@ pub fn changes(tr: &Strings, changes: &[Change]) -> String {
         .map(|c| change(tr, c))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The plan's one-line verdict: every stage fits; a stage could not be planned (its flags are
+/// wrong, which its row names — said first, since no batch size mends it); or a stage does not fit.
+pub fn summary(tr: &Strings, p: &Plan) -> &'static str {
+    if p.all_fit() {
+        tr.plan_all_fit
+    } else if p.any_unplanned() {
+        tr.plan_not_planned
+    } else {
+        tr.plan_not_all_fit
+    }
 }

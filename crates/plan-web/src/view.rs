@@ -122,10 +122,11 @@ pub fn results(tr: &Strings, p: &Plan) -> String {
     if p.stages.is_empty() {
         return summary(tr.plan_no_stage, "plan__verdict--error");
     }
-    let (said, class) = if p.all_fit() {
-        (tr.plan_all_fit, "plan__verdict--fits")
+    let said = plan_text::summary(tr, p);
+    let class = if p.all_fit() {
+        "plan__verdict--fits"
     } else {
-        (tr.plan_not_all_fit, "plan__verdict--oom")
+        "plan__verdict--oom"
     };
     let head: String = [
         tr.plan_col_line,
@@ -214,6 +215,16 @@ mod tests {
                 &rest[from..]
             })
             .collect()
+    }
+
+    #[test]
+    fn a_stage_with_wrong_flags_is_named_not_called_out_of_memory() {
+        let script =
+            "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=abc\n";
+        let p = plan(script, &hw("rtx4090", 1), None, None);
+        let html = results(Lang::En.bundled(), &p);
+        assert!(html.contains("Not every stage could be planned"), "{html}");
+        assert!(html.contains("depth=abc has the wrong type"), "{html}");
     }
 
     #[test]

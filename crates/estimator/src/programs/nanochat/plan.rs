@@ -175,6 +175,11 @@ impl Plan {
             .iter()
             .all(|s| matches!(&s.planned, Ok(o) if o.fits))
     }
+
+    /// Whether a stage could not be planned at all (its flags are wrong: the stage says how).
+    pub fn any_unplanned(&self) -> bool {
+        self.stages.iter().any(|s| s.planned.is_err())
+    }
 }
 
 /// Whether `gpu` runs FP8 matmuls (`torch._scaled_mm`: SM 8.9 and later; a card known only by
