@@ -114,6 +114,8 @@ export const tests = {
     await page.waitForFunction(() => /No nanochat stage/.test(document.querySelector('[data-testid=plan-summary]').textContent));
     await page.fill('[data-testid=plan-script]', 'python -m scripts.base_eval --bogus=1\n');
     await page.waitForFunction(() => /unrecognized arguments: --bogus=1/.test(document.querySelector('[data-testid=plan-stage]')?.textContent ?? ''));
+    // the verdict names what is wrong, not memory
+    assert.match(await page.textContent('[data-testid=plan-summary]'), /could not be planned/);
     await page.click('[data-testid=plan-speedrun]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-stage]').length === 4);
     await page.click('[data-testid=plan-back]');
