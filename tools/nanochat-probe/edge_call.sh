@@ -5,6 +5,10 @@
 # same way. Each on its own empty Inductor/Triton cache, counters never reset (NORESET=1, as the script runs), all
 # three at once on the one GPU (peaks are per process). With .nanochat carried:
 #   bash tools/nanochat-probe/edge_call.sh      (writes $OUT/*.log, $OUT/nc_edge09_tr.json, $OUT/nc_edge09_tr-events.json.gz)
+# `bash tools/nanochat-probe/edge_call.sh check` instead checks the model on runs it had not seen, predicted first
+# (data/measured/nanochat-edge-check.jsonl says what vramfit said before they ran): three default-allocator first runs
+# past C = 1024 (depth 18 at 2,048 rows, depth 24 at 2,048, depth 20 at 4,096), and nc_coldcalnr_15's flags (depth 20,
+# 1,024 rows) with every timed kernel logged. Writes $OUT/<name>.log.
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=4 NANOCHAT_BASE_DIR=/tmp/nanochat_base NORESET=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import torch;print(torch.__version__)'; } > $OUT/env.txt 2>&1
 F="--num-iterations=3 --eval-every=1000 --core-metric-every=-1 --sample-every=-1 --warmup-steps=1"
@@ -12,6 +16,18 @@ D09="--depth=20 --device-batch-size=8 --max-seq-len=256 --window-pattern=SSSL --
 D18="--depth=18 --device-batch-size=2 --max-seq-len=2048 --window-pattern=L --total-batch-size=4096 --eval-tokens=8192 --fp8"
 cold() { rm -rf /tmp/cache/$1 /tmp/cache/$1.pkl; mkdir -p /tmp/cache/$1
   export TORCHINDUCTOR_CACHE_DIR=/tmp/cache/$1/inductor TRITON_CACHE_DIR=/tmp/cache/$1/triton; }
+if [ "$1" = check ]; then
+  C15="--depth=20 --device-batch-size=4 --max-seq-len=256 --window-pattern=L --total-batch-size=1024 --eval-tokens=2048"
+  ( cold nc_edge15_at; ALLOC=default timeout 450 \
+      python3 tools/nanochat-probe/autotune_log.py nc_edge15_at $C15 $F > $OUT/nc_edge15_at.log 2>&1 ) &
+  for c in "nc_new_d18_b4_t512 --depth=18 --device-batch-size=4 --max-seq-len=512 --window-pattern=SSSL --total-batch-size=2048 --eval-tokens=4096" \
+           "nc_new_d24_b2_t1024 --depth=24 --device-batch-size=2 --max-seq-len=1024 --window-pattern=L --total-batch-size=2048 --eval-tokens=4096" \
+           "nc_new_d20_b16_t256 --depth=20 --device-batch-size=16 --max-seq-len=256 --window-pattern=SSL --total-batch-size=4096 --eval-tokens=8192"; do
+    set -- $c; n=$1; shift
+    ( cold $n; ALLOC=default timeout 450 python3 tools/nanochat-probe/run_base.py $n "$@" $F > $OUT/$n.log 2>&1 ) &
+  done
+  wait; ls -la $OUT >> $OUT/env.txt; exit 0
+fi
 ( cold nc_edge09_tr; TRACE=/tmp/cache/nc_edge09_tr.pkl ALLOC=default timeout 450 \
     python3 tools/nanochat-probe/run_base.py nc_edge09_tr $D09 $F > $OUT/nc_edge09_tr.log 2>&1
   grep '^RESULT ' $OUT/nc_edge09_tr.log | sed 's/^RESULT //' > $OUT/nc_edge09_tr.json
