@@ -442,6 +442,26 @@ fn what_a_first_run_reserves() {
     assert!(med <= 0.1, "median {med:.2} %\n{table}");
 }
 
+/// Three first runs past C = 1024 that vramfit had not seen, predicted before they ran (stop 66:
+/// data/predictions/nanochat-edge-check.jsonl; then measured by tools/nanochat-probe/edge_call.sh
+/// check on an H200, default allocator, each on its own empty cache, counters left alone:
+/// nanochat-edge-check.jsonl): depth 18 and depth 24 at 2,048 rows and depth 20 at 4,096, where
+/// every per-layer norm kernel is timed (docs/allocation-order.md §21). As predicted: reserve
+/// +0.00 %, +0.10 % and +0.00 %, the overall allocated peak within 0.01 %.
+#[test]
+fn first_runs_past_c_1024_it_had_not_seen() {
+    let runs = project_runs("nanochat-edge-check.jsonl");
+    assert_eq!(runs.len(), 3);
+    for run in &runs {
+        let [e, a, _] = errors_as_the_script_runs(run);
+        assert!(
+            e.abs() <= 0.2 && a.abs() <= 0.05,
+            "{}: reserved {e:+.2} %, allocated {a:+.2} %",
+            run["name"]
+        );
+    }
+}
+
 /// The 30 configurations of nanochat.jsonl on an empty compile cache each, measured after the
 /// model was written (H200, default allocator; tools/nanochat-probe/cold_cal_call.sh), twice:
 /// as the probes measure (peak counters reset at each phase: nanochat-cold-cal.jsonl) and as
