@@ -9,6 +9,9 @@
 # (data/measured/nanochat-edge-check.jsonl says what vramfit said before they ran): three default-allocator first runs
 # past C = 1024 (depth 18 at 2,048 rows, depth 24 at 2,048, depth 20 at 4,096), and nc_coldcalnr_15's flags (depth 20,
 # 1,024 rows) with every timed kernel logged. Writes $OUT/<name>.log.
+# `bash tools/nanochat-probe/edge_call.sh capped`: depth 20, default allocator, capped as a 24 GB card (CAP_GIB=23.0),
+# on both sides of vramfit's verdict at T 2048 (B 6 / 7) and T 1024 (B 13 / 14), GA 2, each a first run with the
+# counters left alone (data/predictions/nanochat-capped-d20-default.jsonl holds the verdicts, written before).
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=4 NANOCHAT_BASE_DIR=/tmp/nanochat_base NORESET=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import torch;print(torch.__version__)'; } > $OUT/env.txt 2>&1
 F="--num-iterations=3 --eval-every=1000 --core-metric-every=-1 --sample-every=-1 --warmup-steps=1"
@@ -25,6 +28,15 @@ if [ "$1" = check ]; then
            "nc_new_d20_b16_t256 --depth=20 --device-batch-size=16 --max-seq-len=256 --window-pattern=SSL --total-batch-size=4096 --eval-tokens=8192"; do
     set -- $c; n=$1; shift
     ( cold $n; ALLOC=default timeout 450 python3 tools/nanochat-probe/run_base.py $n "$@" $F > $OUT/$n.log 2>&1 ) &
+  done
+  wait; ls -la $OUT >> $OUT/env.txt; exit 0
+fi
+if [ "$1" = capped ]; then
+  for tb in "2048 6" "2048 7" "1024 13" "1024 14"; do
+    set -- $tb; T=$1 B=$2 n=nc_capdef23_d20_b${2}_t${1}
+    ( cold $n; ALLOC=default CAP_GIB=23.0 timeout 500 python3 tools/nanochat-probe/run_base.py $n --depth=20 \
+        --max-seq-len=$T --device-batch-size=$B --total-batch-size=$((2*B*T)) --window-pattern=SSSL \
+        --eval-tokens=$((2*B*T)) $F > $OUT/$n.log 2>&1 ) &
   done
   wait; ls -la $OUT >> $OUT/env.txt; exit 0
 fi
