@@ -12,6 +12,8 @@
 # `bash tools/nanochat-probe/edge_call.sh capped`: depth 20, default allocator, capped as a 24 GB card (CAP_GIB=23.0),
 # on both sides of vramfit's verdict at T 2048 (B 6 / 7) and T 1024 (B 13 / 14), GA 2, each a first run with the
 # counters left alone (data/predictions/nanochat-capped-d20-default.jsonl holds the verdicts, written before).
+# `bash tools/nanochat-probe/edge_call.sh fp8repeat`: the --fp8 depth-18 run four times at once, each on its own
+# wiped cache, counters left alone, two with TORCHINDUCTOR_COMPILE_THREADS=2 and two with 4: is its reserve one number?
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=4 NANOCHAT_BASE_DIR=/tmp/nanochat_base NORESET=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import torch;print(torch.__version__)'; } > $OUT/env.txt 2>&1
 F="--num-iterations=3 --eval-every=1000 --core-metric-every=-1 --sample-every=-1 --warmup-steps=1"
@@ -28,6 +30,14 @@ if [ "$1" = check ]; then
            "nc_new_d20_b16_t256 --depth=20 --device-batch-size=16 --max-seq-len=256 --window-pattern=SSL --total-batch-size=4096 --eval-tokens=8192"; do
     set -- $c; n=$1; shift
     ( cold $n; ALLOC=default timeout 450 python3 tools/nanochat-probe/run_base.py $n "$@" $F > $OUT/$n.log 2>&1 ) &
+  done
+  wait; ls -la $OUT >> $OUT/env.txt; exit 0
+fi
+if [ "$1" = fp8repeat ]; then
+  for k in "a 2" "b 2" "c 4" "d 4"; do
+    set -- $k; n=nc_fp8nr_d18_rep_$1_t$2
+    ( cold $n; TORCHINDUCTOR_COMPILE_THREADS=$2 ALLOC=expandable timeout 500 \
+        python3 tools/nanochat-probe/run_base.py $n $D18 $F > $OUT/$n.log 2>&1 ) &
   done
   wait; ls -la $OUT >> $OUT/env.txt; exit 0
 fi
