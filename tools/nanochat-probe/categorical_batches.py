@@ -13,17 +13,8 @@ usage: python3 categorical_batches.py data/measured/nanochat-stages.jsonl [more.
 import json, os, sys
 from collections import Counter
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from argv import argval
 from synthetic_tasks import SIZES, prompt_len
-
-
-def flag(argv, *names, default=None):
-    for i, a in enumerate(argv):
-        for n in names:
-            if a == n and i + 1 < len(argv):
-                return argv[i + 1]
-            if a.startswith(n + '='):
-                return a.split('=', 1)[1]
-    return default
 
 
 def batches(task, batch, max_problems, rank=0, world=1):
@@ -39,8 +30,8 @@ def batches(task, batch, max_problems, rank=0, world=1):
 def derive(run):
     argv = run['argv']
     tasks = [p.split(':', 1)[1] for p, *_ in run['phase_seq'] if p.startswith('categorical:')]
-    x = flag(argv, '-x', '--max-problems')
-    b = int(flag(argv, '-b', '--batch-size', default=8))
+    x = argval(argv, '-x', '--max-problems')
+    b = int(argval(argv, '-b', '--batch-size', default=8))
     derived = [[t, batches(t, b, None if x is None else int(x), run['rank'], run['world_size'])] for t in tasks]
     seen = Counter((f[0].split(':', 1)[1], f[2], f[3]) for f in run['forward_calls'] if f[0].startswith('categorical:')
                    for _ in range(f[6]))

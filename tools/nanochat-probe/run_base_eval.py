@@ -26,6 +26,7 @@ Shared helpers for run_chat_eval.py and run_chat_rl.py live here too.
 import csv, json, os, random, sys, time, zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_base as rb
+from argv import argval
 import torch
 
 V = rb.V
@@ -280,16 +281,6 @@ def finalize(rec, source, tag, summary=None):
         rec['checkpoint_error'] = repr(e)
     rec['stubbed'] = 'tokenizer (word level), data/tasks (synthetic), wandb'
     return rec
-
-
-def argval(argv, *names, default=None):
-    for i, a in enumerate(argv):
-        for n in names:
-            if a.startswith(n + '='):
-                return a.split('=', 1)[1]
-            if a == n and i + 1 < len(argv):
-                return argv[i + 1]
-    return default
 
 
 # --- the synthetic CORE bundle ----------------------------------------------------------------------------------

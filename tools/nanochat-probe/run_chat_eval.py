@@ -16,6 +16,7 @@ usage: NANOCHAT=<dir> python3 run_chat_eval.py NAME -i sft -g TAG [-a 'ARC-Easy|
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_base_eval as st
+from argv import argval
 import run_base as rb
 from synthetic_tasks import PROMPT_LEN, SIZES, prompt_len
 
@@ -69,7 +70,7 @@ def main():
     st.private_base(name)
     st.install(st.StageTok())
     stub_tasks()
-    tag = st.argval(argv, '-g', '--model-tag')
+    tag = argval(argv, '-g', '--model-tag')
     rec = rb.run_script(name, argv, script='chat_eval.py', extra={'script': 'scripts/chat_eval.py'})
 
     def summary(pp, seq):

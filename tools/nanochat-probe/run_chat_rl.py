@@ -20,6 +20,7 @@ usage: NANOCHAT=<dir> RL_TRAIN_LEN=3 python3 run_chat_rl.py NAME --model-tag=TAG
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_base_eval as st
+from argv import argval
 import run_chat_eval as ceh
 import run_base as rb
 
@@ -31,7 +32,7 @@ def main():
                gen_label=lambda n, kw: 'rollout_generate' if 'seed' in kw else 'eval_generate')
     ceh.SynthTask.mark_phase = False
     ceh.stub_tasks()
-    tag = st.argval(argv, '--model-tag')
+    tag = argval(argv, '--model-tag')
     rec = rb.run_script(name, argv, script='chat_rl.py', extra={'script': 'scripts/chat_rl.py'})
 
     def summary(pp, seq):
