@@ -445,7 +445,11 @@ impl Gen<'_> {
             let t = self.out.alloc(2 * btc, Term::BlockTransient);
             self.out.wide(t)
         };
-        self.time_closing_kernel(self.norms_timed.closing_ve);
+        if !self.time_closing_kernel(self.norms_timed.closing_ve) {
+            // persistent: one kernel for all layers, timed in the first (the last layer) with
+            // nothing copied
+            self.tune(&[]);
+        }
         self.out.free(scratch.flatten());
         if came_in == CameIn::Sum && flow.x0_acc.is_none() {
             flow.x0_acc = self.out.alloc(btc, Term::BlockTransient);
@@ -528,9 +532,7 @@ impl Gen<'_> {
         } else {
             self.out.alloc(btc, Term::BlockTransient)
         };
-        if self.first_launches && self.norms_timed.closing_plain {
-            self.time_closing_kernel(true);
-        }
+        self.time_closing_kernel(self.norms_timed.closing_plain);
         self.out.free_all(&mut inputs);
         self.out.free(dxk);
         self.out.free(k.n1_stat);
@@ -587,17 +589,17 @@ impl Gen<'_> {
 
     /// A kernel's first launch on a cold cache, timed as [`Gen::autotune`] says; `mutated` are
     /// the arguments it writes.
-    /// A layer's closing kernel (norm 1's backward with the residual scales): compiled once per
-    /// layer where the reduction over C is looped and timed at every layer where `per_layer`
-    /// ([`super::looped_norm_timed`]), on a copy of the gradient it writes in place; else one
-    /// kernel for all layers, timed in the first (the last layer) with nothing copied.
-    fn time_closing_kernel(&mut self, per_layer: bool) {
-        if per_layer && self.first_launches {
+    /// A layer's closing kernel (norm 1's backward with the residual scales) where it is compiled
+    /// once per layer and `per_layer` says a first run times it ([`super::looped_norm_timed`]):
+    /// timed at this layer's first launch, on a copy of the gradient it writes in place. Whether
+    /// it was.
+    fn time_closing_kernel(&mut self, per_layer: bool) -> bool {
+        let timed = per_layer && self.first_launches;
+        if timed {
             let btc = self.d.e * self.d.bt * self.d.c;
             self.autotune(&[btc]);
-        } else {
-            self.tune(&[]);
         }
+        timed
     }
 
     fn tune(&mut self, mutated: &[u128]) {
