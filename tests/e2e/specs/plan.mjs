@@ -115,7 +115,7 @@ export const tests = {
     await page.fill('[data-testid=plan-script]', 'python -m scripts.base_eval --bogus=1\n');
     await page.waitForFunction(() => /unrecognized arguments: --bogus=1/.test(document.querySelector('[data-testid=plan-stage]')?.textContent ?? ''));
     // the verdict names what is wrong, not memory
-    assert.match(await page.textContent('[data-testid=plan-summary]'), /could not be planned/);
+    assert.match(await page.textContent('[data-testid=plan-summary]'), /Not every stage could be planned/);
     await page.click('[data-testid=plan-speedrun]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-stage]').length === 4);
     await page.click('[data-testid=plan-back]');
