@@ -16,7 +16,7 @@ mod common;
 use common::{
     assert_within_targets, nanochat_argv as argv, nanochat_config as config, project_runs, score,
 };
-use estimator::engine::events::Stage;
+use estimator::engine::events::{Action, Stage};
 use estimator::engine::run::Run;
 use estimator::programs::nanochat::{analyze, NanochatAnalysis, NanochatConfig};
 use estimator::{gpu, Budget, Phase};
@@ -323,60 +323,148 @@ fn fp8_training() {
     assert!(analyze(&cfg, &Budget::for_gpu(gpu::find("rtx4090").unwrap())).is_ok());
 }
 
-/// Where `--fp8`'s reserve departs (stop 62; docs/allocation-order.md §17): depth 18 at batch 2,
-/// the run whose reserve vramfit misses most (−3.8 %, on the H100 and on the H200 alike), traced
-/// on an H200 with every allocator event (data/traces/nc_fp8tr_h200_d18_B2_T2048_GA1_L). The
-/// simulated allocator maps what PyTorch mapped after every one of the trace's requests
-/// (trace_replay.rs). vramfit's own sequence maps, by the end of iteration 0's forward and
-/// backward, exactly the bytes the run had mapped there; the miss comes after, in the cold
-/// optimizer step, which starts from the free blocks the backward left: vramfit's fp8 backward
-/// frees each layer's saved tensors and makes its gradients, not yet the generated code's casts
-/// and transposes (data/inductor/oc_nc_fp8_*.tgz), so its holes are fewer and larger.
-#[test]
-fn fp8_reserve_departs_in_the_optimizer_step() {
-    let run = project_runs("nanochat-fp8.jsonl")
-        .into_iter()
-        .find(|r| r["name"] == "nc_fp8tr_h200_d18_B2_T2048_GA1_L")
-        .unwrap();
-    // the trace's mapped bytes when the probe marked the end of iteration 0's fwd_bwd
+/// A traced run's requests and frees of at least 1 MiB from the end of its first optimizer step
+/// (`zero_grad`, then the steady iteration's forward) to lm_head's fp32 d(logits), the backward's
+/// first request, as (allocation, bytes): a free carries the bytes of the block it frees.
+fn traced_steady_forward(run: &Value) -> Vec<(bool, u64)> {
+    let name = run["name"].as_str().unwrap();
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/traces/nc_fp8tr_h200_d18_B2_T2048_GA1_L-events.json.gz");
+        .join(format!("../../data/traces/{name}-events.json.gz"));
     let trace: Value = serde_json::from_reader(flate2::read::GzDecoder::new(
         std::fs::File::open(path).unwrap(),
     ))
     .unwrap();
-    let marks = run["mark_times_us"].as_array().unwrap();
-    let fwd_bwd_end = marks.iter().find(|m| m[0] == "fwd_bwd").unwrap()[1]
+    let step_end = run["mark_times_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m[0] == "optimizer_step")
+        .unwrap()[1]
         .as_u64()
         .unwrap();
-    let mut mapped = 0u64;
+    let c = &run["config"];
+    let d_logits =
+        4 * c["device_batch_size"].as_u64().unwrap() * c["max_seq_len"].as_u64().unwrap() * 32768;
+    let mut held = std::collections::HashMap::new();
+    let mut out = Vec::new();
     for e in trace["events"].as_array().unwrap() {
-        if e[3].as_u64().unwrap() > fwd_bwd_end {
-            break;
+        let (addr, size, t) = (
+            e[1].as_u64().unwrap(),
+            e[2].as_u64().unwrap(),
+            e[3].as_u64().unwrap(),
+        );
+        let freed = match e[0].as_str().unwrap() {
+            "a" => {
+                held.insert(addr, size);
+                if t > step_end && size == d_logits {
+                    break;
+                }
+                (t > step_end && size >= 1 << 20).then_some((true, size))
+            }
+            "f" => held
+                .remove(&addr)
+                .filter(|&b| t > step_end && b >= 1 << 20)
+                .map(|b| (false, b)),
+            _ => None,
+        };
+        out.extend(freed);
+    }
+    out
+}
+
+/// The same stretch of vramfit's sequence: iteration 0's `zero_grad` and the steady forward, up
+/// to the backward's mark.
+fn modelled_steady_forward(a: &NanochatAnalysis) -> Vec<(bool, u64)> {
+    let seq = &a.run.sequence;
+    let at = |phase: Phase, stage: Stage| {
+        seq.marks
+            .iter()
+            .find(|m| m.phase == Some(phase) && m.stage == stage)
+            .unwrap()
+            .at
+    };
+    let (from, to) = (
+        at(Phase::TrainFirstIter, Stage::ZeroGrad),
+        at(Phase::TrainSteady, Stage::Backward),
+    );
+    let mut bytes = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for (i, e) in seq.events.iter().enumerate() {
+        if e.action == Action::Alloc {
+            bytes.insert(e.tensor, e.bytes);
         }
-        match e[0].as_str().unwrap() {
-            "m" => mapped += e[2].as_u64().unwrap(),
-            "u" => mapped -= e[2].as_u64().unwrap(),
-            _ => {}
+        if i < from || i >= to {
+            continue;
+        }
+        let b = match e.action {
+            Action::Alloc => e.bytes,
+            Action::Free => bytes.get(&e.tensor).copied().unwrap_or(0),
+        };
+        if b >= 1 << 20 {
+            out.push((e.action == Action::Alloc, b));
         }
     }
-    let a = analyze(&config(&run), &card_of(&run)).unwrap();
-    let seq = &a.run.sequence;
-    let step = seq
-        .marks
-        .iter()
-        .find(|m| m.phase == Some(Phase::TrainFirstIter) && m.stage == Stage::OptimizerStep)
-        .unwrap();
-    let replayed = a.run.free_run.samples[step.at - 1].reserved;
-    assert_eq!(
-        replayed, mapped,
-        "mapped at the end of iteration 0's backward"
+    out
+}
+
+/// `--fp8`'s training forward written from Inductor's wrapper (sequence/fp8.rs; docs/
+/// allocation-order.md §22) makes, request by request, what the three traced runs made in a
+/// steady iteration (data/traces/nc_fp8tr_*): the input, weight and relu² casts, the raw q and k,
+/// a plain layer's fp32 norm output, the transposed casts at the graph's end. At depths 2 and 4
+/// the wrapper hands a dead cast's storage to the next of its size (no request), at depth 18 it
+/// does not: `engine::buffer_reuse` decides both as Inductor did.
+#[test]
+fn fp8_forward_requests_as_traced() {
+    for name in [
+        "nc_fp8tr_d2_B16_T256_GA1_SL",
+        "nc_fp8tr_d4_B8_T512_GA1_SSL",
+        "nc_fp8tr_h200_d18_B2_T2048_GA1_L",
+    ] {
+        let run = project_runs("nanochat-fp8.jsonl")
+            .into_iter()
+            .find(|r| r["name"] == name)
+            .unwrap();
+        let a = analyze(&config(&run), &card_of(&run)).unwrap();
+        let (real, modelled) = (traced_steady_forward(&run), modelled_steady_forward(&a));
+        assert!(real.len() > 20, "{name}");
+        assert_eq!(modelled, real, "{name}");
+    }
+}
+
+/// What `--fp8` reserves, over its runs as base_train.py runs them (data/measured/nanochat-fp8.jsonl
+/// and nanochat-fp8-noreset.jsonl: the H100's and the H200's, with and without the probe's
+/// counter resets): median within 1 %, worst within 3 %; and depth 18 measured five times more
+/// (nanochat-edge.jsonl: one number, 11,486,101,504 B) within 3 %. The forward is the wrapper's;
+/// the backward is still written per layer from what each layer frees and makes
+/// (docs/allocation-order.md §22: depth 18 −1.6 %, depth 24 at batch 8 +2.2 %).
+#[test]
+fn fp8_reserve_within_targets() {
+    let error = |run: &Value| {
+        let a = analyze(&config(run), &card_of(run)).unwrap();
+        let measured = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
+        (a.run.free_run.peak_reserved as f64 / measured - 1.0).abs()
+    };
+    let mut errs: Vec<(f64, Value)> = ["nanochat-fp8.jsonl", "nanochat-fp8-noreset.jsonl"]
+        .into_iter()
+        .flat_map(project_runs)
+        .map(|run| (error(&run), run["name"].clone()))
+        .collect();
+    errs.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    assert_eq!(errs.len(), 18);
+    let median = errs[errs.len() / 2].0;
+    let worst = errs.last().unwrap();
+    assert!(
+        median <= 0.01 && worst.0 <= 0.03,
+        "median {median}, worst {worst:?}"
     );
-    // after it, the optimizer step maps less than the run did (not yet the generated backward's
-    // holes): the whole run's reserve stays within 4 % under
-    let measured = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-    let e = a.run.free_run.peak_reserved as f64 / measured - 1.0;
-    assert!((-0.04..0.0).contains(&e), "{e}");
+    let repeats: Vec<Value> = project_runs("nanochat-edge.jsonl")
+        .into_iter()
+        .filter(|r| argv(r).iter().any(|a| a == "--fp8"))
+        .collect();
+    assert_eq!(repeats.len(), 5);
+    for run in repeats {
+        assert!(error(&run) <= 0.03, "{}", run["name"]);
+    }
 }
 
 /// The card decides: a T4 (SM 7.5) computes in fp32, an RTX 3060 (SM 8.6) in bf16, unless

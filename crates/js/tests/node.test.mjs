@@ -243,13 +243,17 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // 0.6 % / 3.3 % (median / worst); the eval graph in its wrapper's order and the planner's estimate
 // made Inductor's (writes in place, graph outputs), with the eval block it replaces removed, 0.5 KB
 // more (stop 62: → 260,331 bytes), and the budget to 255 KB: every compiled run evaluates first,
-// and the planner's rules are the ones Inductor's own log shows (docs/allocation-order.md §17)
-test("the package's wasm is within its budget: 255 KB gzipped", async () => {
+// and the planner's rules are the ones Inductor's own log shows (docs/allocation-order.md §17);
+// nanochat's `--fp8` training forward in its wrapper's order (every cast and transient, planned by
+// the same reuse) in place of the kept-tensors-only one, 1.0 KB more (stop 67: 260,986 → 261,964
+// bytes), and the budget to 256 KB: it is the speedrun's setting, and it took that program's worst
+// reserve from 3.8 % to 2.2 % (docs/allocation-order.md §22)
+test("the package's wasm is within its budget: 256 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 255, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 256, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

@@ -13,6 +13,7 @@
 //! gradients and parameters (§2.3).
 
 mod backward;
+mod fp8;
 pub(super) mod rl;
 pub(super) mod stages;
 
@@ -512,6 +513,11 @@ impl<'a> Gen<'a> {
         // with `primals_1` and no `tangents`): which blocks lie next to which decides the holes
         // the backward and the optimizer step find (docs/allocation-order.md §14).
         let smear = 24 * e * b * (t - 1);
+        if self.d.fp8 {
+            // the fp8 forward is written from Inductor's wrapper: its buffers as the wrapper
+            // plans them (sequence/fp8.rs)
+            self.out.begin_graph();
+        }
         let mut global = vec![
             self.out.alloc(btc, Term::ForwardLocals),
             self.out.alloc(4 * bt, Term::ForwardLocals),
@@ -524,16 +530,12 @@ impl<'a> Gen<'a> {
         };
         if self.d.fp8 {
             global.push(self.copy(2 * 24));
-            global.push(self.out.alloc(smear, Term::ForwardLocals));
-        } else {
-            let transient = self.out.alloc(smear, Term::ForwardLocals);
-            global.push(self.out.alloc(smear, Term::ForwardLocals));
-            self.out.free(transient);
         }
+        let transient = self.out.alloc(smear, Term::ForwardLocals);
+        global.push(self.out.alloc(smear, Term::ForwardLocals));
+        self.out.free(transient);
         global.push(self.out.alloc(e * b * (t - 1), Term::ForwardLocals));
-        if !self.d.fp8 {
-            global.push(self.out.alloc(btc, Term::ForwardLocals));
-        }
+        global.push(self.out.alloc(btc, Term::ForwardLocals));
         let mut mask: TensorId = None;
         let mut layers: Vec<LayerSaved> = Vec::with_capacity(s.l as usize);
         let mut kept: Vec<Kept> = Vec::with_capacity(s.l as usize);
@@ -559,7 +561,9 @@ impl<'a> Gen<'a> {
         // lm_head follows the blocks' matrices in registration order
         let lm_ix = lm_head_index(s);
         let dx = if self.d.fp8 {
-            let (dx, lm_grad) = self.fp8_lm_head(phase, micro, grad_term);
+            let head = self.fp8_head_forward(&mut layers, phase, micro);
+            self.end_fp8_forward(&global, &layers, mask, &head);
+            let (dx, lm_grad) = self.fp8_lm_head(head, phase, micro, grad_term);
             if let Some(ix) = lm_ix {
                 fresh[ix] = lm_grad;
             }
@@ -771,80 +775,31 @@ impl<'a> Gen<'a> {
         (last, lm_w, logits)
     }
 
-    /// One layer's compiled forward under `--fp8`, as the allocator traces show it
-    /// (data/traces/nc_fp8tr_*-events.json.gz: d2 and d4, every kind of layer). AOTAutograd
-    /// traces through fp8.py's `_Float8Matmul` (`allow_in_graph`), and the partitioner keeps
-    /// none of its `save_for_backward` fp8 casts: the backward recomputes them from the fp32
-    /// masters and the bf16 inputs, so no weight copy is kept either. Kept: q, k and v as the
-    /// Linears return them, the rotary and the QK-normed q and k, SDPA's output and statistics,
-    /// c_fc's bf16 output (relu² and its cast are recomputed), both norms' statistics and 20
-    /// four-byte scales. The first layer also keeps its input and a second statistic; a
-    /// value-embedding layer its input, v before and after the gate, the gate's logits and,
-    /// but for the last, one fp8 (B, T, C) cast (d2-d12: L/2 − 1 of them).
-    fn fp8_layer(&mut self, i: usize, mask: &mut TensorId) -> LayerSaved {
-        let Dims { c, h, bt, e, .. } = self.d;
-        let btc = e * bt * c;
-        // the first fp8 matmul (c_q of layer 0) makes the main thread's cuBLASLt workspace
-        self.lt_workspace(0);
-        let a = |g: &mut Gen, bytes: u128| g.out.alloc(bytes, Term::BlockActivations);
-        let scales = |g: &mut Gen, n: usize| -> Vec<TensorId> { (0..n).map(|_| a(g, 4)).collect() };
-        let ve = self.s.ve[i];
-        let mut rest = Vec::new();
-        if i == 0 || ve {
-            rest.push(a(self, btc));
-        }
-        if i == 0 {
-            rest.push(a(self, 4 * bt));
-        }
-        if ve && self.s.ve[i + 1..].contains(&true) {
-            rest.push(a(self, bt * c));
-        }
-        rest.push(a(self, 4 * bt));
-        rest.extend(scales(self, 8));
-        if ve {
-            rest.push(a(self, btc)); // v
-            rest.push(self.copy(24 * h)); // ve_gate (12 → h, too small to convert): its bf16 copy
-            rest.push(a(self, e * bt * h)); // the gate's logits
-            rest.extend((0..3).map(|_| a(self, btc))); // v after the gate, q, k
-        } else {
-            rest.extend((0..3).map(|_| a(self, btc)));
-        }
-        rest.extend((0..2).map(|_| a(self, btc)));
-        rest.extend((0..2).map(|_| a(self, 4 * bt * h)));
-        rest.extend((0..2).map(|_| a(self, btc)));
-        self.attention_mask(i, mask);
-        rest.extend(self.sdpa_rng_state());
-        let proj = vec![a(self, btc)];
-        rest.push(self.log_sum_exp(i));
-        rest.extend(scales(self, 4));
-        rest.push(a(self, 4 * bt));
-        rest.extend(scales(self, 4));
-        let mlp = vec![a(self, 4 * btc)];
-        rest.extend(scales(self, 4));
-        LayerSaved { mlp, proj, rest }
-    }
-
-    /// `--fp8`: lm_head (a Float8Linear too: 32768 × C passes base_train.py's filter), the loss
-    /// and the top of the backward, as the allocator traces show it: the forward casts the fp32
-    /// weight to fp8 for its matmul; the backward recomputes the input's cast, gets the loss's
-    /// d(logits) in fp32 beside the bf16 logits, and `_to_fp8(grad_output)` makes its e5m2 cast
-    /// and that cast's transpose (`go_T`) before either is freed — 8 bytes per token and vocabulary
-    /// entry at once, the fp8 run's peak wherever the vocabulary dominates (measured: the bf16
-    /// run keeps only the logits, written in place). Returns d(input) and lm_head's gradient.
-    fn fp8_lm_head(&mut self, phase: Phase, micro: u32, grad_term: Term) -> (TensorId, TensorId) {
+    /// `--fp8`: the top of the backward, as the allocator traces show it: the backward recomputes
+    /// lm_head's input cast, gets the loss's d(logits) in fp32 beside the bf16 logits, and
+    /// `_to_fp8(grad_output)` makes its e5m2 cast and that cast's transpose (`go_T`) before either
+    /// is freed — 8 bytes per token and vocabulary entry at once, the fp8 run's peak wherever the
+    /// vocabulary dominates (measured: the bf16 run keeps only the logits, written in place).
+    /// Returns d(input) and lm_head's gradient.
+    fn fp8_lm_head(
+        &mut self,
+        head: fp8::Fp8Head,
+        phase: Phase,
+        micro: u32,
+        grad_term: Term,
+    ) -> (TensorId, TensorId) {
         let Dims { c, v, bt, e, .. } = self.d;
-        let w8 = self.out.alloc(v * c, Term::WeightCopies);
-        let logits = self.out.alloc(e * bt * v, Term::Logits);
-        self.out.free(w8);
-        self.out.mark(Some(phase), Stage::Loss, micro);
-        let mut stats = vec![
-            self.out.alloc(4 * bt, Term::Logits),
-            self.out.alloc(4 * bt, Term::Logits),
-        ];
+        let fp8::Fp8Head {
+            final_norm,
+            logits,
+            stats,
+            mut scales,
+        } = head;
         self.out.mark(Some(phase), Stage::Backward, micro);
-        let x8 = self.out.alloc(bt * c, Term::BlockTransient);
         let d32 = self.out.alloc(4 * bt * v, Term::LossGrads);
-        self.out.free_all(&mut stats);
+        for t in stats {
+            self.out.free(t);
+        }
         let go = self.out.alloc(bt * v, Term::LossGrads);
         let go_t = self.out.alloc(bt * v, Term::LossGrads);
         if self.first_call(phase, micro) {
@@ -862,12 +817,19 @@ impl<'a> Gen<'a> {
         self.lt_workspace(1);
         self.out.free(go);
         self.out.free(w_col);
-        // grad_weight = go_T @ x: bf16, cast to the fp32 master's dtype
+        // grad_weight = go_T @ x: the input's cast made again (the forward kept none), the bf16
+        // product, cast to the fp32 master's dtype
+        let x8 = self.out.alloc(bt * c, Term::BlockTransient);
         let dw16 = self.out.alloc(2 * v * c, Term::LmHeadGrads);
         self.out.free(go_t);
         let grad = self.out.alloc(4 * v * c, grad_term);
         self.out.free(dw16);
         self.out.free(x8);
+        // the final norm's backward has made dx: its input and statistic go
+        for t in final_norm {
+            self.out.free(t);
+        }
+        self.out.free_all(&mut scales);
         (dx, grad)
     }
 
