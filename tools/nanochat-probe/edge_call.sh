@@ -14,6 +14,9 @@
 # counters left alone (data/predictions/nanochat-capped-d20-default.jsonl holds the verdicts, written before).
 # `bash tools/nanochat-probe/edge_call.sh fp8repeat`: the --fp8 depth-18 run four times at once, each on its own
 # wiped cache, counters left alone, two with TORCHINDUCTOR_COMPILE_THREADS=2 and two with 4: is its reserve one number?
+# `bash tools/nanochat-probe/edge_call.sh fp8check` (stop 67): five --fp8 configurations never measured, predicted
+# first (data/predictions/nanochat-fp8-check.jsonl), as base_train.py runs them (expandable segments, counters left
+# alone), each cold; depth 8 at 16 x 1024 also with every allocator event kept ($OUT/<name>-events.json.gz).
 export NANOCHAT=$PWD/.nanochat PYTHONUNBUFFERED=1 TORCHINDUCTOR_COMPILE_THREADS=4 NANOCHAT_BASE_DIR=/tmp/nanochat_base NORESET=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import torch;print(torch.__version__)'; } > $OUT/env.txt 2>&1
 F="--num-iterations=3 --eval-every=1000 --core-metric-every=-1 --sample-every=-1 --warmup-steps=1"
@@ -30,6 +33,23 @@ if [ "$1" = check ]; then
            "nc_new_d20_b16_t256 --depth=20 --device-batch-size=16 --max-seq-len=256 --window-pattern=SSL --total-batch-size=4096 --eval-tokens=8192"; do
     set -- $c; n=$1; shift
     ( cold $n; ALLOC=default timeout 450 python3 tools/nanochat-probe/run_base.py $n "$@" $F > $OUT/$n.log 2>&1 ) &
+  done
+  wait; ls -la $OUT >> $OUT/env.txt; exit 0
+fi
+if [ "$1" = fp8check ]; then
+  for c in "nc_fp8new_d12_b4_t2048 --depth=12 --device-batch-size=4 --max-seq-len=2048 --window-pattern=SSSL --total-batch-size=8192 --eval-tokens=16384" \
+           "nc_fp8new_d20_b2_t2048 --depth=20 --device-batch-size=2 --max-seq-len=2048 --window-pattern=L --total-batch-size=4096 --eval-tokens=8192" \
+           "nc_fp8new_d16_b16_t512 --depth=16 --device-batch-size=16 --max-seq-len=512 --window-pattern=L --total-batch-size=8192 --eval-tokens=16384" \
+           "nc_fp8new_d8_b16_t1024 --depth=8 --device-batch-size=16 --max-seq-len=1024 --window-pattern=SL --total-batch-size=16384 --eval-tokens=32768" \
+           "nc_fp8new_d26_b2_t2048 --depth=26 --device-batch-size=2 --max-seq-len=2048 --window-pattern=SSSL --total-batch-size=4096 --eval-tokens=8192" \
+           "nc_fp8newtr_d8_b16_t1024 --depth=8 --device-batch-size=16 --max-seq-len=1024 --window-pattern=SL --total-batch-size=16384 --eval-tokens=32768"; do
+    set -- $c; n=$1; shift
+    ( cold $n; [ "${n#nc_fp8newtr}" != "$n" ] && export TRACE=/tmp/cache/$n.pkl
+      ALLOC=expandable timeout 520 python3 tools/nanochat-probe/run_base.py $n "$@" $F --fp8 > $OUT/$n.log 2>&1
+      if [ -n "$TRACE" ]; then
+        grep '^RESULT ' $OUT/$n.log | sed 's/^RESULT //' > $OUT/$n.json
+        (cd tools/nanochat-probe && python3 trace_events.py $TRACE $OUT/$n-events.json.gz) >> $OUT/env.txt 2>&1
+      fi ) &
   done
   wait; ls -la $OUT >> $OUT/env.txt; exit 0
 fi
