@@ -202,9 +202,15 @@ impl Gen<'_> {
         head: &Fp8Head,
     ) {
         let layers = layers.iter().flat_map(|l| [&l.mlp, &l.proj, &l.rest]);
-        for kept in [global, &head.final_norm, &head.stats, &head.scales, &[mask, head.logits]]
-            .into_iter()
-            .chain(layers.map(Vec::as_slice))
+        for kept in [
+            global,
+            &head.final_norm,
+            &head.stats,
+            &head.scales,
+            &[mask, head.logits],
+        ]
+        .into_iter()
+        .chain(layers.map(Vec::as_slice))
         {
             for &t in kept {
                 self.out.graph_output(t);
