@@ -85,7 +85,7 @@ impl Gen<'_> {
         // the first matmul of the run makes the main thread's cuBLASLt workspace
         self.lt_workspace(0);
         // the input cast a matmul frees after it (the k-th made): layer 0's one cast serves all
-        // three and goes with the last; a value-embedding layer's v takes the third
+        // three and goes with the last
         let mut cast_for = |k: usize, last: bool| -> TensorId {
             if i > 0 {
                 casts[k].take()
@@ -95,31 +95,24 @@ impl Gen<'_> {
                 None
             }
         };
-        // q, k and v (a value-embedding layer computes v first, then its gate: ve_gate's bf16
-        // weight copy, the gate's logits and the embedding's lookup, all kept)
-        let (q_lin, k_lin, v);
-        if ve {
-            let cast = cast_for(2, false);
-            v = self.fp8_linear(cast, c * c, btc);
-            rest.push(self.copy(24 * h));
-            rest.push(a(self, e * bt * h));
-            rest.push(a(self, btc));
-            self.scales(2, &mut rest);
-            let cast = cast_for(0, false);
-            q_lin = self.fp8_linear(cast, c * c, btc);
-            self.scales(2, &mut rest);
-            let cast = cast_for(1, true);
-            k_lin = self.fp8_linear(cast, c * c, btc);
-        } else {
-            let cast = cast_for(0, false);
-            q_lin = self.fp8_linear(cast, c * c, btc);
-            self.scales(2, &mut rest);
-            let cast = cast_for(1, false);
-            k_lin = self.fp8_linear(cast, c * c, btc);
-            self.scales(2, &mut rest);
-            let cast = cast_for(2, true);
-            v = self.fp8_linear(cast, c * c, btc);
+        // q, k and v in the wrapper's order: a value-embedding layer computes v first, then its
+        // gate (ve_gate's bf16 weight copy, the gate's logits and the embedding's lookup, all
+        // kept); the j-th output frees the j-th cast
+        let order = if ve { [2, 0, 1] } else { [0, 1, 2] };
+        let mut qkv: [TensorId; 3] = [None; 3];
+        for (n, j) in order.into_iter().enumerate() {
+            if n > 0 {
+                self.scales(2, &mut rest);
+            }
+            let cast = cast_for(j, n == 2);
+            qkv[j] = self.fp8_linear(cast, c * c, btc);
+            if ve && j == 2 {
+                rest.push(self.copy(24 * h));
+                rest.push(a(self, e * bt * h));
+                rest.push(a(self, btc));
+            }
         }
+        let [q_lin, k_lin, v] = qkv;
         rest.push(v);
         // rotary, then QK-norm: the rotated q and k, their statistics, the normed q and k
         rest.extend([a(self, btc), a(self, btc)]);
