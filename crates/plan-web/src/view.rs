@@ -123,8 +123,11 @@ pub fn results(tr: &Strings, p: &Plan) -> String {
         return summary(tr.plan_no_stage, "plan__verdict--error");
     }
     let said = plan_text::summary(tr, p);
+    // a stage whose flags cannot be read is an error, not out of memory (`plan_text::summary`)
     let class = if p.all_fit() {
         "plan__verdict--fits"
+    } else if p.any_unplanned() {
+        "plan__verdict--error"
     } else {
         "plan__verdict--oom"
     };
@@ -225,6 +228,10 @@ mod tests {
         let html = results(Lang::En.bundled(), &p);
         assert!(html.contains("Not every stage could be planned"), "{html}");
         assert!(html.contains("depth=abc has the wrong type"), "{html}");
+        assert!(
+            html.contains(r#"class="plan__summary plan__verdict--error""#),
+            "{html}"
+        );
     }
 
     #[test]

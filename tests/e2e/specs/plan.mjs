@@ -116,6 +116,7 @@ export const tests = {
     await page.waitForFunction(() => /unrecognized arguments: --bogus=1/.test(document.querySelector('[data-testid=plan-stage]')?.textContent ?? ''));
     // the verdict names what is wrong, not memory
     assert.match(await page.textContent('[data-testid=plan-summary]'), /Not every stage could be planned/);
+    assert.match(await page.getAttribute('[data-testid=plan-summary]', 'class'), /plan__verdict--error/);
     await page.click('[data-testid=plan-speedrun]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-stage]').length === 4);
     await page.click('[data-testid=plan-back]');
