@@ -24,7 +24,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wrapper_allocations import ALLOC, DEL, DTYPE_BYTES, OP, REUSE, storage_bytes  # noqa: E402
+from wrapper_allocations import ALLOC, DEL, OP, REUSE, storage_bytes  # noqa: E402
 
 SHORT = {'float32': 'f32', 'bfloat16': 'bf16', 'float16': 'f16', 'float8_e4m3fn': 'e4m3', 'float8_e5m2': 'e5m2',
          'int64': 'i64', 'int32': 'i32', 'bool': 'bool', 'uint8': 'u8', 'int8': 'i8', 'float64': 'f64'}
@@ -61,7 +61,7 @@ def call_body(text):
     return text[text.index('def call('):]
 
 
-def lifetimes(text, names, min_bytes):
+def lifetimes(text, names):
     """(line, kind, name, detail) rows in call()'s order; kind: make, take (a reuse), del, input_del, op."""
     body = call_body(text)
     info = {}  # live name -> (bytes, shape text, dtype)
@@ -135,7 +135,7 @@ def main():
     a = ap.parse_args()
     text = open(a.module).read()
     names = symbols(a.dims)
-    rows, info, died = lifetimes(text, names, a.min_bytes)
+    rows, info, died = lifetimes(text, names)
     sizes = {}
     for m in ASSERT.finditer(text):
         sizes.setdefault(m.group(1), shape_text(ints(m.group(2)), names))
