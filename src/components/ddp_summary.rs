@@ -42,7 +42,7 @@ pub fn DdpSummary() -> impl IntoView {
         );
         let worst = fill(
             words.own("ddp_worst_rank"),
-            &[("rank", &n(estimator::ddp::Ranks::WORST_RANK))],
+            &[("rank", &n(ranks.worst_rank))],
         );
         let time = fill(
             words.own("ddp_time"),
@@ -55,6 +55,17 @@ pub fn DdpSummary() -> impl IntoView {
                 ("exposed", &format::decimal(t.exposed_seconds, 3)),
             ],
         );
+        let reserved = ranks.reserved.map(|r| {
+            fill(
+                words.own("ddp_reserved"),
+                &[
+                    ("rank0", &format::bytes(r.rank0[0])),
+                    ("rank0_held", &format::bytes(r.rank0[1])),
+                    ("others", &format::bytes(r.others[0])),
+                    ("others_held", &format::bytes(r.others[1])),
+                ],
+            )
+        });
         Some(view! {
             <section class="ddp" data-testid="ddp" data-world=n(ranks.world_size)>
                 <p class="ddp__head">
@@ -70,6 +81,7 @@ pub fn DdpSummary() -> impl IntoView {
                 >
                     {time}
                 </p>
+                {reserved.map(|r| view! { <p data-testid="ddp-reserved">{r}</p> })}
             </section>
         })
     }

@@ -26,6 +26,10 @@ env:
         SNAPSHOT_ENTRIES allocator events (default 100000), with python stacks; the record gets `snapshot`.
   CAP_GIB  cap the caching allocator (set_per_process_memory_fraction) to keep parallel runs apart.
   NANOGPT_COMMIT  recorded in the record.
+  PAUSE=<seconds>  sleep that long after each AdamW step (after its mark's synchronize): gives ProcessGroupNCCL's
+        watchdog time to release the last all-reduce's tensors before the next iteration (DDP runs).
+Under torchrun (LOCAL_RANK set) each rank runs on its own GPU in its own work dir and its record gets `rank` and
+`config.world_size`; a trace is the rank's own device's.
 """
 import json, linecache, os, pickle, runpy, sys, time
 from collections import defaultdict
@@ -36,7 +40,7 @@ os.environ.pop('PYTORCH_ALLOC_CONF', None)
 import numpy as np
 import torch
 
-TRACE = os.environ.get('TRACE')
+TRACE = os.environ.get('TRACE', '').replace('{rank}', os.environ.get('RANK', '0')) or None
 marks, phase_peaks = [], defaultdict(list)
 max_reserved = [0]
 mark_times_us = []
@@ -81,10 +85,14 @@ def patch():
 
     _step = torch.optim.AdamW.step
 
+    pause = float(os.environ.get('PAUSE', '0'))
+
     def step(self, *a, **k):
         mark('fwd_bwd')
         out = _step(self, *a, **k)
         mark('optimizer_step')
+        if pause:
+            time.sleep(pause)
         return out
     torch.optim.AdamW.step = step
 
@@ -129,7 +137,7 @@ def site(frames):
 
 
 def summarize(snap, top=30):
-    entries = snap['device_traces'][0]
+    entries = snap['device_traces'][torch.cuda.current_device()]
     windows, prev = [], entries[0].get('time_us', 0) if entries else 0
     for tag, t in mark_times_us:
         windows.append((tag, prev, t)); prev = t
@@ -174,7 +182,8 @@ def summarize(snap, top=30):
 
 def main():
     name, V, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    work = f'/tmp/ngw/{name}'
+    rank = os.environ.get('RANK')
+    work = f'/tmp/ngw/{name}' + (f'/rank{rank}' if rank is not None else '')
     os.makedirs(work, exist_ok=True)
     dataset = 'openwebtext' if V == 50304 else 'shakespeare_char'
     kv = {a[2:].split('=', 1)[0]: a.split('=', 1)[1] for a in argv if a.startswith('--')}
@@ -188,11 +197,16 @@ def main():
     if not os.path.exists('configurator.py'):
         os.symlink(os.path.join(ROOT, 'configurator.py'), 'configurator.py')
     cap = os.environ.get('CAP_GIB')
+    if os.environ.get('LOCAL_RANK') is not None:
+        # before CUDA starts, so that this rank's context, counters and cap are its own GPU's (train.py sets it too)
+        torch.cuda.set_device(int(os.environ['LOCAL_RANK']))
     torch.cuda.init()
     if cap:
-        torch.cuda.set_per_process_memory_fraction(float(cap) * 2**30 / torch.cuda.get_device_properties(0).total_memory)
+        torch.cuda.set_per_process_memory_fraction(float(cap) * 2**30 / torch.cuda.get_device_properties().total_memory)
     patch()
     rec = {'name': name, 'status': 'ok'}
+    if rank is not None:
+        rec['rank'] = int(rank)
     t0 = time.time()
     if TRACE:
         torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=3_000_000)
@@ -231,6 +245,8 @@ def main():
            else 'default'}
     fb, st, ev = phase_peaks['fwd_bwd'], phase_peaks['optimizer_step'], phase_peaks['eval']
     mod = [m for m in marks if m['tag'] == 'model']
+    if rank is not None:
+        cfg['world_size'] = int(os.environ['WORLD_SIZE'])
     rec.update({'config': cfg, 'allocator_cap_gib': float(cap) if cap else None, 'cap_on_purpose': False})
     rec['measured_bytes'] = {
         'after_model_to_device': mod[0]['alloc'] if mod else None,

@@ -33,7 +33,7 @@ import run_train  # noqa: E402  (clears the allocator settings at import)
 ALLOCATOR = os.environ.get('ALLOCATOR', 'expandable_segments')
 if ALLOCATOR == 'expandable_segments':
     os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'
-EVENTS = os.environ['EVENTS']
+EVENTS = os.environ['EVENTS'].replace('{rank}', os.environ.get('RANK', '0'))
 _summarize = run_train.summarize
 card = {}
 
@@ -55,7 +55,8 @@ def occupy_all_but(free_gib):
 
 
 def summarize(snap, top=30):
-    entries = snap['device_traces'][0]
+    import torch
+    entries = snap['device_traces'][torch.cuda.current_device()]
     keep = [{'a': e['action'], 'addr': e.get('addr'), 'size': e.get('size'), 't': e.get('time_us')}
             for e in entries]
     with open(EVENTS, 'w') as f:

@@ -5,9 +5,11 @@
 
 mod common;
 
-use common::{config, measured, measured_runs};
+use common::{config, measured, measured_runs, project_runs};
 
-use estimator::{analyze, estimate, gpu, Budget, Phase, Problem, TrainConfig};
+use estimator::engine::run::Run;
+use estimator::sequence::{generate_rank, Rank};
+use estimator::{analyze, estimate, gpu, Budget, Patches, Phase, Problem, Risk, TrainConfig};
 use serde_json::Value;
 
 fn err(predicted: u128, measured: f64) -> f64 {
@@ -64,19 +66,33 @@ fn every_rank_within_two_percent_closed_form() {
     }
 }
 
+/// One kind of rank's run replayed on its own: rank 0 (which evaluates) or a rank that only
+/// trains, with the old bucket set held through iteration 1 or released before it.
+fn rank_run(cfg: &TrainConfig, budget: &Budget, evaluates: bool, held: bool) -> Run {
+    let sequence = generate_rank(
+        cfg,
+        &budget.gpu,
+        Patches::default(),
+        Rank::new(evaluates, held),
+    );
+    Run::replay(sequence, cfg.allocator, budget.allocator_cap()).unwrap()
+}
+
 #[test]
 fn every_rank_within_two_percent_replayed() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let mut transient_seen = 0;
     for run in measured_runs("ddp2.jsonl") {
         let name = run["name"].as_str().unwrap();
-        let a = analyze(&config(&run), &budget).unwrap();
+        let cfg = config(&run);
+        let a = analyze(&cfg, &budget).unwrap();
         let ranks = a.ranks().unwrap();
+        let rank0 = rank_run(&cfg, &budget, true, true);
         check(
             name,
             &ranks,
-            a.phase_bytes(Phase::TrainFirstIter).unwrap(),
-            a.phase_bytes(Phase::Eval).unwrap(),
+            rank0.phase_bytes(Phase::TrainFirstIter).unwrap(),
+            rank0.phase_bytes(Phase::Eval).unwrap(),
             &run,
         );
         let steady_m = measured(&run, "peak_allocated_train_steady").unwrap();
@@ -89,6 +105,78 @@ fn every_rank_within_two_percent_replayed() {
     }
     // the data hold both kinds of steady peak; the test would not notice one model missing otherwise
     assert_eq!(transient_seen, 3);
+}
+
+/// What each rank reserves (issue 27): the 16 ranks of ddp2.jsonl against their kind's two
+/// replays, the old bucket set released before iteration 1 rebuilds it or held through it (ddp.rs:
+/// which one is NCCL's watchdog's timing). The ten eager GPT-2 ranks are one of the two to the
+/// byte, the compiled and character-level ones within 1 % (8 the released replay's alone, 1 the
+/// held one's alone: `ddp2_s_b4` rank 0; 7 either's). Before stop 68 every rank was rank 0's
+/// replay with the set held and DDP's init as the rebuilt buckets: median 5.8 %, worst 14.9 %.
+/// The reserved bytes vramfit reports, the worse rank's released replay, are within 1 % of the
+/// run's larger rank in seven of the eight runs (four to the byte); in `ddp2_s_b4` that rank held
+/// the set (−5.6 %), which on a card between the two replays the verdict calls tight.
+#[test]
+fn every_rank_reserves_one_of_its_two_replays() {
+    let budget = Budget::for_gpu(gpu::find("h200").unwrap());
+    let (mut released_only, mut held_only, mut both, mut to_the_byte) = (0, 0, 0, 0);
+    // each run's larger rank: its reserved bytes, and whether only the held replay has them
+    let mut largest: std::collections::BTreeMap<String, (f64, bool)> = Default::default();
+    let mut reported = std::collections::BTreeMap::new();
+    for run in measured_runs("ddp2.jsonl") {
+        let name = run["name"].as_str().unwrap().to_string();
+        let rank = run["rank"].as_u64().unwrap();
+        let cfg = config(&run);
+        let a = analyze(&cfg, &budget).unwrap();
+        let reserved = a.ranks().unwrap().reserved.unwrap();
+        let [released, held] = if rank == 0 {
+            reserved.rank0
+        } else {
+            reserved.others
+        };
+        let m = measured(&run, "peak_reserved").unwrap();
+        let (r, h) = (err(released, m) <= 0.01, err(held, m) <= 0.01);
+        eprintln!(
+            "{name:18} rank {rank}: measured {m:.0}, released {:+.2} %, held {:+.2} %",
+            (released as f64 - m) / m * 100.0,
+            (held as f64 - m) / m * 100.0
+        );
+        assert!(
+            r || h,
+            "{name} rank {rank}: {m} is neither {released} nor {held}"
+        );
+        match (r, h) {
+            (true, false) => released_only += 1,
+            (false, true) => held_only += 1,
+            _ => both += 1,
+        }
+        if !cfg.compile && cfg.vocab_size == 50304 {
+            assert!(
+                [released, held].contains(&(m as u128)),
+                "{name} rank {rank}: {m} is not {released} or {held} to the byte"
+            );
+            to_the_byte += 1;
+        }
+        let e = largest.entry(name.clone()).or_insert((0.0, false));
+        if m > e.0 {
+            *e = (m, !r);
+        }
+        reported.insert(name, a.free_run.peak_reserved);
+    }
+    assert_eq!((released_only, held_only, both, to_the_byte), (8, 1, 7, 10));
+    let mut off = Vec::new();
+    for (name, &(m, held)) in &largest {
+        let e = err(reported[name], m);
+        eprintln!(
+            "{name:18} reported {:+.2} % of the larger rank",
+            (reported[name] as f64 - m) / m * 100.0
+        );
+        if e > 0.01 {
+            assert!(held, "{name}: reported {} vs {m}", reported[name]);
+            off.push(name.as_str());
+        }
+    }
+    assert_eq!(off, ["ddp2_s_b4"]);
 }
 
 #[test]
@@ -128,3 +216,72 @@ fn world_size_is_range_checked() {
     assert!(cfg.set("world_size", &estimator::PyValue::Int(0)).is_err());
     cfg.set("world_size", &estimator::PyValue::Int(64)).unwrap();
 }
+
+/// torchrun on one GPU (`--nproc_per_node=1`; data/measured/ddp1-race.jsonl): train.py still wraps
+/// the model in DDP, so each run is rank 0 of the same per-rank run on two GPUs. Five runs of each of
+/// two configs (three plain, two pausing 0.3 s after each optimizer step so that NCCL's watchdog
+/// has released the old buckets before iteration 1 rebuilds them) and one traced: every run reserved
+/// what rank 0's replay with the old set released reserves, to the byte, paused or not; at B 16 the
+/// held replay is the same bytes, and two of the six runs carried the old set at their steady peak
+/// (+474 MiB allocated, the race) with the reserve unchanged.
+#[test]
+fn one_gpu_under_torchrun_is_rank_0_of_two() {
+    let budget = Budget::for_gpu(gpu::find("h200").unwrap());
+    let mut held_at_the_peak = 0;
+    for run in project_runs("ddp1-race.jsonl") {
+        let name = run["name"].as_str().unwrap();
+        let mut cfg = config(&run);
+        assert_eq!(cfg.world_size, 1);
+        cfg.world_size = 2;
+        cfg.gradient_accumulation_steps *= 2;
+        let a = analyze(&cfg, &budget).unwrap();
+        let ranks = a.ranks().unwrap();
+        let m = measured(&run, "peak_reserved").unwrap() as u128;
+        assert_eq!(ranks.reserved.unwrap().rank0[0], m, "{name}");
+        let steady = measured(&run, "peak_allocated_train_steady").unwrap();
+        if err(ranks.rank0_peak, steady) < 0.001 {
+            held_at_the_peak += 1;
+        } else {
+            assert!(err(ranks.steady_without_rebuild, steady) < 0.001, "{name}");
+        }
+    }
+    assert_eq!(held_at_the_peak, 2);
+}
+
+/// The verdict where NCCL's timing decides (ddp.rs): GPT-2 124M, batch 4, 2 GPUs, whose rank 0
+/// reserved 7,776 MiB where the replay with the old bucket set released says 6,990 (measured:
+/// 6,990 in every one-GPU run of it under torchrun, data/measured/ddp1-race.jsonl): the worse rank
+/// needs 7.17 GiB with the set released and 7.94 GiB with it held; on a card between the two the
+/// run fits or not by the watchdog's timing, which the verdict calls tight.
+#[test]
+fn a_card_between_the_two_replays_is_tight() {
+    let cfg = TrainConfig {
+        batch_size: 4,
+        gradient_accumulation_steps: 4,
+        compile: false,
+        world_size: 2,
+        ..TrainConfig::default()
+    };
+    let h200 = Budget::for_gpu(gpu::find("h200").unwrap());
+    let reserved = analyze(&cfg, &h200)
+        .unwrap()
+        .ranks()
+        .unwrap()
+        .reserved
+        .unwrap();
+    let released = reserved.rank0[0].max(reserved.others[0]) as f64 / GIB;
+    let held = reserved.rank0[1].max(reserved.others[1]) as f64 / GIB;
+    assert!((7.16..7.18).contains(&released) && (7.93..7.95).contains(&held));
+    let usable = h200.allocator_budget() as f64 / GIB;
+    for (gib, risk) in [(8.5, Risk::Fits), (7.75, Risk::Tight), (7.0, Risk::Oom)] {
+        let card = h200.clone().with_other_gib(usable - gib).unwrap();
+        let a = analyze(&cfg, &card).unwrap();
+        assert_eq!(a.verdict.risk, risk, "{gib} GiB");
+        assert_eq!(
+            estimator::analysis::fits_on_card(&cfg, &card),
+            risk != Risk::Oom
+        );
+    }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;

@@ -247,13 +247,16 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // nanochat's `--fp8` training forward in its wrapper's order (every cast and transient, planned by
 // the same reuse) in place of the kept-tensors-only one, 1.0 KB more (stop 67: 260,986 → 261,979
 // bytes), and the budget to 256 KB: it is the speedrun's setting, and it took that program's worst
-// reserve from 3.8 % to 2.2 % (docs/allocation-order.md §22)
-test("the package's wasm is within its budget: 256 KB gzipped", async () => {
+// reserve from 3.8 % to 2.2 % (docs/allocation-order.md §22); train.py under DDP, each kind of rank replayed
+// with DDP's old bucket released and held (what DDP(model) allocates, the ranks that only train, the
+// verdict on the worse one, both reserves per rank in the report) 2.0 KB more (stop 68: → 264,063 bytes),
+// and the budget to 258 KB: it took every eager rank's reserve from up to 14.9 % off to the byte (§23)
+test("the package's wasm is within its budget: 258 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 256, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 258, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

@@ -84,8 +84,16 @@ export const tests = {
     const page = await open(ctx, '?gpu=rtx3090&batch_size=16&gradient_accumulation_steps=8&world_size=2&link_gbps=32');
     const h = await hooks(page);
     const j = cli(ctx, ['--gpu=rtx3090', '--batch_size=16', '--gradient_accumulation_steps=8', '--nproc_per_node=2', '--link-gbps=32']);
-    assert.equal(h.total, j.peak_bytes.overall, 'the bar is rank 0\'s');
+    assert.equal(h.total, j.peak_bytes.overall, 'the bar is the judged rank\'s');
     assert.equal(h.fits, j.verdict.fits);
+    // the rank that needs more is shown (here rank 1: its cache holds no eval blocks), and what each reserves
+    assert.equal(j.ddp.worst_rank, 1);
+    assert.match(await page.textContent('[data-testid="ddp-worst"]'), /Rank 1 holds the most/);
+    const gib = (b) => (b / 2 ** 30).toFixed(2).replace('.', '\\.') + ' GiB';
+    const [r0, r1] = j.ddp.per_rank;
+    assert.match(await page.textContent('[data-testid="ddp-reserved"]'), new RegExp(
+      `Reserved per GPU: rank 0 ${gib(r0.reserved_released_bytes)} \\(up to ${gib(r0.reserved_held_bytes)}\\), ` +
+      `other ranks ${gib(r1.reserved_released_bytes)} \\(up to ${gib(r1.reserved_held_bytes)}\\)`));
     assert.match(await page.textContent('[data-testid="ddp-accum"]'), /4 micro-steps per GPU \(8 ÷ 2\)/);
     const speedup = Number(await page.getAttribute('[data-testid="ddp-time"]', 'data-speedup'));
     assert.ok(Math.abs(speedup - j.ddp.speedup) < 1e-3, `${speedup} vs ${j.ddp.speedup}`);

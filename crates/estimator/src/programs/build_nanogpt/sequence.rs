@@ -273,7 +273,7 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
     };
     // step 0's validation: its first matmul creates the forward thread's cuBLAS workspace
     g.mark(Some(Phase::Eval), Stage::Eval, 0);
-    g.first_eval_workspace();
+    g.first_forward_workspace();
     validate(&mut g, &mut globals, Phase::Eval, cfg.use_compile);
     if evals {
         // no sampling at step 0 (`step > 0`)

@@ -3,19 +3,23 @@
 
 use crate::config::TrainConfig;
 use crate::engine::run::{self, Run};
+use crate::engine::verdict::{Risk, Verdict};
 use crate::error::ConfigError;
 use crate::estimate::{estimate_patched, Estimate};
 use crate::gpu::Budget;
-use crate::physics::{Patches, Phase};
-use crate::sequence::generate;
+use crate::physics::Patches;
+use crate::sequence::{generate_rank, Rank};
 
 /// Peaks, components and verdict of one run on one card.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
     /// The closed form (moments, formulas): the explanation of the numbers below.
     pub estimate: Estimate,
-    /// The run replayed, uncapped and on the card.
+    /// The run replayed, uncapped and on the card: under DDP, the rank the verdict is judged on
+    /// (rank 0, or the ranks that only train where they need more).
     pub run: Run,
+    /// Under DDP: each rank's peak and what it reserves (ddp.rs).
+    pub ranks: Option<crate::ddp::Ranks>,
 }
 
 impl std::ops::Deref for Analysis {
@@ -40,15 +44,9 @@ impl Analysis {
         )
     }
 
-    /// Per-GPU peaks of a DDP run, from the replay (`None` on one GPU).
+    /// Per-GPU peaks of a DDP run, from the replays (`None` on one GPU).
     pub fn ranks(&self) -> Option<crate::ddp::Ranks> {
-        let phase = |p| self.phase_bytes(p).unwrap_or(0);
-        crate::ddp::Ranks::new(
-            &self.estimate.config,
-            phase(Phase::TrainFirstIter),
-            phase(Phase::TrainSteady),
-            phase(Phase::Eval).max(phase(Phase::EvalAfterStep)),
-        )
+        self.ranks.clone()
     }
 }
 
@@ -59,8 +57,33 @@ pub fn analyze_patched(
     patches: Patches,
 ) -> Result<Analysis, ConfigError> {
     let estimate = estimate_patched(cfg, &budget.gpu, patches)?;
-    let run = replay_patched(cfg, budget, patches)?;
-    Ok(Analysis { estimate, run })
+    let (run, ddp) = replay_ranks(cfg, budget, patches)?;
+    let Some(ddp) = ddp else {
+        return Ok(Analysis {
+            estimate,
+            run,
+            ranks: None,
+        });
+    };
+    // each kind of rank again with the old buckets held through iteration 1 (ddp.rs)
+    let [zero_held, others_held] = RANKS[1].map(|rank| replay_rank(cfg, budget, patches, rank));
+    let (zero_held, others_held) = (zero_held?, others_held?);
+    let (zero, others) = if ddp.judged_rank == 0 {
+        (&run, &ddp.other)
+    } else {
+        (&ddp.other, &run)
+    };
+    let ranks = crate::ddp::Ranks::replayed(
+        cfg,
+        [zero, &zero_held],
+        [others, &others_held],
+        ddp.judged_rank,
+    );
+    Ok(Analysis {
+        estimate,
+        run,
+        ranks,
+    })
 }
 
 /// [`analyze_patched`]'s run alone, without the closed form: what the peak, components and
@@ -70,20 +93,95 @@ pub fn replay_patched(
     budget: &Budget,
     patches: Patches,
 ) -> Result<Run, ConfigError> {
-    cfg.validate()?;
-    let sequence = generate(cfg, &budget.gpu, patches);
+    Ok(replay_ranks(cfg, budget, patches)?.0)
+}
+
+/// Under DDP, which kind of rank the verdict is judged on, and the other kind's run.
+struct DdpReplays {
+    /// 0 (rank 0, which also evaluates) or 1 (the ranks that only train).
+    judged_rank: u32,
+    other: Run,
+}
+
+/// Rank 0 (which also evaluates) and a rank that only trains, with the old bucket set released
+/// before iteration 1 rebuilds it (`[0]`) or held through it (`[1]`).
+const RANKS: [[Rank; 2]; 2] = [
+    [Rank::new(true, false), Rank::new(false, false)],
+    [Rank::new(true, true), Rank::new(false, true)],
+];
+
+/// The kinds of rank `cfg`'s run has ([`RANKS`]): rank 0 alone on one GPU.
+fn ranks(cfg: &TrainConfig, old_buckets_held: bool) -> &'static [Rank] {
+    let kinds = &RANKS[usize::from(old_buckets_held)];
+    if cfg.is_ddp() {
+        kinds
+    } else {
+        &kinds[..1]
+    }
+}
+
+fn replay_rank(
+    cfg: &TrainConfig,
+    budget: &Budget,
+    patches: Patches,
+    rank: Rank,
+) -> Result<Run, ConfigError> {
+    let sequence = generate_rank(cfg, &budget.gpu, patches, rank);
     Run::replay(sequence, cfg.allocator, budget.allocator_cap())
 }
 
-/// Whether `cfg` runs on `budget`'s card: [`Analysis`]'s `verdict.fits` with one replay instead
-/// of up to four (what the fix ranker's searches ask, many times).
-pub fn fits_on_card(cfg: &TrainConfig, budget: &Budget) -> bool {
-    cfg.validate().is_ok()
-        && run::fits(
-            &generate(cfg, &budget.gpu, Patches::default()),
+/// The run the verdict is judged on and, under DDP, the other kind of rank's. Each rank is
+/// replayed with the old buckets released in time (what most measured ranks reserved), and the
+/// worse one judged: out of memory before tight before fits, then the larger need (measured,
+/// ddp2.jsonl: a rank that only trains reserves more than rank 0 in some runs, its cache laid out
+/// without the eval's blocks). Where it fits but a rank holding the old set through iteration 1
+/// would not, it is tight: whether it runs is NCCL's watchdog's timing (ddp.rs).
+fn replay_ranks(
+    cfg: &TrainConfig,
+    budget: &Budget,
+    patches: Patches,
+) -> Result<(Run, Option<DdpReplays>), ConfigError> {
+    cfg.validate()?;
+    let zero = replay_rank(cfg, budget, patches, RANKS[0][0])?;
+    if !cfg.is_ddp() {
+        return Ok((zero, None));
+    }
+    let others = replay_rank(cfg, budget, patches, RANKS[0][1])?;
+    let severity = |r: &Run| (r.verdict.risk as u8, r.verdict.need_bytes);
+    let (judged_rank, mut judged, other) = if severity(&others) > severity(&zero) {
+        (1, others, zero)
+    } else {
+        (0, zero, others)
+    };
+    if judged.verdict.risk == Risk::Fits && !fits_held(cfg, budget, patches) {
+        let v = &judged.verdict;
+        judged.verdict = Verdict::new(Risk::Tight, v.budget_bytes, v.need_bytes);
+    }
+    Ok((judged, Some(DdpReplays { judged_rank, other })))
+}
+
+/// Whether every rank runs on `budget`'s card with the old bucket set held through iteration 1.
+fn fits_held(cfg: &TrainConfig, budget: &Budget, patches: Patches) -> bool {
+    ranks(cfg, true).iter().all(|&rank| {
+        run::fits(
+            &generate_rank(cfg, &budget.gpu, patches, rank),
             cfg.allocator,
             budget.allocator_cap(),
         )
+    })
+}
+
+/// Whether `cfg` runs on `budget`'s card: [`Analysis`]'s `verdict.fits` with one replay per kind
+/// of rank instead of up to four (what the fix ranker's searches ask, many times).
+pub fn fits_on_card(cfg: &TrainConfig, budget: &Budget) -> bool {
+    cfg.validate().is_ok()
+        && ranks(cfg, false).iter().all(|&rank| {
+            run::fits(
+                &generate_rank(cfg, &budget.gpu, Patches::default(), rank),
+                cfg.allocator,
+                budget.allocator_cap(),
+            )
+        })
 }
 
 /// [`analyze_patched`] for nanoGPT as it is.

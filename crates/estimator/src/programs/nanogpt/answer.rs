@@ -26,7 +26,8 @@ pub struct Answer {
     pub effective_batch: u64,
     pub tokens_per_iter: u64,
     /// Per-GPU memory and time under DDP; `null` on one GPU.
-    pub ddp: Option<Ddp>,
+    /// Boxed: most runs have none, and the program answers' enum stays small.
+    pub ddp: Option<Box<Ddp>>,
     pub largest_batch_size_that_fits: Option<u32>,
     /// Seconds an iteration takes now (the speed model).
     pub iter_seconds: Option<f64>,
@@ -65,6 +66,10 @@ pub struct RankPeak {
     pub ranks: String,
     pub peak_bytes: u128,
     pub runs_estimate_loss: bool,
+    /// Reserved at the peak with the old bucket set released before iteration 1's rebuild, and
+    /// held through it (the verdict's): NCCL's watchdog decides which a run sees (ddp.rs).
+    pub reserved_released_bytes: Option<u128>,
+    pub reserved_held_bytes: Option<u128>,
 }
 
 /// Every setting, under train.py's names, in the JSON's order.
@@ -111,7 +116,7 @@ pub fn answer(a: &Analysis, fixes: Option<&FixReport>, budget: &Budget, mfu: f64
             .collect(),
         effective_batch: cfg.effective_batch(),
         tokens_per_iter: cfg.tokens_per_iter(),
-        ddp: ddp(a, budget, mfu),
+        ddp: ddp(a, budget, mfu).map(Box::new),
         largest_batch_size_that_fits: fixes.and_then(|r| r.largest_batch_that_fits),
         iter_seconds: fixes.map(|r| r.current_seconds),
     }
@@ -129,7 +134,7 @@ fn ddp(a: &Analysis, budget: &Budget, mfu: f64) -> Option<Ddp> {
     Some(Ddp {
         world_size: r.world_size,
         accum_per_rank: r.accum_per_rank,
-        worst_rank: super::ddp::Ranks::WORST_RANK,
+        worst_rank: r.worst_rank,
         bucket_bytes: r.bucket_bytes,
         rebuild_transient_bytes: r.rebuild_bytes,
         steady_without_rebuild_bytes: r.steady_without_rebuild,
@@ -138,11 +143,15 @@ fn ddp(a: &Analysis, budget: &Budget, mfu: f64) -> Option<Ddp> {
                 ranks: "0".into(),
                 peak_bytes: r.rank0_peak,
                 runs_estimate_loss: true,
+                reserved_released_bytes: r.reserved.map(|x| x.rank0[0]),
+                reserved_held_bytes: r.reserved.map(|x| x.rank0[1]),
             },
             RankPeak {
                 ranks: others,
                 peak_bytes: r.other_ranks_peak,
                 runs_estimate_loss: false,
+                reserved_released_bytes: r.reserved.map(|x| x.others[0]),
+                reserved_held_bytes: r.reserved.map(|x| x.others[1]),
             },
         ],
         link_gbps: budget.gpu.link_gbps,

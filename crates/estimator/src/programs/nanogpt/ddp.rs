@@ -1,24 +1,39 @@
 //! DistributedDataParallel: what `torchrun --nproc_per_node=N train.py` adds to each GPU.
 //!
 //! train.py wraps the model in `DDP(model, device_ids=[ddp_local_rank])` after building the
-//! optimizer. DDP's Reducer then holds one flat fp32 gradient buffer per bucket, sized as
-//! `engine::ddp::buckets` says. Together they are 4 bytes per
-//! parameter, on every rank, from before the first `estimate_loss()` to the end
-//! (measured, `ddp2.jsonl`: +4.0·P on every rank in every phase, GPT-2 124M and 350M).
+//! optimizer (under torchrun, so on one GPU too when launched with `--nproc_per_node=1`). What
+//! that allocates (trace `data/traces/ddp1_s_b16_ev`): the module's state broadcast from rank 0
+//! in flat chunks of up to 250 MiB, two in flight (`engine::ddp::broadcast_chunks`; their
+//! segments stay cached), then the Reducer's gradient buffer as **one bucket** of every
+//! parameter: until the first backward has shown the order gradients become ready, DDP buckets
+//! with `bucket_size_limits=[sys.maxsize]`. 4 bytes per parameter, on every rank, from before
+//! the first `estimate_loss()` to the end (measured, `ddp2.jsonl`: +4.0·P on every rank in every
+//! phase, GPT-2 124M and 350M).
 //!
-//! After the first synchronised backward the Reducer rebuilds its buckets in the order gradients
-//! became ready, at the next training forward (iteration 1). The old set outlives that for a
-//! while: the last all-reduce's work object (which stashes its tensors) is released by
-//! ProcessGroupNCCL's watchdog thread on its own schedule, not the loop's. Measured: in 3 of 8
-//! runs of `ddp2.jsonl` one rank's steady peak carried a second 4·P (rank 0 or rank 1, run to
-//! run); the others did not. tools/probe/ddp_buckets_probe.py shows the mechanism on two GPUs:
-//! +4·P at iteration 1's first forward, gone some iterations later, and never present at a peak
-//! when each iteration pauses 0.2 s. vramfit keeps the second set through iteration 1 and counts
-//! it in the steady peak, so a verdict holds whichever rank gets it, and reports the peak without
-//! it beside.
+//! At iteration 1's first forward the Reducer rebuilds its buckets in the ready order, 1 MiB
+//! then 25 MiB each (`engine::ddp::buckets`: 13 for GPT-2 124M). The old bucket outlives that for
+//! a while: the last all-reduce's work object (which stashes its tensors) is released by
+//! ProcessGroupNCCL's watchdog thread, which wakes every 100 ms (`kWatchdogThreadSleepMillis`),
+//! not by the loop. Measured: in 3 of 8 runs of `ddp2.jsonl` one rank's steady peak carried a
+//! second 4·P (rank 0 or rank 1, run to run), and 2 of 6 one-GPU torchrun runs of one config
+//! (`ddp1-race.jsonl`); tools/probe/ddp_buckets_probe.py: never present at a peak when each
+//! iteration pauses 0.2 s. vramfit keeps the old bucket through iteration 1 in the peaks it
+//! gives per rank, so they hold whichever rank gets it, and gives the peak without it beside.
+//!
+//! What a rank *reserves* follows from the same race. Released before the rebuild, the new set
+//! takes the old bucket's blocks; held, the new set needs blocks of its own and what the
+//! allocator caches from then on is laid out around both. vramfit replays both
+//! ([`Ranks::reserved`]), reports and judges the released one (what 15 of the 16 measured ranks
+//! reserved), and calls the verdict tight where only the held one runs out. Measured
+//! (`tests/ddp.rs`): every eager GPT-2 rank of `ddp2.jsonl` is one of its two replays to the byte,
+//! the compiled and character-level ones within 1 %; every one-GPU torchrun run the released one
+//! to the byte, paused or not.
 //!
 //! Only rank 0 (`master_process`) runs `estimate_loss()`; every rank runs
-//! `gradient_accumulation_steps / world_size` micro-steps per iteration.
+//! `gradient_accumulation_steps / world_size` micro-steps per iteration. The others' caches are
+//! laid out without the eval's blocks, so they are replayed on their own, and in some runs they
+//! reserve more than rank 0 (`ddp2_s_b8_acc2`: rank 1 11.54 GiB, rank 0 10.67 GiB, each its
+//! replay to the byte): the verdict is the worse rank's.
 
 use crate::config::TrainConfig;
 
@@ -29,6 +44,19 @@ pub fn bucket_total(cfg: &TrainConfig) -> u128 {
         // (the allocator counts in u64; a bucket past that is past any card, rounded or not)
         .map(|&b| u64::try_from(b).map_or(b, |b| crate::allocator::round_size(b).into()))
         .sum()
+}
+
+/// The flat chunks `DDP(model)` broadcasts the module's state in (`engine::ddp::broadcast_chunks`):
+/// the parameters in the module's order, then its buffers (the causal masks of train.py's own
+/// attention). Empty without DDP.
+pub fn broadcast_chunk_bytes(cfg: &TrainConfig) -> Vec<u128> {
+    if !cfg.is_ddp() {
+        return Vec::new();
+    }
+    let (params, buffers): (Vec<_>, Vec<_>) = crate::params::model_tensors(cfg)
+        .into_iter()
+        .partition(|t| matches!(t, crate::params::ModelTensor::Param(_)));
+    crate::engine::ddp::broadcast_chunks(params.into_iter().chain(buffers).map(|t| t.bytes()))
 }
 
 /// The bytes of each of DDP's gradient buckets, in the order the Reducer allocates them
@@ -96,14 +124,25 @@ pub struct Ranks {
     pub other_ranks_peak: u128,
     /// The steady peak without the rebuilt-bucket transient: what most runs show.
     pub steady_without_rebuild: u128,
+    /// The rank the verdict is judged on and the bar shows: 0, or 1 for the ranks that only
+    /// train where they need more.
+    pub worst_rank: u32,
+    /// What each kind of rank reserves, from the replays (`None` for the closed form).
+    pub reserved: Option<RanksReserved>,
+}
+
+/// What a DDP run's ranks reserve at their peak: `[released, held]`, the old bucket set released
+/// by NCCL's watchdog before iteration 1 rebuilds it, or held through iteration 1 (the
+/// verdict's). A real run lands on one or the other, by the watchdog's timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RanksReserved {
+    pub rank0: [u128; 2],
+    pub others: [u128; 2],
 }
 
 impl Ranks {
-    /// The rank whose peak the page and the verdict show: rank 0 (it also evaluates).
-    pub const WORST_RANK: u32 = 0;
-
-    /// The ranks of `cfg`'s run from rank 0's phase peaks (which include the buckets and, in
-    /// steady training, the rebuilt set). `None` without DDP.
+    /// The ranks of `cfg`'s run from rank 0's phase peaks in the closed form (which include the
+    /// buckets and, in steady training, the rebuilt set). `None` without DDP.
     pub fn new(cfg: &TrainConfig, first_iter: u128, steady: u128, eval: u128) -> Option<Ranks> {
         if !cfg.is_ddp() {
             return None;
@@ -118,6 +157,40 @@ impl Ranks {
             rank0_peak: train.max(eval),
             other_ranks_peak: train,
             steady_without_rebuild: steady.saturating_sub(buckets),
+            worst_rank: 0,
+            reserved: None,
+        })
+    }
+
+    /// The ranks of `cfg`'s run from the replays of rank 0 and of a rank that only trains, each
+    /// `[released, held]` (the old bucket set), and the rank the verdict is judged on. `None`
+    /// without DDP.
+    pub fn replayed(
+        cfg: &TrainConfig,
+        rank0: [&crate::engine::run::Run; 2],
+        others: [&crate::engine::run::Run; 2],
+        worst_rank: u32,
+    ) -> Option<Ranks> {
+        if !cfg.is_ddp() {
+            return None;
+        }
+        let buckets = bucket_total(cfg);
+        let reserved = |r: [&crate::engine::run::Run; 2]| r.map(|r| r.free_run.peak_reserved);
+        Some(Ranks {
+            world_size: cfg.world_size,
+            accum_per_rank: cfg.accum_per_rank(),
+            bucket_bytes: buckets,
+            rebuild_bytes: buckets,
+            rank0_peak: rank0[1].peak_bytes(),
+            other_ranks_peak: others[1].peak_bytes(),
+            steady_without_rebuild: rank0[0]
+                .phase_bytes(crate::physics::Phase::TrainSteady)
+                .unwrap_or(0),
+            worst_rank,
+            reserved: Some(RanksReserved {
+                rank0: reserved(rank0),
+                others: reserved(others),
+            }),
         })
     }
 }

@@ -43,6 +43,7 @@ impl crate::programs::TrainingProgram for NanoGpt {
         "ddp_rank0_eval",
         "ddp_accum_per_rank",
         "ddp_time",
+        "ddp_reserved",
     ];
     const EMBED_SETTINGS: &'static [(&'static str, &'static [f64])] = &[
         (

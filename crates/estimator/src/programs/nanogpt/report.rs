@@ -6,7 +6,14 @@ use crate::gpu::Budget;
 use crate::programs::report::{py_bool, Label, Line, Report, Value};
 
 /// The words of nanoGPT's report section (`crates/i18n/cli/*.txt`).
-pub const WORDS: &[&str] = &["model", "batch", "ddp", "ddp_ranks", "settings"];
+pub const WORDS: &[&str] = &[
+    "model",
+    "batch",
+    "ddp",
+    "ddp_ranks",
+    "ddp_reserved",
+    "settings",
+];
 
 /// `mfu`: the model-FLOPs utilisation the speed model assumes (a DDP run's time).
 pub fn report(a: &Analysis, budget: &Budget, mfu: f64) -> Report {
@@ -70,6 +77,21 @@ pub fn report(a: &Analysis, budget: &Budget, mfu: f64) -> Report {
                 ],
             ),
         ));
+        if let Some(reserved) = r.reserved {
+            head.push((
+                Label::More,
+                Line::new(
+                    "ddp_reserved",
+                    vec![
+                        ("rank0", Value::Bytes(reserved.rank0[0])),
+                        ("rank0_held", Value::Bytes(reserved.rank0[1])),
+                        ("others", Value::Bytes(reserved.others[0])),
+                        ("others_held", Value::Bytes(reserved.others[1])),
+                        ("worst", Value::int(r.worst_rank)),
+                    ],
+                ),
+            ));
+        }
     }
     head.push((
         Label::Settings,

@@ -130,10 +130,11 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The forward thread's cuBLAS workspace at the first eval: created by its first matmul,
-    /// which in eager runs comes inside block 0 (trace exp_s_b16_uncapped: after the qkv
-    /// projection's output) and in compiled runs before the graph's first buffer.
-    pub(crate) fn first_eval_workspace(&mut self) {
+    /// The forward thread's cuBLAS workspace at the first forward (the first eval's, on rank 0):
+    /// created by its first matmul, which in eager runs comes inside block 0 (trace
+    /// exp_s_b16_uncapped: after the qkv projection's output) and in compiled runs before the
+    /// graph's first buffer.
+    pub(crate) fn first_forward_workspace(&mut self) {
         if self.compiled && !self.lm_head_padding_timed() {
             self.a(self.workspace, Term::CublasWorkspace);
         } else {
@@ -1689,10 +1690,40 @@ pub const MAX_MICRO_STEPS: u32 = 3;
 /// Steady iterations simulated after iteration 0, as many as the calibration harness ran.
 pub const STEADY_ITERATIONS: u32 = 3;
 
-/// The allocation sequence of `cfg`'s run: model load, the first `estimate_loss()`, iteration 0
-/// and [`STEADY_ITERATIONS`] more (each with up to [`MAX_MICRO_STEPS`] micro-steps), and, when the
-/// run evaluates again, a later `estimate_loss()`.
+/// Which process of a DDP run a sequence is, and when NCCL lets go of the bucket DDP rebuilds at
+/// iteration 1 (ddp.rs). One GPU is [`Rank::ZERO`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rank {
+    /// Rank 0 (`master_process`) runs `estimate_loss()`; the other ranks only train.
+    pub evaluates: bool,
+    /// Whether the last all-reduce still holds DDP's first bucket when iteration 1's first
+    /// forward allocates the rebuilt ones, and then through iteration 1; else ProcessGroupNCCL's
+    /// watchdog released it before, and the rebuilt buckets take its blocks.
+    pub old_buckets_held: bool,
+}
+
+impl Rank {
+    /// Rank 0 with the old bucket released in time: a one-GPU run, and under DDP what rank 0 of
+    /// most runs does.
+    pub const ZERO: Rank = Rank::new(true, false);
+
+    pub const fn new(evaluates: bool, old_buckets_held: bool) -> Rank {
+        Rank {
+            evaluates,
+            old_buckets_held,
+        }
+    }
+}
+
+/// The allocation sequence of `cfg`'s run (rank 0's under DDP, the old bucket released in time).
 pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
+    generate_rank(cfg, gpu, patches, Rank::ZERO)
+}
+
+/// The allocation sequence of one `rank` of `cfg`'s run: model load, the first `estimate_loss()`
+/// (rank 0), iteration 0 and [`STEADY_ITERATIONS`] more (each with up to [`MAX_MICRO_STEPS`]
+/// micro-steps), and, when the run evaluates again, a later `estimate_loss()` (rank 0).
+pub fn generate_rank(cfg: &TrainConfig, gpu: &Gpu, patches: Patches, rank: Rank) -> Sequence {
     let workspace = gpu.cublas_workspace_bytes();
     let mut g = Gen::new(cfg, workspace, patches);
     // vramfit predicts a user's first run of a config: a cold Inductor cache (a rerun of the
@@ -1708,15 +1739,29 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     if g.out.is_beyond() {
         return g.out.finish();
     }
-    // DDP(model): the Reducer's gradient buckets, before the first batch (ddp.rs)
-    let bucket_sizes = crate::ddp::bucket_bytes(cfg);
-    for &b in &bucket_sizes {
-        g.a(b, Term::DdpBuckets);
+    // DDP(model) (ddp.rs): the module's state broadcast from rank 0 in flat chunks, two in
+    // flight; then the Reducer's one bucket of every gradient, until iteration 1 rebuilds them
+    let mut in_flight: Vec<T> = Vec::new();
+    for chunk in crate::ddp::broadcast_chunk_bytes(cfg) {
+        if in_flight.len() == 2 {
+            let done = in_flight.remove(0);
+            g.f(done);
+        }
+        in_flight.push(g.a(chunk, Term::DdpBuckets));
     }
+    g.free_all(&in_flight);
+    let bucket_sizes = crate::ddp::bucket_bytes(cfg);
+    let mut buckets: Vec<T> = if cfg.is_ddp() {
+        vec![g.a(bucket_sizes.iter().sum(), Term::DdpBuckets)]
+    } else {
+        Vec::new()
+    };
     let mut xy = g.batch();
-    g.mark(Some(Phase::Eval), Stage::Eval, 0);
-    g.first_eval_workspace();
-    g.estimate_loss(Phase::Eval);
+    g.first_forward_workspace();
+    if rank.evaluates {
+        g.mark(Some(Phase::Eval), Stage::Eval, 0);
+        g.estimate_loss(Phase::Eval);
+    }
     if g.out.is_beyond() {
         return g.out.finish();
     }
@@ -1734,14 +1779,19 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         if g.out.is_beyond() {
             break;
         }
-        // DDP rebuilds its buckets at iteration 1's first forward and the old set may live
-        // through the iteration (ddp.rs): a second set, freed at its end
-        let old_buckets: Vec<T> = if iteration == 1 {
+        // DDP rebuilds its buckets at iteration 1's first forward, in the order the gradients
+        // became ready; the old one is freed when NCCL lets go of it (ddp.rs): before, or at the
+        // iteration's end
+        let old_buckets: Vec<T> = if iteration == 1 && cfg.is_ddp() {
             g.mark(Some(phase), Stage::Forward, 1);
-            bucket_sizes
+            if !rank.old_buckets_held {
+                g.free_all(&std::mem::take(&mut buckets));
+            }
+            let rebuilt = bucket_sizes
                 .iter()
-                .map(|&b| g.a(b, Term::DdpRebuiltBuckets))
-                .collect()
+                .map(|&b| g.a(b, Term::DdpBuckets))
+                .collect();
+            std::mem::replace(&mut buckets, rebuilt)
         } else {
             Vec::new()
         };
@@ -1755,7 +1805,7 @@ pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
         g.free_all(&grads);
         g.free_all(&old_buckets);
     }
-    if cfg.max_iters >= cfg.eval_interval {
+    if cfg.max_iters >= cfg.eval_interval && rank.evaluates {
         g.estimate_loss(Phase::EvalAfterStep);
     }
     g.out.finish()
