@@ -217,18 +217,25 @@ fn world_size_is_range_checked() {
     cfg.set("world_size", &estimator::PyValue::Int(64)).unwrap();
 }
 
-/// torchrun on one GPU (`--nproc_per_node=1`; data/measured/ddp1-race.jsonl): train.py still wraps
-/// the model in DDP, so each run is rank 0 of the same per-rank run on two GPUs. Five runs of each of
-/// two configs (three plain, two pausing 0.3 s after each optimizer step so that NCCL's watchdog
-/// has released the old buckets before iteration 1 rebuilds them) and one traced: every run reserved
-/// what rank 0's replay with the old set released reserves, to the byte, paused or not; at B 16 the
-/// held replay is the same bytes, and two of the six runs carried the old set at their steady peak
-/// (+474 MiB allocated, the race) with the reserve unchanged.
+/// torchrun on one GPU (`--nproc_per_node=1`): train.py still wraps the model in DDP, so each run
+/// is rank 0 of the same per-rank run on two GPUs. `ddp1-race.jsonl`: five runs of each of two
+/// configs (three plain, two pausing 0.3 s after each optimizer step so that NCCL's watchdog has
+/// released the old bucket before iteration 1 rebuilds it) and one traced: every run reserved what
+/// rank 0's replay with the old bucket released reserves, to the byte, paused or not; two of the six
+/// B 16 runs carried the old bucket at their steady peak (+474 MiB allocated, the race) with the
+/// reserve unchanged. `ddp1-check.jsonl`: five configs predicted before they ran
+/// (data/predictions/ddp1-check.jsonl, GPT-2 350M, batch 12 without accumulation, fp16, a paused
+/// run, a compiled first run): the four eager ones to the byte, the compiled one −0.94 % (DDPOptimizer's
+/// split graph, which vramfit does not write); every steady peak within 0.1 % of the one without
+/// the old bucket or with it.
 #[test]
 fn one_gpu_under_torchrun_is_rank_0_of_two() {
     let budget = Budget::for_gpu(gpu::find("h200").unwrap());
     let mut held_at_the_peak = 0;
-    for run in project_runs("ddp1-race.jsonl") {
+    let mut runs = project_runs("ddp1-race.jsonl");
+    runs.extend(project_runs("ddp1-check.jsonl"));
+    assert_eq!(runs.len(), 16);
+    for run in runs {
         let name = run["name"].as_str().unwrap();
         let mut cfg = config(&run);
         assert_eq!(cfg.world_size, 1);
@@ -236,8 +243,13 @@ fn one_gpu_under_torchrun_is_rank_0_of_two() {
         cfg.gradient_accumulation_steps *= 2;
         let a = analyze(&cfg, &budget).unwrap();
         let ranks = a.ranks().unwrap();
-        let m = measured(&run, "peak_reserved").unwrap() as u128;
-        assert_eq!(ranks.reserved.unwrap().rank0[0], m, "{name}");
+        let m = measured(&run, "peak_reserved").unwrap();
+        let released = ranks.reserved.unwrap().rank0[0];
+        if cfg.compile {
+            assert!(err(released, m) < 0.01, "{name}: {released} vs {m}");
+        } else {
+            assert_eq!(released, m as u128, "{name}");
+        }
         let steady = measured(&run, "peak_allocated_train_steady").unwrap();
         if err(ranks.rank0_peak, steady) < 0.001 {
             held_at_the_peak += 1;
