@@ -1262,8 +1262,15 @@ fn generate_with(cfg: &NanochatConfig, gpu: &Gpu, ranks: Ranks, cold: bool) -> S
         g.evaluate(Phase::Eval);
     }
     g.iteration(Phase::TrainFirstIter);
-    // one iteration with no stash (step 0's is gone), then one more for each stash held
+    // one iteration with no stash (step 0's is gone), then one more for each stash held, as far
+    // as base_train.py runs: a run of N steps builds at most N − 2 stashes
     let steady = STEADY_ITERATIONS.max(g.held as u32 + 1);
+    let steady = if cfg.script == Script::Base {
+        let after_first = crate::programs::nanochat::speed::base_iterations(cfg).saturating_sub(1);
+        steady.min(u32::try_from(after_first).unwrap_or(u32::MAX).max(1))
+    } else {
+        steady
+    };
     for _ in 0..steady {
         g.iteration(Phase::TrainSteady);
     }
