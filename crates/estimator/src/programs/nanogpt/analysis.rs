@@ -57,17 +57,20 @@ pub fn analyze_patched(
     patches: Patches,
 ) -> Result<Analysis, ConfigError> {
     let estimate = estimate_patched(cfg, &budget.gpu, patches)?;
-    let (run, ddp) = replay_ranks(cfg, budget, patches)?;
-    let Some(ddp) = ddp else {
+    let (zero, others) = replay_released(cfg, budget, patches)?;
+    let Some(others) = others else {
         return Ok(Analysis {
             estimate,
-            run,
+            run: zero,
             ranks: None,
         });
     };
-    // each kind of rank again with the old buckets held through iteration 1 (ddp.rs)
+    // each kind of rank again with the old bucket held through iteration 1 (ddp.rs): their
+    // reserves for the report, and their verdicts for the judged one's
     let [zero_held, others_held] = RANKS[1].map(|rank| replay_rank(cfg, budget, patches, rank));
     let (zero_held, others_held) = (zero_held?, others_held?);
+    let held_fits = zero_held.verdict.fits && others_held.verdict.fits;
+    let (run, ddp) = judge(zero, others, || held_fits);
     let (zero, others) = if ddp.judged_rank == 0 {
         (&run, &ddp.other)
     } else {
@@ -87,13 +90,16 @@ pub fn analyze_patched(
 }
 
 /// [`analyze_patched`]'s run alone, without the closed form: what the peak, components and
-/// verdict come from.
+/// verdict come from (on one GPU its only run; under DDP the one [`judge`] picks).
 pub fn replay_patched(
     cfg: &TrainConfig,
     budget: &Budget,
     patches: Patches,
 ) -> Result<Run, ConfigError> {
-    Ok(replay_ranks(cfg, budget, patches)?.0)
+    Ok(match replay_released(cfg, budget, patches)? {
+        (zero, None) => zero,
+        (zero, Some(others)) => judge(zero, others, || fits_held(cfg, budget, patches)).0,
+    })
 }
 
 /// Under DDP, which kind of rank the verdict is judged on, and the other kind's run.
@@ -130,34 +136,40 @@ fn replay_rank(
     Run::replay(sequence, cfg.allocator, budget.allocator_cap())
 }
 
-/// The run the verdict is judged on and, under DDP, the other kind of rank's. Each rank is
-/// replayed with the old buckets released in time (what most measured ranks reserved), and the
-/// worse one judged: out of memory before tight before fits, then the larger need (measured,
-/// ddp2.jsonl: a rank that only trains reserves more than rank 0 in some runs, its cache laid out
-/// without the eval's blocks). Where it fits but a rank holding the old set through iteration 1
-/// would not, it is tight: whether it runs is NCCL's watchdog's timing (ddp.rs).
-fn replay_ranks(
+/// Rank 0's run and, under DDP, a rank's that only trains, the old bucket released in time.
+fn replay_released(
     cfg: &TrainConfig,
     budget: &Budget,
     patches: Patches,
-) -> Result<(Run, Option<DdpReplays>), ConfigError> {
+) -> Result<(Run, Option<Run>), ConfigError> {
     cfg.validate()?;
     let zero = replay_rank(cfg, budget, patches, RANKS[0][0])?;
-    if !cfg.is_ddp() {
-        return Ok((zero, None));
-    }
-    let others = replay_rank(cfg, budget, patches, RANKS[0][1])?;
+    let others = cfg
+        .is_ddp()
+        .then(|| replay_rank(cfg, budget, patches, RANKS[0][1]))
+        .transpose()?;
+    Ok((zero, others))
+}
+
+/// Under DDP, the run the verdict is judged on, and the other kind of rank's. Each rank is
+/// replayed with the old bucket released in time (what most measured ranks reserved), and the
+/// worse one judged: out of memory before tight before fits, then the larger need (measured,
+/// ddp2.jsonl: a rank that only trains reserves more than rank 0 in some runs, its cache laid out
+/// without the eval's blocks). Where it fits but a rank holding the old bucket through iteration
+/// 1 would not (`held_fits`, asked only then), it is tight: whether it runs is NCCL's watchdog's
+/// timing (ddp.rs).
+fn judge(zero: Run, others: Run, held_fits: impl FnOnce() -> bool) -> (Run, DdpReplays) {
     let severity = |r: &Run| (r.verdict.risk as u8, r.verdict.need_bytes);
     let (judged_rank, mut judged, other) = if severity(&others) > severity(&zero) {
         (1, others, zero)
     } else {
         (0, zero, others)
     };
-    if judged.verdict.risk == Risk::Fits && !fits_held(cfg, budget, patches) {
+    if judged.verdict.risk == Risk::Fits && !held_fits() {
         let v = &judged.verdict;
         judged.verdict = Verdict::new(Risk::Tight, v.budget_bytes, v.need_bytes);
     }
-    Ok((judged, Some(DdpReplays { judged_rank, other })))
+    (judged, DdpReplays { judged_rank, other })
 }
 
 /// Whether every rank runs on `budget`'s card with the old bucket set held through iteration 1.
