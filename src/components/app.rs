@@ -24,6 +24,7 @@ use super::run_summary::RunSummary;
 use super::snapshot_panel::SnapshotPanel;
 use super::sticky_summary::StickySummary;
 use super::timeline_chart::TimelineChart;
+use super::toggle_field::ToggleField;
 use super::verdict_panel::VerdictPanel;
 use crate::i18n::use_strings;
 use crate::state::AppState;
@@ -107,6 +108,17 @@ fn Page() -> impl IntoView {
                                 p.multi_gpu().then(|| {
                                     view! { <NumberField key=p.processes_key() steps=WORLD /> }
                                 })
+                            }}
+                            // one GPU started by torchrun, where the script then differs (train.py
+                            // wraps the model in DDP): more GPUs are torchrun's anyway
+                            {move || {
+                                let p = program.get();
+                                let one = app
+                                    .page
+                                    .with(|s| s.value(p.processes_key()).as_deref() == Some("1"));
+                                p.torchrun_key()
+                                    .filter(|_| one)
+                                    .map(|key| view! { <ToggleField key=key /> })
                             }}
                             <Show when=move || app.page.with(|p| p.configs.asks_link(p.program))>
                                 <LinkField />

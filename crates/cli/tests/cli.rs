@@ -314,6 +314,53 @@ fn oom_message_from_stdin_and_unreadable_files() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read the out-of-memory message"));
 }
 
+/// `torchrun --nproc_per_node=1 train.py`, as a user types it: DDP on one GPU, what the measured
+/// run reserved to the byte (data/measured/ddp1-race.jsonl, `ddp1_s_b16_*`: 21,550,333,952 on an
+/// H200 in each of its six runs), and `python train.py` offered back as the fix that saves it.
+#[test]
+fn one_gpu_under_torchrun() {
+    let line = [
+        "--gpu=h200",
+        "torchrun",
+        "--standalone",
+        "--nproc_per_node=1",
+        "train.py",
+        "--batch_size=16",
+        "--gradient_accumulation_steps=2",
+        "--compile=False",
+        "--eval_iters=2",
+    ];
+    let v = json(&line);
+    assert_eq!(v["peak_bytes"]["reserved"], 21_550_333_952u64);
+    assert!(v["ddp"].is_null(), "one GPU has no other ranks");
+    assert_eq!(v["config"]["torchrun"], true);
+    let python = json(&[
+        "--gpu=h200",
+        "python",
+        "train.py",
+        "--batch_size=16",
+        "--gradient_accumulation_steps=2",
+        "--compile=False",
+        "--eval_iters=2",
+    ]);
+    let reserved = |v: &Value| v["peak_bytes"]["reserved"].as_u64().unwrap();
+    let fix = v["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "python_not_torchrun")
+        .unwrap();
+    assert_eq!(
+        fix["saving_bytes"].as_u64().unwrap(),
+        v["peak_bytes"]["overall"].as_u64().unwrap()
+            - python["peak_bytes"]["overall"].as_u64().unwrap()
+    );
+    assert!(reserved(&v) - reserved(&python) > 500 << 20);
+    let text = String::from_utf8(run(&line[..line.len()]).stdout).unwrap();
+    assert!(text.contains("one GPU started by torchrun"), "{text}");
+    assert!(text.contains("python train.py --batch_size=16"), "{text}");
+}
+
 #[test]
 fn ddp_per_gpu_memory_and_time() {
     let one = json(&["--batch_size=8", "--gradient_accumulation_steps=8"]);

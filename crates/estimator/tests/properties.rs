@@ -20,6 +20,7 @@ fn config() -> impl Strategy<Value = TrainConfig> {
         1u32..=24,
         1u32..=200_000,
         any::<bool>(),
+        any::<bool>(),
     );
     let batch = (1u32..=2048, 1u32..=32, 1u32..=4, 1u32..=4);
     let kernels = (
@@ -33,7 +34,7 @@ fn config() -> impl Strategy<Value = TrainConfig> {
     );
     (model, batch, kernels).prop_map(
         |(
-            (n_layer, n_head, head_units, vocab_size, bias),
+            (n_layer, n_head, head_units, vocab_size, bias, torchrun),
             (block_size, batch_size, accum_per_rank, world_size),
             (dtype, compile, manual, expandable, dropout, eval_iters, evals_again),
         )| TrainConfig {
@@ -45,6 +46,7 @@ fn config() -> impl Strategy<Value = TrainConfig> {
             batch_size,
             gradient_accumulation_steps: accum_per_rank * world_size,
             world_size,
+            torchrun,
             dropout,
             bias,
             dtype: Dtype::ALL[dtype],

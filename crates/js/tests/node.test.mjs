@@ -250,13 +250,16 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // reserve from 3.8 % to 2.2 % (docs/allocation-order.md §22); train.py under DDP, each kind of rank replayed
 // with DDP's old bucket released and held (what DDP(model) allocates, the ranks that only train, the
 // verdict on the worse one, both reserves per rank in the report) 2.0 KB more (stop 68: → 264,063 bytes),
-// and the budget to 258 KB: it took every eager rank's reserve from up to 14.9 % off to the byte (§23)
-test("the package's wasm is within its budget: 258 KB gzipped", async () => {
+// and the budget to 258 KB: it took every eager rank's reserve from up to 14.9 % off to the byte (§23);
+// one GPU started by torchrun (train.py under DDP there too: its setting, the launch line's word, rank 0
+// judged alone, `python train.py` as a fix, a report line) 0.4 KB more (stop 69: 263,906 → 264,320 bytes),
+// and the budget to 259 KB: such a launch was answered 0.35-0.57 GiB short for GPT-2 124M, now to the byte
+test("the package's wasm is within its budget: 259 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 258, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 259, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

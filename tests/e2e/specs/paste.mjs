@@ -154,6 +154,17 @@ export const tests = {
     await page.goForward();
     await page.waitForSelector('[data-testid="ddp"]');
     assert.equal(await page.inputValue('input[type=text][name=batch_size]'), '8');
+    // one process under torchrun: DDP on one GPU, the box under the GPU count ticked, the CLI's peak
+    await paste(page, 'torchrun --standalone --nproc_per_node=1 train.py --batch_size=8');
+    await page.waitForSelector('input[name=torchrun]:checked');
+    assert.equal(await page.inputValue('input[type=text][name=world_size]'), '1');
+    const torchrun = await hooks(page);
+    assert.equal(torchrun.total, cli(ctx, ['--batch_size=8', '--torchrun=True', '--gpu=rtx3060']).peak_bytes.overall);
+    // untick it: python train.py, no DDP buckets
+    await page.uncheck('input[name=torchrun]');
+    await page.waitForFunction(
+      (t) => Number(document.querySelector('[data-testid="total"]').dataset.bytes) < t, torchrun.total);
+    assert.equal((await hooks(page)).total, cli(ctx, ['--batch_size=8', '--gpu=rtx3060']).peak_bytes.overall);
     await close(page);
   },
 

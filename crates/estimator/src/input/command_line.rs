@@ -13,6 +13,9 @@ pub struct Launch {
     pub program: Program,
     /// `torchrun --nproc_per_node=N` × `--nnodes`; 1 for a plain `python`.
     pub world_size: u32,
+    /// Started by torchrun (`torchrun`, `python -m torch.distributed.run` or `.launch`), which
+    /// sets `RANK` even for one process.
+    pub torchrun: bool,
     /// `PYTORCH_CUDA_ALLOC_CONF=…` / `PYTORCH_ALLOC_CONF=…` in front of it: whether it asks for
     /// expandable segments (`None` when the line does not set it).
     pub expandable_segments: Option<bool>,
@@ -22,12 +25,15 @@ pub struct Launch {
 
 impl Launch {
     /// What the launcher's words set, as the program's own settings (key, value): the processes
-    /// torchrun starts and the allocator `PYTORCH_ALLOC_CONF` asks for, either way. The page's
+    /// torchrun starts (or, for one, that torchrun started it, where the program tells them
+    /// apart) and the allocator `PYTORCH_ALLOC_CONF` asks for, either way. The page's
     /// paste and the CLI apply them after the script's arguments, so both read a line alike.
     pub fn launcher_settings(&self) -> Vec<(&'static str, String)> {
         let mut settings = Vec::new();
         if self.world_size > 1 {
             settings.push((self.program.processes_key(), self.world_size.to_string()));
+        } else if let Some(key) = self.program.torchrun_key().filter(|_| self.torchrun) {
+            settings.push((key, "True".to_string()));
         }
         if let Some(expandable) = self.expandable_segments {
             let allocator = if expandable {
@@ -88,6 +94,11 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         ));
     };
     let world_size = processes(&words[..script])?;
+    let torchrun = words[..script].iter().any(|w| {
+        w.rsplit('/').next() == Some("torchrun")
+            || w == "torch.distributed.run"
+            || w == "torch.distributed.launch"
+    });
     let expandable_segments = words[..script].iter().rev().find_map(|w| {
         ["PYTORCH_CUDA_ALLOC_CONF=", "PYTORCH_ALLOC_CONF="]
             .iter()
@@ -102,6 +113,7 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
     Ok(Launch {
         program,
         world_size,
+        torchrun,
         expandable_segments,
         args,
     })

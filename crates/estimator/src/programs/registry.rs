@@ -61,6 +61,13 @@ macro_rules! registry {
                 }
             }
 
+            /// Its setting for one process started by torchrun, where that matters.
+            pub fn torchrun_key(self) -> Option<&'static str> {
+                match self {
+                    $(Program::$variant => <$ty as __Seam>::TORCHRUN_KEY),+
+                }
+            }
+
             /// Its section of the language files.
             pub fn words(self) -> &'static str {
                 match self {

@@ -130,6 +130,10 @@ pub trait TrainingProgram {
     /// Whether it trains on several GPUs (torchrun's processes, by [`Self::PROCESSES_KEY`]); a
     /// single-GPU script has no GPU count on the page, and refuses one above 1 elsewhere.
     const MULTI_GPU: bool = true;
+    /// Its setting for being started by torchrun on one GPU, where that changes what the card
+    /// holds (train.py wraps the model in DDP whenever torchrun sets `RANK`); `None` where one
+    /// process runs as under python (nanochat's optimizer skips its communication at world size 1).
+    const TORCHRUN_KEY: Option<&'static str> = None;
     /// Whether a command line's words that are not flags are config files it executes, in order
     /// with its flags (train.py's configurator), rather than values its argument parser reads.
     const CONFIG_FILES: bool = false;

@@ -61,7 +61,7 @@ pub fn analyze_patched(
     let Some(others) = others else {
         return Ok(Analysis {
             estimate,
-            run: zero,
+            run: one_gpu(cfg, budget, patches, zero),
             ranks: None,
         });
     };
@@ -97,7 +97,7 @@ pub fn replay_patched(
     patches: Patches,
 ) -> Result<Run, ConfigError> {
     Ok(match replay_released(cfg, budget, patches)? {
-        (zero, None) => zero,
+        (zero, None) => one_gpu(cfg, budget, patches, zero),
         (zero, Some(others)) => judge(zero, others, || fits_held(cfg, budget, patches)).0,
     })
 }
@@ -119,7 +119,7 @@ const RANKS: [[Rank; 2]; 2] = [
 /// The kinds of rank `cfg`'s run has ([`RANKS`]): rank 0 alone on one GPU.
 fn ranks(cfg: &TrainConfig, old_buckets_held: bool) -> &'static [Rank] {
     let kinds = &RANKS[usize::from(old_buckets_held)];
-    if cfg.is_ddp() {
+    if cfg.is_multi_gpu() {
         kinds
     } else {
         &kinds[..1]
@@ -145,7 +145,7 @@ fn replay_released(
     cfg.validate()?;
     let zero = replay_rank(cfg, budget, patches, RANKS[0][0])?;
     let others = cfg
-        .is_ddp()
+        .is_multi_gpu()
         .then(|| replay_rank(cfg, budget, patches, RANKS[0][1]))
         .transpose()?;
     Ok((zero, others))
@@ -160,16 +160,34 @@ fn replay_released(
 /// timing (ddp.rs).
 fn judge(zero: Run, others: Run, held_fits: impl FnOnce() -> bool) -> (Run, DdpReplays) {
     let severity = |r: &Run| (r.verdict.risk as u8, r.verdict.need_bytes);
-    let (judged_rank, mut judged, other) = if severity(&others) > severity(&zero) {
+    let (judged_rank, judged, other) = if severity(&others) > severity(&zero) {
         (1, others, zero)
     } else {
         (0, zero, others)
     };
-    if judged.verdict.risk == Risk::Fits && !held_fits() {
-        let v = &judged.verdict;
-        judged.verdict = Verdict::new(Risk::Tight, v.budget_bytes, v.need_bytes);
+    (
+        judge_alone(judged, held_fits),
+        DdpReplays { judged_rank, other },
+    )
+}
+
+/// The run on one GPU: as replayed, or under torchrun (DDP on one GPU) judged as rank 0 alone.
+fn one_gpu(cfg: &TrainConfig, budget: &Budget, patches: Patches, zero: Run) -> Run {
+    if cfg.is_ddp() {
+        judge_alone(zero, || fits_held(cfg, budget, patches))
+    } else {
+        zero
     }
-    (judged, DdpReplays { judged_rank, other })
+}
+
+/// [`judge`] for rank 0 alone (one GPU under torchrun): tight where it fits with the old bucket
+/// released in time but would not with it held.
+fn judge_alone(mut zero: Run, held_fits: impl FnOnce() -> bool) -> Run {
+    if zero.verdict.risk == Risk::Fits && !held_fits() {
+        let v = &zero.verdict;
+        zero.verdict = Verdict::new(Risk::Tight, v.budget_bytes, v.need_bytes);
+    }
+    zero
 }
 
 /// Whether every rank runs on `budget`'s card with the old bucket set held through iteration 1.

@@ -59,8 +59,12 @@ pub struct TrainConfig {
     pub attention: Attention,
     pub allocator: Allocator,
     /// Processes training together under DDP (`torchrun --nproc_per_node × nodes`; train.py reads
-    /// `WORLD_SIZE`). 1: a single GPU, no DDP.
+    /// `WORLD_SIZE`). 1: a single GPU, no DDP unless `torchrun`.
     pub world_size: u32,
+    /// Started by torchrun (`RANK` set): train.py wraps the model in DDP whatever the world size,
+    /// so `torchrun --nproc_per_node=1 train.py` holds DDP's buckets on its one GPU (measured:
+    /// data/measured/ddp1-race.jsonl). Always so for more than one process.
+    pub torchrun: bool,
 }
 
 impl Default for TrainConfig {
@@ -83,6 +87,7 @@ impl Default for TrainConfig {
             attention: Attention::Flash,
             allocator: Allocator::Default,
             world_size: 1,
+            torchrun: false,
         }
     }
 }
@@ -131,6 +136,7 @@ pub const FIELDS: &[Field] = &[
     choice("attention", Attention::NAMES),
     choice("allocator", Allocator::NAMES),
     int("world_size", 1, MAX_WORLD_SIZE),
+    boolean("torchrun"),
 ];
 
 /// The largest DDP world vramfit models (nodes × GPUs per node).
@@ -207,6 +213,7 @@ pub const FIELDS_JSON_ORDER: &[&str] = &[
     "attention",
     "allocator",
     "world_size",
+    "torchrun",
 ];
 
 /// Looks up a memory-relevant key.
@@ -287,6 +294,7 @@ impl TrainConfig {
                 };
                 match key {
                     "bias" => self.bias = b,
+                    "torchrun" => self.torchrun = b,
                     _ => self.compile = b,
                 }
             }
@@ -345,6 +353,7 @@ impl TrainConfig {
             "attention" => PyValue::Str(self.attention.as_str().into()),
             "allocator" => PyValue::Str(self.allocator.as_str().into()),
             "world_size" => PyValue::Int(self.world_size.into()),
+            "torchrun" => PyValue::Bool(self.torchrun),
             _ => return None,
         })
     }
@@ -390,8 +399,13 @@ impl TrainConfig {
         self.gradient_accumulation_steps / self.world_size.max(1)
     }
 
-    /// Whether the run is DDP (more than one process).
+    /// Whether the model is wrapped in DDP: more than one process, or one started by torchrun.
     pub fn is_ddp(&self) -> bool {
+        self.world_size > 1 || self.torchrun
+    }
+
+    /// Whether more than one process trains (an all-reduce between GPUs, ranks that only train).
+    pub fn is_multi_gpu(&self) -> bool {
         self.world_size > 1
     }
 

@@ -233,6 +233,8 @@ impl Configurator {
         // each process runs train.py: the world size is part of the run (range-checked here)
         self.cfg
             .set("world_size", &PyValue::Int(out.world_size.into()))?;
+        // torchrun sets RANK: DDP even for one process (more are DDP whatever starts them)
+        self.cfg.torchrun = launch.torchrun && out.world_size == 1;
         for arg in &launch.args {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;
@@ -510,6 +512,27 @@ weight_decay = 1e-1
         assert_eq!(cl.world_size, 8);
         assert_eq!(cl.unknown_files, vec!["my_config.py".to_string()]);
         assert_eq!(c.finish().unwrap().0.dtype, crate::Dtype::Float16);
+
+        // one process under torchrun (or torch.distributed.run) is DDP; python's is not
+        for (line, torchrun) in [
+            ("torchrun --standalone --nproc_per_node=1 train.py", true),
+            ("/opt/venv/bin/torchrun --nproc_per_node 1 train.py", true),
+            (
+                "python -m torch.distributed.run --nproc_per_node=1 train.py",
+                true,
+            ),
+            ("python train.py --torchrun=True", false),
+            ("python3 train.py", false),
+        ] {
+            let mut c = Configurator::new();
+            c.cfg.torchrun = !torchrun; // a launch line says which, whatever was set before
+            let cl = c.apply_command_line(line).unwrap();
+            assert_eq!(cl.world_size, 1, "{line}");
+            let cfg = c.finish().unwrap().0;
+            // a script argument still wins over the launcher, as train.py's own overrides do
+            let want = torchrun || line.contains("--torchrun=True");
+            assert_eq!((cfg.torchrun, cfg.is_ddp()), (want, want), "{line}");
+        }
 
         assert!(Configurator::new()
             .apply_command_line("python sample.py")

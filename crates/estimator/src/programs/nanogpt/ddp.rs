@@ -142,9 +142,9 @@ pub struct RanksReserved {
 
 impl Ranks {
     /// The ranks of `cfg`'s run from rank 0's phase peaks in the closed form (which include the
-    /// buckets and, in steady training, the rebuilt set). `None` without DDP.
+    /// buckets and, in steady training, the rebuilt set). `None` on one GPU.
     pub fn new(cfg: &TrainConfig, first_iter: u128, steady: u128, eval: u128) -> Option<Ranks> {
-        if !cfg.is_ddp() {
+        if !cfg.is_multi_gpu() {
             return None;
         }
         let buckets = bucket_total(cfg);
@@ -164,14 +164,14 @@ impl Ranks {
 
     /// The ranks of `cfg`'s run from the replays of rank 0 and of a rank that only trains, each
     /// `[released, held]` (the old bucket set), and the rank the verdict is judged on. `None`
-    /// without DDP.
+    /// on one GPU.
     pub fn replayed(
         cfg: &TrainConfig,
         rank0: [&crate::engine::run::Run; 2],
         others: [&crate::engine::run::Run; 2],
         worst_rank: u32,
     ) -> Option<Ranks> {
-        if !cfg.is_ddp() {
+        if !cfg.is_multi_gpu() {
             return None;
         }
         let buckets = bucket_total(cfg);

@@ -58,6 +58,8 @@ crate::engine::fix_kinds! {
         AddGpus,
         /// ZeRO-1 (DDP only): AdamW's state sharded over the ranks; a change to train.py.
         ShardOptimizer,
+        /// One GPU started by torchrun: `python train.py` trains the same without DDP's buckets.
+        PythonNotTorchrun,
     }
 }
 
@@ -84,6 +86,7 @@ impl FixKind {
             FixKind::EvalItersNoEffect => "eval_iters_no_effect",
             FixKind::AddGpus => "add_gpus",
             FixKind::ShardOptimizer => "shard_optimizer",
+            FixKind::PythonNotTorchrun => "python_not_torchrun",
         }
     }
 }
@@ -435,6 +438,15 @@ fn rank(
         }
     }
 
+    // torchrun on one GPU wraps the model in DDP for nothing: no other rank to all-reduce with
+    if cfg.torchrun && !cfg.is_multi_gpu() {
+        let c = TrainConfig {
+            torchrun: false,
+            ..cfg.clone()
+        };
+        push(ev.fix(FixKind::PythonNotTorchrun, c, none, other, Impact::Nothing));
+    }
+
     if cfg.allocator == Allocator::Default {
         let c = TrainConfig {
             allocator: Allocator::ExpandableSegments,
@@ -617,7 +629,7 @@ fn rank(
             fixes.push(f);
         }
     }
-    if cfg.is_ddp() {
+    if cfg.is_multi_gpu() {
         let p = Patches {
             shard_optimizer: true,
             ..none

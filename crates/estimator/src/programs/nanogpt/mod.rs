@@ -35,6 +35,7 @@ impl crate::programs::TrainingProgram for NanoGpt {
     const LAUNCH_WORDS: &'static [&'static str] = &["train.py"];
     /// train.py reads `WORLD_SIZE` from torchrun; vramfit's setting for it.
     const PROCESSES_KEY: &'static str = "world_size";
+    const TORCHRUN_KEY: Option<&'static str> = Some("torchrun");
     const WORDS: &'static str = "nanogpt";
     const HINTED: &'static [&'static str] = crate::FIELDS_JSON_ORDER;
     const FIX_KINDS: &'static [&'static str] = &fixes::FixKind::IDS;
@@ -227,9 +228,9 @@ impl crate::programs::TrainingProgram for NanoGpt {
         crate::oom::diagnose(message, c)
     }
 
-    /// Under DDP its speed estimate needs the link between the GPUs.
+    /// On several GPUs its speed estimate needs the link between them.
     fn asks_link(c: &TrainConfig) -> bool {
-        c.is_ddp()
+        c.is_multi_gpu()
     }
 
     fn batch(c: &TrainConfig) -> crate::programs::seam::Batch {

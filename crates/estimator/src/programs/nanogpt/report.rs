@@ -12,6 +12,7 @@ pub const WORDS: &[&str] = &[
     "ddp",
     "ddp_ranks",
     "ddp_reserved",
+    "ddp_one",
     "settings",
 ];
 
@@ -92,6 +93,15 @@ pub fn report(a: &Analysis, budget: &Budget, mfu: f64) -> Report {
                 ),
             ));
         }
+    }
+    if cfg.is_ddp() && !cfg.is_multi_gpu() {
+        head.push((
+            Label::Ddp,
+            Line::new(
+                "ddp_one",
+                vec![("buckets", Value::Bytes(crate::ddp::bucket_total(cfg)))],
+            ),
+        ));
     }
     head.push((
         Label::Settings,

@@ -5,7 +5,13 @@ use crate::config::{Allocator, Attention, TrainConfig, FIELDS_JSON_ORDER};
 
 /// Keys vramfit knows that are not train.py settings (they come from the data, PyTorch or the
 /// environment), so they never appear in a config file or on train.py's command line.
-const NOT_TRAIN_PY: &[&str] = &["vocab_size", "attention", "allocator", "world_size"];
+const NOT_TRAIN_PY: &[&str] = &[
+    "vocab_size",
+    "attention",
+    "allocator",
+    "world_size",
+    "torchrun",
+];
 
 /// `(key, value)` of each train.py setting where `cfg` differs from `base`, as Python literals.
 pub fn differing(cfg: &TrainConfig, base: &TrainConfig) -> Vec<(&'static str, String)> {
@@ -131,7 +137,7 @@ pub fn command_line(cfg: &TrainConfig, base: Option<&TrainConfig>) -> String {
     } else {
         ""
     };
-    let mut line = format!("{env}{} train.py", launcher(cfg.world_size));
+    let mut line = format!("{env}{} train.py", launcher(cfg.world_size, cfg.torchrun));
     for f in flags {
         line.push(' ');
         line += &f;
@@ -139,11 +145,12 @@ pub fn command_line(cfg: &TrainConfig, base: Option<&TrainConfig>) -> String {
     line
 }
 
-/// How train.py is started for `world_size` processes: python for one, torchrun for DDP (one
-/// node up to 8 GPUs; 8 per node beyond, as nanoGPT's README launches multi-node runs).
-pub fn launcher(world_size: u32) -> String {
+/// How train.py is started for `world_size` processes: python for one (torchrun where the run
+/// says so), torchrun for DDP (one node up to 8 GPUs; 8 per node beyond, as nanoGPT's README
+/// launches multi-node runs).
+pub fn launcher(world_size: u32, torchrun: bool) -> String {
     match world_size {
-        0 | 1 => "python".into(),
+        0 | 1 if !torchrun => "python".into(),
         n if n <= 8 || n % 8 != 0 => format!("torchrun --standalone --nproc_per_node={n}"),
         n => format!(
             "torchrun --nnodes={} --node_rank=0 --master_addr=HOST --master_port=1234 --nproc_per_node=8",
@@ -197,7 +204,20 @@ mod tests {
             command_line(&cfg, None),
             "torchrun --standalone --nproc_per_node=4 train.py"
         );
-        assert!(launcher(16).starts_with("torchrun --nnodes=2 "));
+        assert!(launcher(16, false).starts_with("torchrun --nnodes=2 "));
+        // one process started by torchrun stays torchrun: train.py is under DDP then
+        let one = TrainConfig {
+            torchrun: true,
+            ..TrainConfig::default()
+        };
+        assert_eq!(
+            command_line(&one, None),
+            "torchrun --standalone --nproc_per_node=1 train.py"
+        );
+        let read = crate::input::command_line::parse(&command_line(&one, None)).unwrap();
+        assert_eq!(read.launcher_flags(), ["--torchrun=True"]);
+        let plain = crate::input::command_line::parse("python train.py").unwrap();
+        assert!(plain.launcher_flags().is_empty());
     }
 
     #[test]

@@ -113,7 +113,8 @@ pub fn iter_time(
         patches,
         mfu,
     );
-    if !cfg.is_ddp() {
+    // one GPU under torchrun all-reduces with itself: nothing crosses a link
+    if !cfg.is_multi_gpu() {
         return IterTime {
             seconds: single_gpu_seconds,
             compute_seconds: single_gpu_seconds,
