@@ -181,7 +181,8 @@ if CAP_GIB:
     torch.cuda.set_per_process_memory_fraction(CAP_GIB * 2**30 / torch.cuda.get_device_properties(0).total_memory)
 rec = {'name': name, 'config': {'B': B, 'T': T, 'total_batch_size': TB, 'grad_accum_steps': GA, 'use_compile': comp,
                                 'n_layer': n_layer, 'n_head': n_head, 'n_embd': n_embd, 'vocab_size': 50304,
-                                'block_size': 1024, 'allocator': ALLOC, 'world_size': ws},
+                                'block_size': 1024, 'allocator': ALLOC, 'world_size': ws,
+                                'torchrun': 'RANK' in os.environ},
        'torch': torch.__version__, 'gpu': torch.cuda.get_device_name(), 'bng_commit': '6104ab1', 'status': 'ok'}
 if CAP_GIB:
     rec['allocator_cap_gib'], rec['cap_on_purpose'] = CAP_GIB, True

@@ -30,6 +30,8 @@ pub struct BngConfig {
     pub allocator: Allocator,
     /// `torchrun --nproc_per_node`: `ddp_world_size`.
     pub world_size: u32,
+    /// Started by torchrun (`RANK` set): the script wraps the model in DDP even for one process.
+    pub torchrun: bool,
 }
 
 impl Default for BngConfig {
@@ -46,6 +48,7 @@ impl Default for BngConfig {
             block_size: 1024,
             allocator: Allocator::Default,
             world_size: 1,
+            torchrun: false,
         }
     }
 }
@@ -63,10 +66,11 @@ pub const KEYS: &[&str] = &[
     "block_size",
     "allocator",
     "nproc_per_node",
+    "torchrun",
 ];
 
 /// The settings vramfit adds (the script's constants are the rest).
-pub const VRAMFIT_KEYS: &[&str] = &["allocator", "nproc_per_node"];
+pub const VRAMFIT_KEYS: &[&str] = &["allocator", "nproc_per_node", "torchrun"];
 
 /// A Python integer as the script writes it: `524288`, `2**19`, `16_384`.
 fn py_int(text: &str) -> Option<u64> {
@@ -120,8 +124,8 @@ impl BngConfig {
             "B" => self.b = small(key, text)?,
             "T" => self.t = small(key, text)?,
             "total_batch_size" => self.total_batch_size = int_in(key, text, 1, 1 << 40)?,
-            "use_compile" => {
-                self.use_compile = match text.trim() {
+            "use_compile" | "torchrun" => {
+                let on = match text.trim() {
                     "True" | "true" | "1" => true,
                     "False" | "false" | "0" => false,
                     other => {
@@ -133,6 +137,11 @@ impl BngConfig {
                             },
                         ))
                     }
+                };
+                if key == "torchrun" {
+                    self.torchrun = on;
+                } else {
+                    self.use_compile = on;
                 }
             }
             "n_layer" => self.n_layer = int_in(key, text, 1, 512)? as u32,
@@ -266,6 +275,7 @@ impl BngConfig {
             "block_size" => self.block_size.to_string(),
             "allocator" => self.allocator.as_str().to_string(),
             "nproc_per_node" => self.world_size.to_string(),
+            "torchrun" => if self.torchrun { "True" } else { "False" }.to_string(),
             _ => return None,
         })
     }
@@ -291,6 +301,7 @@ impl BngConfig {
             attention: crate::config::Attention::Flash,
             allocator: self.allocator,
             world_size: self.world_size,
+            torchrun: self.torchrun,
             ..TrainConfig::default()
         }
     }

@@ -42,9 +42,22 @@ impl BngAnalysis {
 pub fn analyze(cfg: &BngConfig, budget: &Budget) -> Result<BngAnalysis, ConfigError> {
     cfg.validate()?;
     let sequence = sequence::generate(cfg, &budget.gpu);
+    let run = Run::replay(sequence, cfg.allocator, budget.allocator_cap())?;
+    // under DDP, tight where the run fits only if NCCL let go of the old bucket in time
+    let run = if cfg.model().is_ddp() {
+        crate::programs::nanogpt::analysis::judge_alone(run, || {
+            crate::engine::run::fits(
+                &sequence::generate_rank(cfg, &budget.gpu, !cfg.use_compile, true),
+                cfg.allocator,
+                budget.allocator_cap(),
+            )
+        })
+    } else {
+        run
+    };
     Ok(BngAnalysis {
         config: cfg.clone(),
-        run: Run::replay(sequence, cfg.allocator, budget.allocator_cap())?,
+        run,
     })
 }
 
@@ -69,6 +82,8 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     const NAME: &'static str = "build-nanogpt train_gpt2.py";
     const LAUNCH_WORDS: &'static [&'static str] = &["train_gpt2.py"];
     const PROCESSES_KEY: &'static str = "nproc_per_node";
+    /// train_gpt2.py wraps the model in DDP whenever torchrun sets `RANK`, one process or more.
+    const TORCHRUN_KEY: Option<&'static str> = Some("torchrun");
     const WORDS: &'static str = "build-nanogpt";
     const HINTED: &'static [&'static str] = config::KEYS;
     const FIX_KINDS: &'static [&'static str] = &fixes::BngFixKind::IDS;

@@ -253,6 +253,12 @@ pub fn generate(cfg: &BngConfig, gpu: &Gpu) -> Sequence {
 /// [`generate`], with HellaSwag and sampling replayed or not (`evals`: the traced runs that
 /// switched them off are the script without them).
 pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
+    generate_rank(cfg, gpu, evals, false)
+}
+
+/// [`generate_with`] under DDP with the old bucket `held` through step 1 by the last
+/// all-reduce (NCCL's watchdog had not released it when DDP rebuilt the buckets), or not.
+pub fn generate_rank(cfg: &BngConfig, gpu: &Gpu, evals: bool, held: bool) -> Sequence {
     let model = cfg.model();
     let workspace = gpu.cublas_workspace_bytes();
     let mut g = Gen::new(&model, workspace, Patches::default());
@@ -261,10 +267,9 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
     g.t = u128::from(cfg.t);
     g.wpe_rows = u128::from(cfg.block_size);
     g.model_load();
-    // DDP(model): the Reducer's gradient buckets, before the first batch (nanogpt::ddp)
-    for b in crate::ddp::bucket_bytes(&model) {
-        g.a(b, Term::DdpBuckets);
-    }
+    // DDP(model), as train.py's (nanogpt::ddp): the state's broadcast and one bucket, rebuilt at
+    // step 1's first forward (every rank runs the same: validation and HellaSwag are sharded)
+    let mut buckets = g.ddp_wrap();
     let mut globals = Globals::default();
     let dims = Dims {
         n_layer: cfg.n_layer,
@@ -300,9 +305,14 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
         // model.train(); optimizer.zero_grad()
         g.mark(Some(phase), Stage::ZeroGrad, 0);
         g.free_all(&std::mem::take(&mut grads));
+        let mut old_buckets = Vec::new();
         for i in 1..=micro {
             g.mark(Some(phase), Stage::Forward, i);
             globals.next_batch(&mut g);
+            if step == 1 && i == 1 {
+                // inside `model(x, y)`, after the batch reached the card
+                old_buckets = g.ddp_rebuild(&mut buckets, held);
+            }
             let mut xy = (globals.x, globals.y);
             g.micro_step(
                 phase,
@@ -315,6 +325,7 @@ pub fn generate_with(cfg: &BngConfig, gpu: &Gpu, evals: bool) -> Sequence {
             first_backward = false;
         }
         g.optimizer_step(phase, &mut adam);
+        g.free_all(&old_buckets);
     }
     g.out.finish()
 }

@@ -182,7 +182,7 @@ fn one_gpu(cfg: &TrainConfig, budget: &Budget, patches: Patches, zero: Run) -> R
 
 /// [`judge`] for rank 0 alone (one GPU under torchrun): tight where it fits with the old bucket
 /// released in time but would not with it held.
-fn judge_alone(mut zero: Run, held_fits: impl FnOnce() -> bool) -> Run {
+pub(crate) fn judge_alone(mut zero: Run, held_fits: impl FnOnce() -> bool) -> Run {
     if zero.verdict.risk == Risk::Fits && !held_fits() {
         let v = &zero.verdict;
         zero.verdict = Verdict::new(Risk::Tight, v.budget_bytes, v.need_bytes);

@@ -1715,6 +1715,45 @@ impl Rank {
     }
 }
 
+impl Gen<'_> {
+    /// `DDP(model)` (ddp.rs): the module's state broadcast from rank 0 in flat chunks, two in
+    /// flight, then the Reducer's one bucket of every gradient, until iteration 1 rebuilds them.
+    /// Nothing without DDP.
+    pub(crate) fn ddp_wrap(&mut self) -> Vec<T> {
+        if !self.cfg.is_ddp() {
+            return Vec::new();
+        }
+        let mut in_flight: Vec<T> = Vec::new();
+        for chunk in crate::ddp::broadcast_chunk_bytes(self.cfg) {
+            if in_flight.len() == 2 {
+                let done = in_flight.remove(0);
+                self.f(done);
+            }
+            in_flight.push(self.a(chunk, Term::DdpBuckets));
+        }
+        self.free_all(&in_flight);
+        let total = crate::ddp::bucket_bytes(self.cfg).iter().sum();
+        vec![self.a(total, Term::DdpBuckets)]
+    }
+
+    /// DDP's rebuild at iteration 1's first forward, in the order the gradients became ready:
+    /// the old bucket freed first where NCCL's watchdog has let go of it, else (`held`) returned
+    /// to be freed at the iteration's end (ddp.rs). Nothing without DDP.
+    pub(crate) fn ddp_rebuild(&mut self, buckets: &mut Vec<T>, held: bool) -> Vec<T> {
+        if buckets.is_empty() {
+            return Vec::new();
+        }
+        if !held {
+            self.free_all(&std::mem::take(buckets));
+        }
+        let rebuilt = crate::ddp::bucket_bytes(self.cfg)
+            .into_iter()
+            .map(|b| self.a(b, Term::DdpBuckets))
+            .collect();
+        std::mem::replace(buckets, rebuilt)
+    }
+}
+
 /// The allocation sequence of `cfg`'s run (rank 0's under DDP, the old bucket released in time).
 pub fn generate(cfg: &TrainConfig, gpu: &Gpu, patches: Patches) -> Sequence {
     generate_rank(cfg, gpu, patches, Rank::ZERO)
@@ -1739,23 +1778,7 @@ pub fn generate_rank(cfg: &TrainConfig, gpu: &Gpu, patches: Patches, rank: Rank)
     if g.out.is_beyond() {
         return g.out.finish();
     }
-    // DDP(model) (ddp.rs): the module's state broadcast from rank 0 in flat chunks, two in
-    // flight; then the Reducer's one bucket of every gradient, until iteration 1 rebuilds them
-    let mut in_flight: Vec<T> = Vec::new();
-    for chunk in crate::ddp::broadcast_chunk_bytes(cfg) {
-        if in_flight.len() == 2 {
-            let done = in_flight.remove(0);
-            g.f(done);
-        }
-        in_flight.push(g.a(chunk, Term::DdpBuckets));
-    }
-    g.free_all(&in_flight);
-    let bucket_sizes = crate::ddp::bucket_bytes(cfg);
-    let mut buckets: Vec<T> = if cfg.is_ddp() {
-        vec![g.a(bucket_sizes.iter().sum(), Term::DdpBuckets)]
-    } else {
-        Vec::new()
-    };
+    let mut buckets = g.ddp_wrap();
     let mut xy = g.batch();
     g.first_forward_workspace();
     if rank.evaluates {
@@ -1782,16 +1805,9 @@ pub fn generate_rank(cfg: &TrainConfig, gpu: &Gpu, patches: Patches, rank: Rank)
         // DDP rebuilds its buckets at iteration 1's first forward, in the order the gradients
         // became ready; the old one is freed when NCCL lets go of it (ddp.rs): before, or at the
         // iteration's end
-        let old_buckets: Vec<T> = if iteration == 1 && cfg.is_ddp() {
+        let old_buckets: Vec<T> = if iteration == 1 {
             g.mark(Some(phase), Stage::Forward, 1);
-            if !rank.old_buckets_held {
-                g.free_all(&std::mem::take(&mut buckets));
-            }
-            let rebuilt = bucket_sizes
-                .iter()
-                .map(|&b| g.a(b, Term::DdpBuckets))
-                .collect();
-            std::mem::replace(&mut buckets, rebuilt)
+            g.ddp_rebuild(&mut buckets, rank.old_buckets_held)
         } else {
             Vec::new()
         };
