@@ -183,6 +183,10 @@ pub fn bng_config(run: &Value) -> BngConfig {
         _ => "default",
     };
     args.push(format!("--allocator={alloc}"));
+    // the one-GPU torchrun runs (build-nanogpt-ddp1.jsonl): the script is under DDP there
+    if c["torchrun"].as_bool().unwrap_or(false) {
+        args.push("--torchrun=True".into());
+    }
     BngConfig::from_args(&args).unwrap()
 }
 

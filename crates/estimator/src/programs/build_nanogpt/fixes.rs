@@ -27,6 +27,8 @@ crate::engine::fix_kinds! {
         ShorterContext,
         /// Fewer `n_layer`.
         FewerLayers,
+        /// One GPU started by torchrun: `python train_gpt2.py` trains the same without DDP.
+        PythonNotTorchrun,
     }
 }
 
@@ -39,6 +41,7 @@ impl BngFixKind {
             BngFixKind::FreeTheCard => "free_the_card",
             BngFixKind::ShorterContext => "shorter_context",
             BngFixKind::FewerLayers => "fewer_layers",
+            BngFixKind::PythonNotTorchrun => "python_not_torchrun",
         }
     }
 }
@@ -66,6 +69,9 @@ pub fn edits(fix: &BngFix, from: &BngConfig) -> Vec<String> {
         && from.allocator != Allocator::ExpandableSegments
     {
         out.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
+    }
+    if from.torchrun && !fix.config.torchrun {
+        out.push("python train_gpt2.py  # not torchrun --nproc_per_node=1".into());
     }
     out
 }
@@ -133,6 +139,18 @@ pub fn rank_fixes(cfg: &BngConfig, budget: &Budget) -> Option<BngFixReport> {
             Impact::Nothing,
             BngConfig {
                 allocator: Allocator::ExpandableSegments,
+                ..cfg.clone()
+            },
+            other,
+        ));
+    }
+    // torchrun on one GPU wraps the model in DDP for nothing: no other rank to all-reduce with
+    if cfg.torchrun && cfg.world_size == 1 {
+        fixes.extend(evaluate(
+            BngFixKind::PythonNotTorchrun,
+            Impact::Nothing,
+            BngConfig {
+                torchrun: false,
                 ..cfg.clone()
             },
             other,
