@@ -17,11 +17,19 @@ const CASES = [
     args: ['--program=build-nanogpt', '--B=4', '--T=512', '--total_batch_size=16384', '--n_layer=24',
       '--n_head=16', '--n_embd=1024', '--gpu=a6000'],
   },
+  // one GPU started by torchrun: the script is under DDP, the box under the GPU count ticked
+  {
+    query: '?program=build-nanogpt&B=16&torchrun=True&gpu=rtx4090',
+    args: ['--program=build-nanogpt', '--B=16', '--torchrun=True', '--gpu=rtx4090'],
+  },
 ];
 
 export const tests = {
   async 'build-nanogpt page numbers equal the CLI for the same config'(ctx) {
     await assertSameAsCli(ctx, CASES);
+    const page = await open(ctx, '?program=build-nanogpt&torchrun=True');
+    assert.equal(await page.isChecked('input[name=torchrun]'), true);
+    await close(page);
   },
 
   async 'its constants drive the bar and the URL; a pasted constants block switches program'(ctx) {
