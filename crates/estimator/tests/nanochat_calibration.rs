@@ -301,6 +301,45 @@ fn two_gpus_for_three_steps() {
     assert_eq!(exact, 6);
 }
 
+/// One GPU under `torchrun --nproc_per_node=1` is `python -m scripts.base_train` for the card: the
+/// process group exists, but nanochat's optimizer skips its communication at world size 1
+/// (nanochat/optim.py), so vramfit has no torchrun setting for nanochat. Measured (stop 69,
+/// data/measured/nanochat-torchrun1.jsonl: two configs each launched both ways on an H200, a
+/// private cold compile cache per run, the counters left alone, answers committed first in
+/// data/predictions/nanochat-torchrun1.jsonl): each pair reserved the same bytes, its steady
+/// peaks 512 bytes apart, and vramfit's one answer within 0.08 % reserved and 0.01 % through
+/// iteration 0 and steady training. (Without the probe's resets its `estimate` window holds the
+/// run's peak so far, which is not the evaluation's.)
+#[test]
+fn one_gpu_under_torchrun_is_python() {
+    let budget = Budget::for_gpu(gpu::find("h200").unwrap());
+    let runs = project_runs("nanochat-torchrun1.jsonl");
+    assert_eq!(runs.len(), 4);
+    for run in &runs {
+        let name = run["name"].as_str().unwrap();
+        let twin = if name.contains("_t1_") {
+            name.replacen("_t1_", "_p1_", 1)
+        } else {
+            name.replacen("_p1_", "_t1_", 1)
+        };
+        let twin = runs.iter().find(|r| r["name"] == twin.as_str()).unwrap();
+        let m = |r: &Value, k: &str| r["measured_bytes"][k].as_f64().unwrap();
+        assert_eq!(m(run, "peak_reserved"), m(twin, "peak_reserved"), "{name}");
+        let a = analyze(&config(run), &budget).unwrap();
+        let err = |p: u128, k: &str| (p as f64 - m(run, k)).abs() / m(run, k);
+        assert!(
+            err(a.free_run.peak_reserved, "peak_reserved") < 0.0008,
+            "{name}"
+        );
+        for (phase, k) in [
+            (Phase::TrainFirstIter, "peak_allocated_train_iter0"),
+            (Phase::TrainSteady, "peak_allocated_train_steady"),
+        ] {
+            assert!(err(a.phase_bytes(phase).unwrap(), k) < 0.0001, "{name} {k}");
+        }
+    }
+}
+
 /// fp32 compute, as nanochat/common.py picks it below SM 8.0 (data/measured/nanochat-fp32.jsonl:
 /// six runs forced with NANOCHAT_DTYPE=float32 on an H100): no bf16 weight copies, fp32
 /// activations and logits, d(logits) in a buffer of its own, embeddings stored in fp32. The
