@@ -58,7 +58,7 @@ pub fn notes(cfg: &BngConfig) -> Vec<&'static str> {
     if !cfg.use_compile {
         notes.push("evals");
     }
-    if cfg.world_size > 1 {
+    if cfg.model().is_ddp() {
         notes.push("ddp");
     }
     notes
