@@ -180,8 +180,9 @@ fn one_gpu(cfg: &TrainConfig, budget: &Budget, patches: Patches, zero: Run) -> R
     }
 }
 
-/// [`judge`] for rank 0 alone (one GPU under torchrun): tight where it fits with the old bucket
-/// released in time but would not with it held.
+/// The race's rule for a judged run (rank 0 alone on one GPU under torchrun, the worse rank under
+/// [`judge`], build-nanogpt's symmetric ranks): tight where it fits with DDP's old bucket released
+/// in time but would not with it held (`held_fits`, asked only then).
 pub(crate) fn judge_alone(mut zero: Run, held_fits: impl FnOnce() -> bool) -> Run {
     if zero.verdict.risk == Risk::Fits && !held_fits() {
         let v = &zero.verdict;
