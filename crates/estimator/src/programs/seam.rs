@@ -348,6 +348,22 @@ pub trait TrainingProgram {
     fn repair(config: &mut Self::Config) -> Vec<ConfigError>;
 }
 
+/// A script's boolean setting as text: Python's `True`/`False`, and `true`/`false` and 1/0 too,
+/// as URLs and JSON carry them.
+pub fn py_bool_in(key: &str, text: &str) -> Result<bool, ConfigError> {
+    match text.trim() {
+        "True" | "true" | "1" => Ok(true),
+        "False" | "false" | "0" => Ok(false),
+        other => Err(ConfigError::new(
+            key,
+            other,
+            crate::error::Problem::WrongType {
+                expected: "True or False",
+            },
+        )),
+    }
+}
+
 /// `--KEY=VALUE` arguments, in order, each given to `set` (a script whose settings are constants
 /// or dict keys, not argparse flags); a word of another form is named, with `form` saying how the
 /// script's settings are written.

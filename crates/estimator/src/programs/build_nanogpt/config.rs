@@ -8,6 +8,7 @@
 
 use crate::config::{Allocator, TrainConfig};
 use crate::error::{ConfigError, Problem};
+use crate::programs::seam::py_bool_in;
 
 /// The settings of one train_gpt2.py run.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,26 +125,8 @@ impl BngConfig {
             "B" => self.b = small(key, text)?,
             "T" => self.t = small(key, text)?,
             "total_batch_size" => self.total_batch_size = int_in(key, text, 1, 1 << 40)?,
-            "use_compile" | "torchrun" => {
-                let on = match text.trim() {
-                    "True" | "true" | "1" => true,
-                    "False" | "false" | "0" => false,
-                    other => {
-                        return Err(ConfigError::new(
-                            key,
-                            other,
-                            Problem::WrongType {
-                                expected: "True or False",
-                            },
-                        ))
-                    }
-                };
-                if key == "torchrun" {
-                    self.torchrun = on;
-                } else {
-                    self.use_compile = on;
-                }
-            }
+            "use_compile" => self.use_compile = py_bool_in(key, text)?,
+            "torchrun" => self.torchrun = py_bool_in(key, text)?,
             "n_layer" => self.n_layer = int_in(key, text, 1, 512)? as u32,
             "n_head" => self.n_head = int_in(key, text, 1, 1024)? as u32,
             "n_embd" => self.n_embd = int_in(key, text, 1, 65_536)? as u32,

@@ -184,20 +184,7 @@ pub(super) fn int_in(key: &str, text: &str, min: u64, max: u64) -> Result<u64, C
     Ok(v as u64)
 }
 
-/// A Python bool (`true`/`false` and 1/0 too, as URLs and JSON carry them).
-pub(super) fn py_bool_in(key: &str, text: &str) -> Result<bool, ConfigError> {
-    match text.trim() {
-        "True" | "true" | "1" => Ok(true),
-        "False" | "false" | "0" => Ok(false),
-        other => Err(ConfigError::new(
-            key,
-            other,
-            Problem::WrongType {
-                expected: "True or False",
-            },
-        )),
-    }
-}
+pub(super) use crate::programs::seam::py_bool_in;
 
 /// The book's scripts have no DDP: a process count other than 1 is refused.
 pub(super) fn one_gpu(key: &str, text: &str, script: &str) -> Result<(), ConfigError> {
