@@ -32,7 +32,11 @@ impl Launch {
         let mut settings = Vec::new();
         if self.world_size > 1 {
             settings.push((self.program.processes_key(), self.world_size.to_string()));
-        } else if let Some(key) = self.program.torchrun_key().filter(|_| self.torchrun) {
+        } else if let Some(key) = self
+            .program
+            .torchrun_key()
+            .filter(|_| self.one_process_under_torchrun())
+        {
             settings.push((key, "True".to_string()));
         }
         if let Some(expandable) = self.expandable_segments {
@@ -44,6 +48,12 @@ impl Launch {
             settings.push(("allocator", allocator.as_str().to_string()));
         }
         settings
+    }
+
+    /// One process that torchrun started (`RANK` set, so DDP for train.py and train_gpt2.py); more
+    /// than one are counted by `world_size` and are DDP whatever starts them.
+    pub fn one_process_under_torchrun(&self) -> bool {
+        self.torchrun && self.world_size == 1
     }
 
     /// [`Launch::launcher_settings`] as `--key=value` flags.

@@ -233,8 +233,7 @@ impl Configurator {
         // each process runs train.py: the world size is part of the run (range-checked here)
         self.cfg
             .set("world_size", &PyValue::Int(out.world_size.into()))?;
-        // torchrun sets RANK: DDP even for one process (more are DDP whatever starts them)
-        self.cfg.torchrun = launch.torchrun && out.world_size == 1;
+        self.cfg.torchrun = launch.one_process_under_torchrun();
         for arg in &launch.args {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;
