@@ -109,16 +109,16 @@ fn Page() -> impl IntoView {
                                     view! { <NumberField key=p.processes_key() steps=WORLD /> }
                                 })
                             }}
-                            // one GPU started by torchrun, where the script then differs (train.py
-                            // wraps the model in DDP): more GPUs are torchrun's anyway
+                            // one GPU that still trains under DDP (train.py started by torchrun,
+                            // 02_opt_multi_gpu_ddp.py): more GPUs are DDP anyway
                             {move || {
                                 let p = program.get();
                                 let one = app
                                     .page
                                     .with(|s| s.value(p.processes_key()).as_deref() == Some("1"));
-                                p.torchrun_key()
+                                p.one_gpu_ddp()
                                     .filter(|_| one)
-                                    .map(|key| view! { <ToggleField key=key /> })
+                                    .map(|ddp| view! { <ToggleField key=ddp.key /> })
                             }}
                             <Show when=move || app.page.with(|p| p.configs.asks_link(p.program))>
                                 <LinkField />

@@ -1,10 +1,11 @@
 """Job list (JSON) for tools/build-nanogpt-probe/drive.py: the ch05/10_llm-training-speed runs measured for vramfit
 (see README.md, "ch05 speed scripts").
-usage: python3 make_jobs_speed.py OUT.json [single|sdpa|ddp] [--only a,b] [--skip a,b]
+usage: python3 make_jobs_speed.py OUT.json [single|sdpa|ddp|ddp1] [--only a,b] [--skip a,b]
 Every run: its own empty Inductor/Triton cache /tmp/spdcache/NAME (cold); `warm` jobs then run NAME_warm with the
 same flags on that cache; `trace` jobs record the allocator history and leave $OUT/trace_NAME.tar (trace_speed.py).
 All runs: 1 epoch, --steps 12 (train split = min(432,000, 12*B*T*W + 1) tokens), val split 48,000 tokens.
 sdpa: 01 with --sdpa flash / efficient (cuDNN attention off, as on consumer cards).
+ddp1: the same on one GPU (--nproc_per_node=1: world size 1, still DDP).
 ddp: 02_opt_multi_gpu_ddp.py under `python3 -m torch.distributed.run --standalone --nproc_per_node=2` (= torchrun);
 each rank its own cold cache /tmp/spdcache/NAME/rank{0,1} (run_speed.py appends rank<r> under torchrun; the job
 removes /tmp/spdcache/NAME first) and its own record file /tmp/spdres/NAME.rank<r>.txt, printed after torchrun ends;
@@ -54,6 +55,17 @@ R_DDP = [
     ('spd_ddp2_c1024_b8', M124, 1024, 8, 0.1, 0, 'ddp'),
     ('spd_ddp2_c1024_b8_trace', M124, 1024, 8, 0.1, 0, 'ddptrace'),
 ]
+# 02_opt_multi_gpu_ddp.py on one GPU (torchrun --nproc_per_node=1; `python 02_…` is the same: world size 1, still
+# DDP(model) and Dynamo's DDPOptimizer split): kind nvidia-h200 (issue 27, stop 70)
+R_DDP1 = [
+    ('spd_ddp1_c1024_b8_trace', M124, 1024, 8, 0.1, 0, 'ddptrace'),
+    ('spd_ddp1_c1024_b32', M124, 1024, 32, 0.1, 0, 'ddp'),       # the shipped config
+    ('spd_ddp1_c1024_b16', M124, 1024, 16, 0.1, 0, 'ddp'),
+    ('spd_ddp1_c1024_b4', M124, 1024, 4, 0.1, 0, 'ddp'),
+    ('spd_ddp1_c512_b8', M124, 512, 8, 0.1, 0, 'ddp'),
+    ('spd_ddp1_l2_c256_b4', L2, 256, 4, 0.1, 0, 'ddp'),
+    ('spd_ddp1_med_c1024_b4_trace', MED, 1024, 4, 0.1, 0, 'ddptrace'),
+]
 
 
 def gb(m, T, B):
@@ -82,22 +94,25 @@ if __name__ == '__main__':
     if '--skip' in args:
         skip = set(args[args.index('--skip') + 1].split(','))
     J = []
-    for n, m, T, B, d, qb, mode, *more in {'ddp': R_DDP, 'sdpa': R_SDPA}.get(which, R):
+    world = 1 if which == 'ddp1' else 2
+    ranks = ' '.join(str(r) for r in range(world))
+    for n, m, T, B, d, qb, mode, *more in {'ddp': R_DDP, 'ddp1': R_DDP1, 'sdpa': R_SDPA}.get(which, R):
         if (only and n not in only) or (skip and n in skip):
             continue
         cache = f'/tmp/spdcache/{n}'
-        base = ['python3', P + 'run_speed.py'] if which != 'ddp' else \
-            ['python3', '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2', P + 'run_speed.py']
-        extra = (['--script', '02'] if which == 'ddp' else []) + (more[0] if more else [])
+        ddp = which in ('ddp', 'ddp1')
+        base = ['python3', P + 'run_speed.py'] if not ddp else \
+            ['python3', '-m', 'torch.distributed.run', '--standalone', f'--nproc_per_node={world}', P + 'run_speed.py']
+        extra = (['--script', '02'] if ddp else []) + (more[0] if more else [])
         cmd = base + [n] + extra + flags(m, T, B, d, qb) + ['--cache-dir', cache]
         if mode in ('ddp', 'ddptrace'):
             res, tf, o = f'/tmp/spdres/{n}', f'/tmp/spdtrace/{n}', '/tmp/spdtrace/out'
             c = f'rm -rf {cache} {res}.rank*; mkdir -p /tmp/spdres /tmp/spdtrace; {sh(cmd)} --result-file {res}.rank{{rank}}.txt'
             if mode == 'ddptrace':
                 c += f' --trace python --trace-file {tf}.rank{{rank}}.pkl'
-            c += f'; cat {res}.rank0.txt {res}.rank1.txt'
+            c += '; ' + ' '.join(['cat'] + [f'{res}.rank{r}.txt' for r in range(world)])
             if mode == 'ddptrace':
-                c += (f'; for r in 0 1; do sed "s/^RESULT //" {res}.rank$r.txt > {tf}.rank$r.json'
+                c += (f'; for r in {ranks}; do sed "s/^RESULT //" {res}.rank$r.txt > {tf}.rank$r.json'
                       f' && python3 {P}trace_speed.py convert {tf}.rank$r.pkl {tf}.rank$r.json {o} {n}_rank$r'
                       f' && python3 {P}trace_speed.py pack {o} {n}_rank$r $OUT/trace_{n}_rank$r.tar; done')
             cmd = ['bash', '-c', c]

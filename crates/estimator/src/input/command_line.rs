@@ -5,6 +5,7 @@
 
 use crate::config::Allocator;
 use crate::error::{ConfigError, Problem};
+use crate::programs::seam::DdpLaunch;
 use crate::programs::Program;
 
 /// What a launch line says.
@@ -16,6 +17,8 @@ pub struct Launch {
     /// Started by torchrun (`torchrun`, `python -m torch.distributed.run` or `.launch`), which
     /// sets `RANK` even for one process.
     pub torchrun: bool,
+    /// The word that named the program (`train.py`, `ch05/10_llm-training-speed/02_opt_multi_gpu_ddp.py`).
+    pub script: String,
     /// `PYTORCH_CUDA_ALLOC_CONF=…` / `PYTORCH_ALLOC_CONF=…` in front of it: whether it asks for
     /// expandable segments (`None` when the line does not set it).
     pub expandable_segments: Option<bool>,
@@ -25,19 +28,19 @@ pub struct Launch {
 
 impl Launch {
     /// What the launcher's words set, as the program's own settings (key, value): the processes
-    /// torchrun starts (or, for one, that torchrun started it, where the program tells them
-    /// apart) and the allocator `PYTORCH_ALLOC_CONF` asks for, either way. The page's
+    /// torchrun starts (or, for one, that it still trains under DDP, where the program tells
+    /// them apart) and the allocator `PYTORCH_ALLOC_CONF` asks for, either way. The page's
     /// paste and the CLI apply them after the script's arguments, so both read a line alike.
     pub fn launcher_settings(&self) -> Vec<(&'static str, String)> {
         let mut settings = Vec::new();
         if self.world_size > 1 {
             settings.push((self.program.processes_key(), self.world_size.to_string()));
-        } else if let Some(key) = self
+        } else if let Some(ddp) = self
             .program
-            .torchrun_key()
-            .filter(|_| self.one_process_under_torchrun())
+            .one_gpu_ddp()
+            .filter(|_| self.one_process_ddp())
         {
-            settings.push((key, "True".to_string()));
+            settings.push((ddp.key, "True".to_string()));
         }
         if let Some(expandable) = self.expandable_segments {
             let allocator = if expandable {
@@ -50,10 +53,17 @@ impl Launch {
         settings
     }
 
-    /// One process that torchrun started (`RANK` set, so DDP for train.py and train_gpt2.py); more
-    /// than one are counted by `world_size` and are DDP whatever starts them.
-    pub fn one_process_under_torchrun(&self) -> bool {
-        self.torchrun && self.world_size == 1
+    /// One process that trains under DDP all the same, by what its program says makes it so
+    /// (torchrun's `RANK` for train.py and train_gpt2.py, its own name for
+    /// 02_opt_multi_gpu_ddp.py); more than one are counted by `world_size` and are DDP whatever
+    /// starts them.
+    pub fn one_process_ddp(&self) -> bool {
+        self.world_size == 1
+            && match self.program.one_gpu_ddp().map(|d| d.when) {
+                Some(DdpLaunch::Torchrun) => self.torchrun,
+                Some(DdpLaunch::Script(name)) => self.script.rsplit('/').next() == Some(name),
+                None => false,
+            }
     }
 
     /// [`Launch::launcher_settings`] as `--key=value` flags.
@@ -124,6 +134,7 @@ pub fn parse_words(words: &[String]) -> Result<Launch, ConfigError> {
         program,
         world_size,
         torchrun,
+        script: words[script].clone(),
         expandable_segments,
         args,
     })

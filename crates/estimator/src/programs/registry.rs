@@ -61,10 +61,10 @@ macro_rules! registry {
                 }
             }
 
-            /// Its setting for one process started by torchrun, where that matters.
-            pub fn torchrun_key(self) -> Option<&'static str> {
+            /// Its setting for DDP on one GPU, and what launches it, where that matters.
+            pub fn one_gpu_ddp(self) -> Option<crate::programs::seam::OneGpuDdp> {
                 match self {
-                    $(Program::$variant => <$ty as __Seam>::TORCHRUN_KEY),+
+                    $(Program::$variant => <$ty as __Seam>::ONE_GPU_DDP),+
                 }
             }
 

@@ -98,6 +98,24 @@ impl<C> Read<C> {
     }
 }
 
+/// A program's setting for DDP on one GPU ([`TrainingProgram::ONE_GPU_DDP`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OneGpuDdp {
+    /// The setting (a Python bool).
+    pub key: &'static str,
+    /// What on a launch line of one process sets it.
+    pub when: DdpLaunch,
+}
+
+/// What makes one process a DDP run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DdpLaunch {
+    /// Being started by torchrun (`torchrun`, `python -m torch.distributed.run` or `.launch`).
+    Torchrun,
+    /// The script of this name, however it is started.
+    Script(&'static str),
+}
+
 /// One training script vramfit models.
 pub trait TrainingProgram {
     /// The id `--program=`, `?program=` and a JSON config's `"program"` take.
@@ -130,10 +148,12 @@ pub trait TrainingProgram {
     /// Whether it trains on several GPUs (torchrun's processes, by [`Self::PROCESSES_KEY`]); a
     /// single-GPU script has no GPU count on the page, and refuses one above 1 elsewhere.
     const MULTI_GPU: bool = true;
-    /// Its setting for being started by torchrun on one GPU, where that changes what the card
-    /// holds (train.py wraps the model in DDP whenever torchrun sets `RANK`); `None` where one
-    /// process runs as under python (nanochat's optimizer skips its communication at world size 1).
-    const TORCHRUN_KEY: Option<&'static str> = None;
+    /// Its setting for one process that still trains under DDP, and what on a launch line says
+    /// so: torchrun (train.py wraps the model in DDP whenever torchrun sets `RANK`) or the script
+    /// itself (02_opt_multi_gpu_ddp.py wraps it at world size 1 under python too); `None` where one
+    /// process runs as a single-GPU script does (nanochat's optimizer skips its communication at
+    /// world size 1). The page shows it as a box under the GPU count when that count is 1.
+    const ONE_GPU_DDP: Option<OneGpuDdp> = None;
     /// Whether a command line's words that are not flags are config files it executes, in order
     /// with its flags (train.py's configurator), rather than values its argument parser reads.
     const CONFIG_FILES: bool = false;

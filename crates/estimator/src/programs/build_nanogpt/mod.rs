@@ -83,7 +83,11 @@ impl crate::programs::TrainingProgram for BuildNanoGpt {
     const LAUNCH_WORDS: &'static [&'static str] = &["train_gpt2.py"];
     const PROCESSES_KEY: &'static str = "nproc_per_node";
     /// train_gpt2.py wraps the model in DDP whenever torchrun sets `RANK`, one process or more.
-    const TORCHRUN_KEY: Option<&'static str> = Some("torchrun");
+    const ONE_GPU_DDP: Option<crate::programs::seam::OneGpuDdp> =
+        Some(crate::programs::seam::OneGpuDdp {
+            key: "torchrun",
+            when: crate::programs::seam::DdpLaunch::Torchrun,
+        });
     const WORDS: &'static str = "build-nanogpt";
     const HINTED: &'static [&'static str] = config::KEYS;
     const FIX_KINDS: &'static [&'static str] = &fixes::BngFixKind::IDS;

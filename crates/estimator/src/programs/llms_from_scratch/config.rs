@@ -37,6 +37,9 @@ pub struct Ch05Config {
     pub script: Script,
     /// torchrun's processes: `02_opt_multi_gpu_ddp.py` above 1; gpt_train.py has no DDP.
     pub nproc_per_node: u32,
+    /// `02_opt_multi_gpu_ddp.py` on one GPU (under python or `torchrun --nproc_per_node=1`): its
+    /// `main` wraps the model in DDP at world size 1 too, so the card holds DDP's buckets.
+    pub ddp: bool,
     pub vocab_size: u32,
     pub context_length: u32,
     pub emb_dim: u32,
@@ -65,6 +68,7 @@ impl Default for Ch05Config {
         Ch05Config {
             script: Script::GptTrain,
             nproc_per_node: 1,
+            ddp: false,
             vocab_size: 50_257,
             context_length: 256,
             emb_dim: 768,
@@ -100,6 +104,11 @@ impl Ch05Config {
             val_tokens: MIDDLEMARCH_VAL_TOKENS,
             ..Ch05Config::default()
         }
+    }
+
+    /// Whether the run trains under DDP: `02_opt_multi_gpu_ddp.py`, on any number of GPUs.
+    pub fn is_ddp(&self) -> bool {
+        self.nproc_per_node > 1 || self.ddp
     }
 
     /// The script's own settings, what `changed` and `repair` go back to.
@@ -142,6 +151,7 @@ pub const KEYS: &[&str] = &[
     "val_tokens",
     "allocator",
     "nproc_per_node",
+    "ddp",
 ];
 
 /// The keys of the script's two dicts (what a pasted dict may set).
@@ -296,6 +306,20 @@ impl Ch05Config {
                 Script::GptTrain => one_gpu(key, text, self.script.file())?,
                 Script::Speed => self.nproc_per_node = int_in(key, text, 1, 4096)? as u32,
             },
+            "ddp" => match self.script {
+                Script::GptTrain => {
+                    if py_bool_in(key, text)? {
+                        return Err(ConfigError::new(
+                            key,
+                            text.trim(),
+                            Problem::Assertion {
+                                message: "gpt_train.py has no DDP: ddp must be False".into(),
+                            },
+                        ));
+                    }
+                }
+                Script::Speed => self.ddp = py_bool_in(key, text)?,
+            },
             "allocator" => self.allocator = allocator_in(key, text)?,
             _ => return Err(ConfigError::new(key, "", Problem::UnknownKey)),
         }
@@ -392,6 +416,7 @@ impl Ch05Config {
             "val_tokens" => self.val_tokens.to_string(),
             "allocator" => self.allocator.as_str().to_string(),
             "nproc_per_node" => self.nproc_per_node.to_string(),
+            "ddp" => py_bool(self.ddp),
             _ => return None,
         })
     }

@@ -27,6 +27,8 @@ crate::engine::fix_kinds! {
         ShorterContext,
         /// Fewer `n_layers`.
         FewerLayers,
+        /// `python 01_opt_single_gpu.py` for `02_opt_multi_gpu_ddp.py` on one GPU: no DDP buckets.
+        SingleGpuScript,
     }
 }
 
@@ -39,6 +41,7 @@ impl Ch05FixKind {
             Ch05FixKind::NoDropout => "no_dropout",
             Ch05FixKind::ShorterContext => "shorter_context",
             Ch05FixKind::FewerLayers => "fewer_layers",
+            Ch05FixKind::SingleGpuScript => "single_gpu_script",
         }
     }
 }
@@ -60,6 +63,9 @@ pub fn edits(fix: &Ch05Config, from: &Ch05Config) -> Vec<String> {
         && from.allocator != Allocator::ExpandableSegments
     {
         out.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
+    }
+    if from.ddp && !fix.ddp {
+        out.push("python 01_opt_single_gpu.py  # not 02_opt_multi_gpu_ddp.py".into());
     }
     out
 }
@@ -100,6 +106,19 @@ pub fn rank_fixes(cfg: &Ch05Config, budget: &Budget) -> Option<Ch05FixReport> {
             Ch05FixKind::ExpandableSegments,
             Impact::Nothing,
             expandable,
+            other,
+        ));
+    }
+    // the book's single-GPU script trains the same model without DDP's buckets
+    if cfg.ddp && cfg.nproc_per_node == 1 {
+        let single = Ch05Config {
+            ddp: false,
+            ..cfg.clone()
+        };
+        fixes.extend(evaluate(
+            Ch05FixKind::SingleGpuScript,
+            Impact::Nothing,
+            single,
             other,
         ));
     }

@@ -350,6 +350,7 @@ impl crate::programs::TrainingProgram for GptTrain {
             *cfg = Ch05Config {
                 allocator: cfg.allocator,
                 nproc_per_node: cfg.nproc_per_node,
+                ddp: cfg.ddp,
                 ..cfg.defaults()
             };
         }

@@ -11,6 +11,7 @@ pub const WORDS: &[&str] = &[
     "settings",
     "notes.no_training",
     "notes.no_validation",
+    "notes.ddp_one",
 ];
 
 pub fn report(a: &Ch05Analysis) -> Report {
@@ -75,6 +76,9 @@ pub fn notes(cfg: &Ch05Config) -> Vec<&'static str> {
     }
     if cfg.val_sequences() == 0 {
         notes.push("no_validation");
+    }
+    if cfg.ddp && cfg.nproc_per_node == 1 {
+        notes.push("ddp_one");
     }
     notes
 }

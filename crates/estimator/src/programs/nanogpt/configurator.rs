@@ -233,7 +233,7 @@ impl Configurator {
         // each process runs train.py: the world size is part of the run (range-checked here)
         self.cfg
             .set("world_size", &PyValue::Int(out.world_size.into()))?;
-        self.cfg.torchrun = launch.one_process_under_torchrun();
+        self.cfg.torchrun = launch.one_process_ddp();
         for arg in &launch.args {
             if arg.starts_with("--") {
                 self.apply_override(arg)?;

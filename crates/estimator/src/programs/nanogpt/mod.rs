@@ -35,7 +35,11 @@ impl crate::programs::TrainingProgram for NanoGpt {
     const LAUNCH_WORDS: &'static [&'static str] = &["train.py"];
     /// train.py reads `WORLD_SIZE` from torchrun; vramfit's setting for it.
     const PROCESSES_KEY: &'static str = "world_size";
-    const TORCHRUN_KEY: Option<&'static str> = Some("torchrun");
+    const ONE_GPU_DDP: Option<crate::programs::seam::OneGpuDdp> =
+        Some(crate::programs::seam::OneGpuDdp {
+            key: "torchrun",
+            when: crate::programs::seam::DdpLaunch::Torchrun,
+        });
     const WORDS: &'static str = "nanogpt";
     const HINTED: &'static [&'static str] = crate::FIELDS_JSON_ORDER;
     const FIX_KINDS: &'static [&'static str] = &fixes::FixKind::IDS;

@@ -43,6 +43,12 @@ impl crate::programs::TrainingProgram for GptTrainSpeed {
     /// More than one process: `02_opt_multi_gpu_ddp.py` under torchrun.
     const PROCESSES_KEY: &'static str = "nproc_per_node";
     const MULTI_GPU: bool = true;
+    /// `02_opt_multi_gpu_ddp.py` on one GPU, however started, is DDP at world size 1.
+    const ONE_GPU_DDP: Option<crate::programs::seam::OneGpuDdp> =
+        Some(crate::programs::seam::OneGpuDdp {
+            key: "ddp",
+            when: crate::programs::seam::DdpLaunch::Script("02_opt_multi_gpu_ddp.py"),
+        });
     const WORDS: &'static str = "llms-from-scratch-ch05-speed";
     const HINTED: &'static [&'static str] = config::KEYS;
     const FIX_KINDS: &'static [&'static str] = &fixes::Ch05FixKind::IDS;

@@ -503,7 +503,7 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence 
         adam: Vec::new(),
     };
     g.model_load();
-    let ddp = cfg.nproc_per_node > 1;
+    let ddp = cfg.is_ddp();
     let mut buckets = if ddp { g.ddp_wrap() } else { Vec::new() };
     let steps = cfg.total_steps();
     let val_rows = cfg.val_sequences().min(u64::from(cfg.batch_size));
