@@ -361,6 +361,64 @@ fn one_gpu_under_torchrun() {
     assert!(text.contains("python train.py --batch_size=16"), "{text}");
 }
 
+/// `02_opt_multi_gpu_ddp.py` on one GPU, started either way: its main() wraps the model in DDP at
+/// world size 1 too (the measured run: data/measured/llms-from-scratch-ch05-speed.jsonl,
+/// `spd_ddp1_c1024_b16`, 12,605,980,672 B reserved on an H200; 01_opt_single_gpu.py's twin
+/// 12,278,824,960), so `ddp=True`, with 01_opt_single_gpu.py as the fix that saves the buckets.
+/// 01 under torchrun is not DDP, and gpt_train.py has none.
+#[test]
+fn the_ddp_script_on_one_gpu() {
+    let run16 = [
+        "--gpu=h200",
+        "--batch_size=16",
+        "--num_epochs=1",
+        "--train_tokens=196609",
+        "--val_tokens=48000",
+        "--eval_freq=5",
+    ];
+    let with = |launch: &[&str]| json(&[&run16[..], launch].concat());
+    let python = with(&[
+        "python",
+        "ch05/10_llm-training-speed/02_opt_multi_gpu_ddp.py",
+    ]);
+    let torchrun = with(&["torchrun", "--nproc_per_node=1", "02_opt_multi_gpu_ddp.py"]);
+    assert_eq!(python["config"]["ddp"], true);
+    assert_eq!(python["peak_bytes"], torchrun["peak_bytes"]);
+    let reserved = python["peak_bytes"]["reserved"].as_f64().unwrap();
+    assert!(
+        (reserved / 12_605_980_672.0 - 1.0).abs() < 0.005,
+        "{reserved}"
+    );
+    let single = with(&["torchrun", "--nproc_per_node=1", "01_opt_single_gpu.py"]);
+    assert_eq!(single["config"]["ddp"], false);
+    let fix = python["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "single_gpu_script")
+        .unwrap();
+    assert_eq!(
+        fix["saving_bytes"].as_u64().unwrap(),
+        python["peak_bytes"]["overall"].as_u64().unwrap()
+            - single["peak_bytes"]["overall"].as_u64().unwrap()
+    );
+    let text = String::from_utf8(
+        run(&[&run16[..], &["python", "02_opt_multi_gpu_ddp.py"]].concat()).stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("02_opt_multi_gpu_ddp.py on one GPU"),
+        "{text}"
+    );
+    assert!(
+        text.contains("python 01_opt_single_gpu.py  # not 02"),
+        "{text}"
+    );
+    let refused = run(&["--program=llms-from-scratch-ch05", "--ddp=True"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("gpt_train.py has no DDP"));
+}
+
 #[test]
 fn ddp_per_gpu_memory_and_time() {
     let one = json(&["--batch_size=8", "--gradient_accumulation_steps=8"]);

@@ -27,6 +27,11 @@ const LINES: &[&str] = &[
     "torchrun --standalone --nproc_per_node=8 train_gpt2.py",
     // the page read this line and ignored --B=8, which the CLI refuses (issue 28)
     "python train_gpt2.py --B=8",
+    // DDP on one GPU: by torchrun for train.py, by the script's own name for LLMs-from-scratch's 02
+    "torchrun --standalone --nproc_per_node=1 train.py --batch_size=8",
+    "python ch05/10_llm-training-speed/02_opt_multi_gpu_ddp.py",
+    "torchrun --nproc_per_node=1 02_opt_multi_gpu_ddp.py",
+    "torchrun --nproc_per_node=1 01_opt_single_gpu.py",
 ];
 
 /// The page's settings for the pasted line as the CLI's JSON writes them (`config`), with the

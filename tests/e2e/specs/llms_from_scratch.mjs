@@ -103,6 +103,22 @@ export const tests = {
     await assertSameAsCli(ctx, CASES_SPEED);
   },
 
+  async '02_opt_multi_gpu_ddp.py pasted for one GPU is DDP: the ddp box ticked, the CLI\'s peak; unticked, 01\'s'(ctx) {
+    const page = await open(ctx, `?program=${PS}&batch_size=8&gpu=rtx4090`);
+    const single = await hooks(page);
+    await page.fill('textarea[name=paste]', 'torchrun --standalone --nproc_per_node=1 02_opt_multi_gpu_ddp.py');
+    await page.click('[data-testid="paste-read"]');
+    await page.waitForSelector('input[name=ddp]:checked');
+    await waitForTotalChange(page, single.total);
+    const ddp = await hooks(page);
+    assert.equal(ddp.total, cli(ctx, [`--program=${PS}`, '--batch_size=8', '--ddp=True', '--gpu=rtx4090']).peak_bytes.overall);
+    assert.ok(ddp.total > single.total, `${ddp.total} vs ${single.total}`);
+    await page.uncheck('input[name=ddp]');
+    await waitForTotalChange(page, ddp.total);
+    assert.equal((await hooks(page)).total, single.total);
+    await close(page);
+  },
+
   async 'gpt_class_finetune.py page numbers equal the CLI for the same config'(ctx) {
     await assertSameAsCli(ctx, CASES6);
   },
