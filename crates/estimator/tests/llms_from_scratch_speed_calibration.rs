@@ -86,32 +86,44 @@ fn every_rank_of_the_ddp_script_within_targets() {
 
 /// `02_opt_multi_gpu_ddp.py` on one GPU (`torchrun --nproc_per_node=1`; under python the same):
 /// still DDP, so `ddp=True`. Seven runs (data/predictions/lfs-speed-ddp1.jsonl was written before
-/// four of them were read): every phase within the targets (`spd_ddp1_l2_c256_b4`'s steady peak,
-/// +6.3 % before out_head's backward was a graph of its own, −0.01 %), and the reserve of six
-/// within 0.5 % — the seventh, batch 8, +12.6 %: Dynamo's DDPOptimizer compiles the backward in
-/// pieces of two blocks, whose gradients land in the freed activations' blocks, where vramfit's
-/// one compiled backward puts the first block's in the logits' segment (docs/allocation-order.md
-/// §24). 01_opt_single_gpu.py's twins reserve 310-1,195 MB less, which vramfit answered before.
+/// four of them were read): every phase within the targets, and the reserve within 0.5 %, median
+/// 0.1 % — with the compiled backward in DDPOptimizer's pieces (before: batch 8 +12.6 %, the
+/// 2-layer run's steady peak +6.3 %; docs/allocation-order.md §24). 01_opt_single_gpu.py's twins
+/// reserve 310-1,195 MB less, which vramfit answered for these runs before.
 #[test]
 fn the_ddp_script_on_one_gpu_within_targets() {
     check(1, true, 7);
-    let mut errs: Vec<(f64, String)> = runs(1, true)
+    reserved_of(&runs(1, true), 0.001, 0.005);
+}
+
+/// The six ranks on two GPUs reserve what their replay does, within 0.5 %, median 0.1 % (batch 8
+/// was +12.7 % on both ranks before the backward ran in DDPOptimizer's pieces).
+#[test]
+fn every_rank_of_the_ddp_script_reserves_within_targets() {
+    reserved_of(&runs(2, true), 0.001, 0.005);
+}
+
+/// The runs' reserved peaks against their replays': median and worst relative error at most
+/// `median` and `worst`.
+fn reserved_of(runs: &[Value], median_at_most: f64, worst_at_most: f64) {
+    let errs: Vec<(f64, String)> = runs
         .iter()
         .map(|run| {
             let r = replay(run);
             let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-            (
-                (r.free_run.peak_reserved as f64 - m) / m,
-                run["name"].as_str().unwrap().to_string(),
-            )
+            let name = format!("{} rank {}", run["name"], run["rank"]);
+            (((r.free_run.peak_reserved as f64 - m) / m).abs(), name)
         })
         .collect();
-    errs.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
     eprintln!("{errs:?}");
-    let (worst, name) = errs.pop().unwrap();
-    assert!(errs.iter().all(|(e, _)| e.abs() <= 0.005), "{errs:?}");
-    assert_eq!(name, "spd_ddp1_c1024_b8_trace");
-    assert!((0.12..0.13).contains(&worst), "{worst}");
+    let worst = errs.iter().map(|e| e.0).fold(0.0, f64::max);
+    let median = median(errs.iter().map(|e| e.0).collect());
+    assert!(
+        median <= median_at_most && worst <= worst_at_most,
+        "median {:.3} %, worst {:.3} %: {errs:?}",
+        median * 100.0,
+        worst * 100.0
+    );
 }
 
 /// Every phase of the (at least `least`) runs of one script on `world` GPUs within the targets.
@@ -129,20 +141,7 @@ fn check(world: u64, ddp: bool, least: usize) {
 /// compiled backward's buffer reuse and those flushes were written, 4.7 %).
 #[test]
 fn reserved_within_targets() {
-    let errs: Vec<f64> = runs(1, false)
-        .iter()
-        .map(|run| {
-            let r = replay(run);
-            let m = run["measured_bytes"]["peak_reserved"].as_f64().unwrap();
-            (r.free_run.peak_reserved as f64 - m).abs() / m
-        })
-        .collect();
-    let worst = errs.iter().cloned().fold(0.0, f64::max);
-    assert!(
-        median(errs) <= 0.005 && worst <= 0.015,
-        "worst {:.2}%",
-        worst * 100.0
-    );
+    reserved_of(&runs(1, false), 0.005, 0.015);
 }
 
 /// DDP's rebuilt buckets (stop 62; docs/allocation-order.md §17). The traced two-GPU run logged,
@@ -152,8 +151,8 @@ fn reserved_within_targets() {
 /// the order: it assumes the parameters' reverse order, which an eager backward follows, where
 /// this compiled one (its graph split at bucket boundaries by Dynamo's DDPOptimizer, each
 /// piece's gradients leaving through the autograd engine's ready queue) mixes neighbouring
-/// blocks — eight buckets where DDP made nine. That, and where the split graphs' gradients land,
-/// is the DDP ranks' 12.7 % at batch 8.
+/// blocks — eight buckets where DDP made nine. The ranks' reserve does not turn on it (within
+/// 0.05 % with the reverse order's buckets, once the pieces' backward is written).
 #[test]
 fn ddp_buckets_from_the_logged_ready_order() {
     let run = runs(2, true)

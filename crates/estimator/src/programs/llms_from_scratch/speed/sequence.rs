@@ -192,9 +192,14 @@ impl Gen {
     }
 
     /// The compiled training forward: what it keeps, and (besides) pos_emb, the embedding's
-    /// output and mask, the position ids and the final LayerNorm.
+    /// output and mask, the position ids and the final LayerNorm. A first call times the
+    /// embeddings' kernel, the first LayerNorm's and the first block's GELU; under DDPOptimizer's
+    /// pieces each piece's GELU at its first block, and not that LayerNorm (the traced cold run's
+    /// forward: a pair of flush buffers at the start and one after each piece's first GELU
+    /// output, each but the first in a segment of its own).
     fn forward(&mut self) -> (Vec<T>, Vec<Saved>, [T; 3]) {
         let Dims { n, b, t, e, h, .. } = self.d;
+        let pieces = self.split();
         let pos = self.a(BF16 * t * e, Term::ForwardLocals);
         self.autotune();
         // one Philox seed per dropout call, freed before the graph returns
@@ -207,7 +212,9 @@ impl Gen {
         let x0 = self.a(BF16 * n * e, Term::BlockActivations);
         let mut ln = self.layer_norm(Term::BlockActivations);
         let arange = self.a(8 * t, Term::ForwardLocals);
-        self.autotune();
+        if pieces.is_none() {
+            self.autotune();
+        }
         let mut blocks = Vec::new();
         for layer in 0..self.d.layers {
             let act = Term::BlockActivations;
@@ -225,7 +232,11 @@ impl Gen {
             let ln2 = self.layer_norm(act);
             let fc = self.a(4 * BF16 * n * e, act);
             let gelu = self.a(4 * BF16 * n * e, act);
-            if layer == 0 {
+            let first = match &pieces {
+                Some(p) => p.iter().any(|&(lo, _)| lo == layer as usize),
+                None => layer == 0,
+            };
+            if first {
                 self.autotune();
             }
             let mlp = self.a(BF16 * n * e, act);
@@ -293,7 +304,10 @@ impl Gen {
         self.f(loss[0]);
         let tangent = self.a(BF16 * n * v, Term::LossGrads);
         self.fs(&[nll, lsm]);
-        self.backward(outer, blocks, lnf, ids, tangent);
+        match self.split() {
+            Some(pieces) => self.split_backward(outer, blocks, lnf, ids, tangent, &pieces),
+            None => self.backward(outer, blocks, lnf, ids, tangent),
+        }
         self.fs(&[tangent, seed]);
         self.out.mark(Some(phase), Stage::OptimizerStep, 0);
         self.optimizer_step();
@@ -332,7 +346,7 @@ impl Gen {
         self.grads[head] = self.bwd_matmul(w, Term::Grads);
         self.f(lnf[2]);
         let first = self.a(BF16 * n * e, Term::BlockTransient);
-        let mut dx = if self.ddp {
+        let mut dx = if self.out_head_alone() {
             // out_head's input gradient is the next graph's input, beside its first two buffers
             self.out.end_graph();
             self.f(tangent);
@@ -445,6 +459,276 @@ impl Gen {
         self.autotune();
         self.f(emb32);
         self.out.end_graph();
+    }
+
+    /// Dynamo's DDPOptimizer's pieces of the blocks, each `(lowest, highest)` block, top first,
+    /// where every cut falls between a block's qkv projection and its first LayerNorm (GPT-2
+    /// 124M's pairs); `None` where a cut falls inside a block (gpt2-medium's), which the whole
+    /// graph's backward stands in for. DDPOptimizer (torch/_dynamo/backends/distributed.py)
+    /// walks the graph's nodes backwards adding each one's parameter bytes to a bucket, and starts
+    /// the next before the next node once it holds 25 MiB (`bucket_cap_mb`), 1 MiB for the
+    /// first: out_head alone, then the final LayerNorm and the blocks from the last.
+    fn split(&self) -> Option<Vec<(usize, usize)>> {
+        if self.ddp {
+            self.ddp_pieces()
+        } else {
+            None
+        }
+    }
+
+    /// Whether out_head is a graph of its own under DDP: its weight alone fills DDPOptimizer's
+    /// 1 MiB first bucket (any GPT-2 vocabulary does).
+    fn out_head_alone(&self) -> bool {
+        self.ddp && BF16 * self.d.v * self.d.e >= 1 << 20
+    }
+
+    fn ddp_pieces(&self) -> Option<Vec<(usize, usize)>> {
+        const FIRST_CAP: u128 = 1 << 20;
+        const CAP: u128 = 25 << 20;
+        let Dims { e, t, v, .. } = self.d;
+        let bias = if self.d.qkv_bias { 3 * e } else { 0 };
+        // (bytes, the block whose first LayerNorm it is) in reverse order of the forward
+        let mut nodes: Vec<(u128, Option<usize>)> =
+            vec![(BF16 * v * e, None), (BF16 * 2 * e, None)];
+        for i in (0..self.d.layers as usize).rev() {
+            for bytes in [
+                4 * e * e + e,
+                4 * e * e + 4 * e,
+                2 * e,
+                e * e + e,
+                3 * e * e + bias,
+            ] {
+                nodes.push((BF16 * bytes, None));
+            }
+            nodes.push((BF16 * 2 * e, Some(i)));
+        }
+        nodes.extend([(BF16 * t * e, None), (BF16 * v * e, None)]);
+        if !self.out_head_alone() {
+            return None;
+        }
+        let (mut bucket, mut tops) = (0u128, vec![self.d.layers as usize]);
+        for (k, &(bytes, ln1_of)) in nodes.iter().enumerate() {
+            if bucket >= if k == 1 { FIRST_CAP } else { CAP } {
+                bucket = 0;
+                match (k, ln1_of) {
+                    (1, _) => {}
+                    (_, Some(i)) => tops.push(i),
+                    _ => return None,
+                }
+            }
+            bucket += bytes;
+        }
+        // blocks below the last cut share the embeddings' bucket: a piece of their own here
+        if tops.last() != Some(&0) {
+            tops.push(0);
+        }
+        // each piece runs from the block above a cut's LayerNorm up to the next cut
+        Some(
+            tops.windows(2)
+                .map(|w| (w[1], w[0] - 1))
+                .filter(|&(lo, hi)| lo <= hi)
+                .collect(),
+        )
+    }
+
+    /// The compiled backward as DDPOptimizer's pieces run it, each a graph of its own, written
+    /// from the wrapper Inductor generated for them (spd_ddp1_c1024_b8_trace's code: out_head's
+    /// graph, one template for every pair of blocks, the embeddings' with the first LayerNorm),
+    /// its buffers' reuse as the wrapper writes it (`buf27 = buf6`, `buf49 = buf35  # reuse`)
+    /// rather than planned. out_head's graph makes its weight's and its input's gradients, and
+    /// the logits' gradient goes when it returns. Each piece: its top LayerNorm's backward fused
+    /// with the top block's MLP dropout (the residual's gradient, written in place through the
+    /// piece; an fp32 workspace of 2 × 512 × E for the LayerNorm's weight gradients, Inductor's
+    /// `mix order reduction`), then per block the MLP, the second LayerNorm (the workspace again,
+    /// held to the piece's last LayerNorm), attention and qkv; a lower block takes the upper
+    /// one's hidden and qkv gradients' storage, SDPA's dk for its MLP's gradient and dv's for
+    /// its input's. The embeddings' graph sums tok_emb's gradient in fp32 (V, E) and pos_emb's in
+    /// the workspace's storage. Requests under 1 MiB (biases, the LayerNorms' sums) are left out.
+    fn split_backward(
+        &mut self,
+        outer: Vec<T>,
+        blocks: Vec<Saved>,
+        lnf: [T; 3],
+        ids: T,
+        tangent: T,
+        pieces: &[(usize, usize)],
+    ) {
+        let Dims {
+            n, e, b, h, t, v, ..
+        } = self.d;
+        let np = self.params.len();
+        let per_block = if self.d.qkv_bias { 12 } else { 11 };
+        let ne = BF16 * n * e;
+        let workspace = 4 * 2 * 512 * e;
+        let last = blocks.len();
+        let x =
+            |g: &mut Self, bytes: u128| g.out.alloc_as(Kind::External, bytes, Term::BlockTransient);
+        let grad = |g: &mut Self, k: usize| {
+            let bytes = g.params[k];
+            g.grads[k] = g.out.alloc_as(Kind::External, bytes, Term::Grads);
+        };
+        // out_head's graph
+        self.grads[np - 1] = self.bwd_matmul(self.params[np - 1], Term::Grads);
+        self.f(lnf[2]);
+        let mut dln = x(self, ne);
+        self.f(tangent);
+        let mut dres: T = None;
+        for &(lo, hi) in pieces {
+            // the top LayerNorm (the final one, or block hi + 1's first) and its weights
+            let (stats, mut norm) = if hi + 1 == last {
+                ([lnf[0], lnf[1]], np - 3)
+            } else {
+                let base = 2 + (hi + 1) * per_block;
+                (
+                    [blocks[hi + 1].ln1[0], blocks[hi + 1].ln1[1]],
+                    base + if self.d.qkv_bias { 2 } else { 1 } + 6,
+                )
+            };
+            let res = x(self, ne);
+            let mut dmlp = x(self, ne);
+            let ws0 = x(self, workspace);
+            self.f(ws0);
+            self.fs(&[
+                blocks[hi].mlp,
+                stats[0],
+                blocks[hi].mask2,
+                stats[1],
+                dln,
+                dres,
+            ]);
+            let (mut ws, mut dh, mut dqkv): (T, T, T) = (None, None, None);
+            for i in (lo..=hi).rev() {
+                let s = &blocks[i];
+                let base = 2 + i * per_block;
+                let (wqkv, wo) = (base, base + if self.d.qkv_bias { 2 } else { 1 });
+                let (bo, w1, b1, w2, b2) = (wo + 1, wo + 2, wo + 3, wo + 4, wo + 5);
+                let (n1, n2) = (wo + 6, wo + 8);
+                let top = i == hi;
+                if top {
+                    let w = self.params[w2];
+                    self.grads[w2] = self.bwd_matmul(w, Term::Grads);
+                } else {
+                    grad(self, w2);
+                }
+                self.f(s.gelu);
+                grad(self, norm);
+                grad(self, norm + 1);
+                grad(self, b2);
+                if top {
+                    dh = x(self, 4 * ne);
+                }
+                if top {
+                    self.f(dmlp);
+                }
+                // GELU's backward, in place in the hidden gradient
+                if i + 1 == last {
+                    self.autotune();
+                }
+                self.f(s.fc);
+                grad(self, w1);
+                self.f(s.ln2[2]);
+                // the second LayerNorm's input gradient: a buffer of its own in the top block,
+                // the MLP gradient's storage below (and the hidden gradient dies)
+                let dln2 = if top { x(self, ne) } else { dmlp };
+                if !top {
+                    self.f(dh);
+                }
+                // the LayerNorm's backward into the residual's gradient, in place; its own
+                // output a buffer of its own in the top block, the input gradient's storage below
+                let d28 = if top {
+                    x(self, ne)
+                } else {
+                    std::mem::take(&mut dln)
+                };
+                if ws.is_none() {
+                    ws = x(self, workspace);
+                }
+                if i == lo {
+                    self.f(ws);
+                }
+                self.fs(&[s.proj, s.ln2[0], s.mask1, s.ln2[1]]);
+                grad(self, b1);
+                grad(self, n2);
+                grad(self, n2 + 1);
+                grad(self, bo);
+                grad(self, wo);
+                // attention's output gradient takes the LayerNorm input gradient's storage
+                let datt = dln2;
+                self.f(d28);
+                let [dq, dk, dv]: [T; 3] = std::array::from_fn(|_| {
+                    self.out.alloc_as(Kind::OpOutput, ne, Term::BlockTransient)
+                });
+                let attn_ws = self.out.alloc_as(
+                    Kind::External,
+                    4 * n * e + 4 * b * h * t + 256,
+                    Term::BlockTransient,
+                );
+                self.f(attn_ws);
+                self.f(datt);
+                self.fs(&s.attn);
+                self.f(s.qkv);
+                if top {
+                    dqkv = x(self, 3 * ne);
+                }
+                if i + 1 == last {
+                    self.autotune();
+                }
+                self.f(dq);
+                grad(self, wqkv);
+                if self.d.qkv_bias {
+                    grad(self, wqkv + 1);
+                }
+                self.f(s.ln1[2]);
+                // the input's gradient in dv's storage
+                dln = dv;
+                if i == lo {
+                    self.fs(&[dk, dqkv]);
+                    if top {
+                        self.f(dh);
+                    }
+                } else {
+                    // block i's first LayerNorm, fused with block i - 1's MLP dropout, into dk's
+                    dmlp = dk;
+                    self.fs(&[blocks[i - 1].mlp, s.ln1[0], blocks[i - 1].mask2, s.ln1[1]]);
+                    norm = n1;
+                }
+            }
+            dres = res;
+        }
+        // the embeddings' graph, with the first LayerNorm's backward
+        let emb32 = self.a(4 * v * e, Term::EmbeddingGradBuffer);
+        self.autotune();
+        let d8 = x(self, ne);
+        let ws = x(self, workspace);
+        self.fs(&[
+            blocks[0].ln1[0],
+            outer[1],
+            outer[2],
+            ids,
+            blocks[0].ln1[1],
+            dln,
+            dres,
+        ]);
+        let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
+        grad(self, n1);
+        grad(self, n1 + 1);
+        // pos_emb's fp32 sum: the workspace's storage where the sizes agree
+        let pos32 = if 4 * t * e == workspace {
+            ws
+        } else {
+            self.f(ws);
+            x(self, 4 * t * e)
+        };
+        // its zero fill and its sum
+        self.autotune();
+        self.autotune();
+        self.fs(&[d8, outer[3], outer[0]]);
+        grad(self, 1);
+        self.autotune();
+        self.f(pos32);
+        grad(self, 0);
+        self.autotune();
+        self.f(emb32);
     }
 
     /// Fused AdamW: at its first step a device `step` and the two moments per parameter.
