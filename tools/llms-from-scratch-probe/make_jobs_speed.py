@@ -1,11 +1,11 @@
 """Job list (JSON) for tools/build-nanogpt-probe/drive.py: the ch05/10_llm-training-speed runs measured for vramfit
 (see README.md, "ch05 speed scripts").
-usage: python3 make_jobs_speed.py OUT.json [single|sdpa|ddp|ddp1] [--only a,b] [--skip a,b]
+usage: python3 make_jobs_speed.py OUT.json [single|sdpa|ddp|ddp1|ddp1check] [--only a,b] [--skip a,b]
 Every run: its own empty Inductor/Triton cache /tmp/spdcache/NAME (cold); `warm` jobs then run NAME_warm with the
 same flags on that cache; `trace` jobs record the allocator history and leave $OUT/trace_NAME.tar (trace_speed.py).
 All runs: 1 epoch, --steps 12 (train split = min(432,000, 12*B*T*W + 1) tokens), val split 48,000 tokens.
 sdpa: 01 with --sdpa flash / efficient (cuDNN attention off, as on consumer cards).
-ddp1: the same on one GPU (--nproc_per_node=1: world size 1, still DDP).
+ddp1: the same on one GPU (--nproc_per_node=1: world size 1, still DDP); ddp1check: eight more, predicted first.
 ddp: 02_opt_multi_gpu_ddp.py under `python3 -m torch.distributed.run --standalone --nproc_per_node=2` (= torchrun);
 each rank its own cold cache /tmp/spdcache/NAME/rank{0,1} (run_speed.py appends rank<r> under torchrun; the job
 removes /tmp/spdcache/NAME first) and its own record file /tmp/spdres/NAME.rank<r>.txt, printed after torchrun ends;
@@ -66,6 +66,18 @@ R_DDP1 = [
     ('spd_ddp1_l2_c256_b4', L2, 256, 4, 0.1, 0, 'ddp'),
     ('spd_ddp1_med_c1024_b4_trace', MED, 1024, 4, 0.1, 0, 'ddptrace'),
 ]
+# held out: predicted (predict_ddp1.py --check) before they ran, after the DDPOptimizer pieces were modelled
+L6, TINY, S512 = (768, 12, 6), (256, 4, 12), (512, 8, 8)
+R_DDP1_CHECK = [
+    ('spd_ddp1c_c1024_b2', M124, 1024, 2, 0.1, 0, 'ddp'),
+    ('spd_ddp1c_c1024_b12', M124, 1024, 12, 0.1, 0, 'ddp'),
+    ('spd_ddp1c_c2048_b4', M124, 2048, 4, 0.1, 0, 'ddp'),
+    ('spd_ddp1c_c1024_b8_qkvb', M124, 1024, 8, 0.1, 1, 'ddp'),
+    ('spd_ddp1c_c1024_b8_drop0', M124, 1024, 8, 0.0, 0, 'ddp'),
+    ('spd_ddp1c_l6_c1024_b8', L6, 1024, 8, 0.1, 0, 'ddp'),
+    ('spd_ddp1c_tiny_c1024_b16', TINY, 1024, 16, 0.1, 0, 'ddp'),
+    ('spd_ddp1c_s512_c1024_b8', S512, 1024, 8, 0.1, 0, 'ddp'),
+]
 
 
 def gb(m, T, B):
@@ -94,13 +106,14 @@ if __name__ == '__main__':
     if '--skip' in args:
         skip = set(args[args.index('--skip') + 1].split(','))
     J = []
-    world = 1 if which == 'ddp1' else 2
+    world = 1 if which in ('ddp1', 'ddp1check') else 2
     ranks = ' '.join(str(r) for r in range(world))
-    for n, m, T, B, d, qb, mode, *more in {'ddp': R_DDP, 'ddp1': R_DDP1, 'sdpa': R_SDPA}.get(which, R):
+    lists = {'ddp': R_DDP, 'ddp1': R_DDP1, 'ddp1check': R_DDP1_CHECK, 'sdpa': R_SDPA}
+    for n, m, T, B, d, qb, mode, *more in lists.get(which, R):
         if (only and n not in only) or (skip and n in skip):
             continue
         cache = f'/tmp/spdcache/{n}'
-        ddp = which in ('ddp', 'ddp1')
+        ddp = which in ('ddp', 'ddp1', 'ddp1check')
         base = ['python3', P + 'run_speed.py'] if not ddp else \
             ['python3', '-m', 'torch.distributed.run', '--standalone', f'--nproc_per_node={world}', P + 'run_speed.py']
         extra = (['--script', '02'] if ddp else []) + (more[0] if more else [])

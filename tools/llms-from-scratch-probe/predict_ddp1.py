@@ -6,15 +6,16 @@
 changes: 12 steps (train tokens = 12·B·T + 1), the 48,000-token validation split, `eval_freq=5` as 02's main()
 passes it.
 
-usage: python3 tools/llms-from-scratch-probe/predict_ddp1.py COMMIT > data/predictions/lfs-speed-ddp1.jsonl
+usage: python3 tools/llms-from-scratch-probe/predict_ddp1.py COMMIT [--check] > data/predictions/lfs-speed-ddp1[-check].jsonl
+(--check: the eight runs of `make_jobs_speed.py ddp1check`, predicted before they run.)
 """
 import datetime, json, subprocess, sys
 
 sys.path.insert(0, 'tools/llms-from-scratch-probe')
-from make_jobs_speed import R_DDP1  # noqa: E402  (the runs as the device call ran them)
+from make_jobs_speed import R_DDP1, R_DDP1_CHECK  # noqa: E402  (the runs as the device call runs them)
 
 commit = sys.argv[1]
-for name, (emb, heads, layers), ctx, batch, drop, qkvb, mode in R_DDP1:
+for name, (emb, heads, layers), ctx, batch, drop, qkvb, mode in R_DDP1_CHECK if '--check' in sys.argv else R_DDP1:
     argv = [f'--emb_dim={emb}', f'--n_heads={heads}', f'--n_layers={layers}', f'--context_length={ctx}',
             f'--batch_size={batch}', f'--drop_rate={drop}', f'--qkv_bias={bool(qkvb)}', '--num_epochs=1',
             f'--train_tokens={min(432000, 12 * batch * ctx + 1)}', '--val_tokens=48000', '--eval_freq=5',
