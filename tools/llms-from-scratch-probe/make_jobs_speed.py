@@ -65,6 +65,8 @@ R_DDP1 = [
     ('spd_ddp1_c512_b8', M124, 512, 8, 0.1, 0, 'ddp'),
     ('spd_ddp1_l2_c256_b4', L2, 256, 4, 0.1, 0, 'ddp'),
     ('spd_ddp1_med_c1024_b4_trace', MED, 1024, 4, 0.1, 0, 'ddptrace'),
+    # after ddp1check: the one run of it past 0.1 % reserved, traced (call 7: --only this)
+    ('spd_ddp1_c1024_b8_drop0_trace', M124, 1024, 8, 0.0, 0, 'ddptrace'),
 ]
 # held out: predicted (predict_ddp1.py --check) before they ran, after the DDPOptimizer pieces were modelled
 L6, TINY, S512 = (768, 12, 6), (256, 4, 12), (512, 8, 8)
