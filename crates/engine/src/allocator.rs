@@ -281,6 +281,9 @@ pub struct CachingAllocator {
     free_large: Pool,
     segments: Vec<Segment>,
     next_addr: u64,
+    /// The address the driver gave the next segment, where a trace says it
+    /// ([`CachingAllocator::next_segment_at`]).
+    driver_addr: Option<u64>,
     allocated: u64,
     reserved: u64,
     peak_allocated: u64,
@@ -385,6 +388,7 @@ impl CachingAllocator {
             free_large: Pool::default(),
             segments: Vec::new(),
             next_addr: 1 << 50,
+            driver_addr: None,
             allocated: 0,
             reserved: 0,
             peak_allocated: 0,
@@ -817,7 +821,7 @@ impl CachingAllocator {
         self.next_addr = self
             .next_addr
             .wrapping_sub(seg_size.wrapping_add(SEGMENT_GAP));
-        let addr = self.next_addr;
+        let addr = self.driver_addr.take().unwrap_or(self.next_addr);
         self.segments.push(Segment {
             size: seg_size,
             live: true,
@@ -920,6 +924,12 @@ impl CachingAllocator {
         if let Some(c) = &mut self.changes {
             c.push(SegmentChange { kind, addr, size });
         }
+    }
+
+    /// The next segment at `addr`, where the driver put it: a trace's own addresses, for
+    /// replaying a real run whose best-fit ties the driver's address order broke.
+    pub fn next_segment_at(&mut self, addr: u64) {
+        self.driver_addr = Some(addr);
     }
 
     /// Where the block `id` starts.

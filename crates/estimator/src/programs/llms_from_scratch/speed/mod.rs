@@ -8,7 +8,7 @@
 pub mod explain;
 pub mod sequence;
 
-pub use sequence::{generate, replay};
+pub use sequence::{ddp_ready_order, generate, replay};
 
 use super::config::{self, Ch05Config};
 use super::{answer, fixes, report, Ch05Analysis};

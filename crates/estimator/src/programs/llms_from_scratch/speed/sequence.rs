@@ -200,7 +200,12 @@ impl Gen {
     fn forward(&mut self) -> (Vec<T>, Vec<Saved>, [T; 3]) {
         let Dims { n, b, t, e, h, .. } = self.d;
         let pieces = self.split();
-        let pos = self.a(BF16 * t * e, Term::ForwardLocals);
+        // pos_emb's output: fused into the embeddings' sum where they are a piece of their own
+        let pos = if pieces.is_some() {
+            None
+        } else {
+            self.a(BF16 * t * e, Term::ForwardLocals)
+        };
         self.autotune();
         // one Philox seed per dropout call, freed before the graph returns
         let seeds = if self.d.dropout {
@@ -269,7 +274,8 @@ impl Gen {
     /// ones allocated.
     fn ddp_rebuild(&mut self, old: &mut Vec<T>) {
         self.out.free_all(old);
-        let sizes = crate::engine::ddp::buckets(self.params.iter().rev().copied());
+        let order = self.ready_order();
+        let sizes = crate::engine::ddp::buckets(order.iter().map(|&k| self.params[k]));
         *old = sizes
             .into_iter()
             .map(|b| self.a(b, Term::DdpBuckets))
@@ -461,13 +467,8 @@ impl Gen {
         self.out.end_graph();
     }
 
-    /// Dynamo's DDPOptimizer's pieces of the blocks, each `(lowest, highest)` block, top first,
-    /// where every cut falls between a block's qkv projection and its first LayerNorm (GPT-2
-    /// 124M's pairs); `None` where a cut falls inside a block (gpt2-medium's), which the whole
-    /// graph's backward stands in for. DDPOptimizer (torch/_dynamo/backends/distributed.py)
-    /// walks the graph's nodes backwards adding each one's parameter bytes to a bucket, and starts
-    /// the next before the next node once it holds 25 MiB (`bucket_cap_mb`), 1 MiB for the
-    /// first: out_head alone, then the final LayerNorm and the blocks from the last.
+    /// The pieces the compiled graph runs in: DDPOptimizer's under DDP where its cuts fall
+    /// between blocks; `None` for one compiled graph (or a stand-in for cuts inside blocks).
     fn split(&self) -> Option<Vec<(usize, usize)>> {
         if self.ddp {
             self.ddp_pieces()
@@ -482,7 +483,37 @@ impl Gen {
         self.ddp && BF16 * self.d.v * self.d.e >= 1 << 20
     }
 
+    /// Dynamo's DDPOptimizer's pieces of the blocks, each `(lowest, highest)` block, top first,
+    /// where every cut falls between a block's qkv projection and its first LayerNorm (GPT-2
+    /// 124M's pairs); `None` where a cut falls inside a block (gpt2-medium's), which the whole
+    /// graph's backward stands in for. DDPOptimizer (torch/_dynamo/backends/distributed.py)
+    /// walks the graph's nodes backwards adding each one's parameter bytes to a bucket, and starts
+    /// the next before the next node once it holds 25 MiB (`bucket_cap_mb`), 1 MiB for the
+    /// first: out_head alone, then the final LayerNorm and the blocks from the last.
     fn ddp_pieces(&self) -> Option<Vec<(usize, usize)>> {
+        let mut tops = self.ddp_cuts()?;
+        // blocks below the last cut share the embeddings' bucket (one graph, here a piece and
+        // the embeddings' graph: `embeddings_join`)
+        if tops.last() != Some(&0) {
+            tops.push(0);
+        }
+        // each piece runs from the block above a cut's LayerNorm up to the next cut
+        Some(
+            tops.windows(2)
+                .map(|w| (w[1], w[0] - 1))
+                .filter(|&(lo, hi)| lo <= hi)
+                .collect(),
+        )
+    }
+
+    /// Whether the lowest blocks share the embeddings' bucket (no cut at the first LayerNorm).
+    fn embeddings_join(&self) -> bool {
+        self.ddp_cuts().is_some_and(|tops| tops.last() != Some(&0))
+    }
+
+    /// The blocks whose first LayerNorm starts one of DDPOptimizer's buckets, the number of
+    /// layers first (the final LayerNorm's), top down; `None` where a cut falls elsewhere.
+    fn ddp_cuts(&self) -> Option<Vec<usize>> {
         const FIRST_CAP: u128 = 1 << 20;
         const CAP: u128 = 25 << 20;
         let Dims { e, t, v, .. } = self.d;
@@ -518,17 +549,72 @@ impl Gen {
             }
             bucket += bytes;
         }
-        // blocks below the last cut share the embeddings' bucket: a piece of their own here
-        if tops.last() != Some(&0) {
-            tops.push(0);
+        Some(tops)
+    }
+
+    /// The parameters' indices in the order their gradients become ready in a backward, which
+    /// the Reducer rebuilds its buckets in: DDPOptimizer's pieces top first (out_head's alone),
+    /// each piece's AccumulateGrads in the order the autograd engine's ready queue runs them
+    /// (`engine::ddp::ready_order`) having been pushed in the piece's inputs' order — per block its
+    /// first LayerNorm (where the piece computes it), qkv, the projection, the residual coming
+    /// in (the lower piece's node, run after them), the second LayerNorm, the MLP; the top
+    /// LayerNorm last. The embeddings' piece: tok_emb, pos_emb, the first LayerNorm, or with
+    /// the lowest blocks where they share its bucket. The parameters' reverse order where a cut
+    /// falls inside a block (the eager backward's order, which the buckets' sizes then stand for).
+    fn ready_order(&self) -> Vec<usize> {
+        use crate::engine::ddp::{ready_order, Ready};
+        let np = self.params.len();
+        let Some(pieces) = self.split() else {
+            return (0..np).rev().collect();
+        };
+        let per_block = if self.d.qkv_bias { 12 } else { 11 };
+        let lowest = pieces.last().map_or(0, |p| p.0);
+        // the embeddings share the lowest piece's graph where no cut falls at LN1(0)
+        let joined = self.embeddings_join();
+        let grad = |task: usize| Ready {
+            sequence_nr: u64::MAX,
+            task: Some(task),
+        };
+        let mut order = vec![np - 1];
+        for &(lo, hi) in &pieces {
+            let mut pushed = Vec::new();
+            if lo == lowest && joined {
+                pushed.extend([grad(0), grad(1)]);
+            }
+            for i in lo..=hi {
+                let base = 2 + i * per_block;
+                let wo = base + if self.d.qkv_bias { 2 } else { 1 };
+                if i > lo || (lo == lowest && joined) {
+                    pushed.extend([grad(wo + 6), grad(wo + 7)]);
+                }
+                pushed.push(grad(base));
+                if self.d.qkv_bias {
+                    pushed.push(grad(base + 1));
+                }
+                pushed.extend([grad(wo), grad(wo + 1)]);
+                if i == lo && !(lo == lowest && joined) {
+                    // the residual comes from the lower piece, whose node runs after these
+                    pushed.push(Ready {
+                        sequence_nr: 0,
+                        task: None,
+                    });
+                }
+                pushed.extend([wo + 8, wo + 9, wo + 2, wo + 3, wo + 4, wo + 5].map(grad));
+            }
+            let top = if hi + 1 == self.d.layers as usize {
+                np - 3
+            } else {
+                2 + (hi + 1) * per_block + if self.d.qkv_bias { 2 } else { 1 } + 6
+            };
+            pushed.extend([grad(top), grad(top + 1)]);
+            order.extend(ready_order(&pushed).into_iter().flatten());
         }
-        // each piece runs from the block above a cut's LayerNorm up to the next cut
-        Some(
-            tops.windows(2)
-                .map(|w| (w[1], w[0] - 1))
-                .filter(|&(lo, hi)| lo <= hi)
-                .collect(),
-        )
+        if !joined {
+            let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
+            let pushed = [grad(0), grad(1), grad(n1), grad(n1 + 1)];
+            order.extend(ready_order(&pushed).into_iter().flatten());
+        }
+        order
     }
 
     /// The compiled backward as DDPOptimizer's pieces run it, each a graph of its own, written
@@ -584,18 +670,15 @@ impl Gen {
                     base + if self.d.qkv_bias { 2 } else { 1 } + 6,
                 )
             };
+            let drop = self.d.dropout;
             let res = x(self, ne);
-            let mut dmlp = x(self, ne);
+            // with dropout the top kernel also writes the MLP output's gradient through its mask
+            let mut dmlp = if drop { x(self, ne) } else { None };
             let ws0 = x(self, workspace);
             self.f(ws0);
-            self.fs(&[
-                blocks[hi].mlp,
-                stats[0],
-                blocks[hi].mask2,
-                stats[1],
-                dln,
-                dres,
-            ]);
+            self.fs(&[blocks[hi].mlp, stats[0], blocks[hi].mask2, stats[1]]);
+            // the piece's incoming gradients live until its backward returns
+            let tangents = [dln, dres];
             let (mut ws, mut dh, mut dqkv): (T, T, T) = (None, None, None);
             for i in (lo..=hi).rev() {
                 let s = &blocks[i];
@@ -604,6 +687,11 @@ impl Gen {
                 let (bo, w1, b1, w2, b2) = (wo + 1, wo + 2, wo + 3, wo + 4, wo + 5);
                 let (n1, n2) = (wo + 6, wo + 8);
                 let top = i == hi;
+                // the hidden gradient (N, 4E): a buffer of the top block's, the lower blocks'
+                // in its storage; without dropout made before the weight's gradient
+                if top && !drop {
+                    dh = x(self, 4 * ne);
+                }
                 if top {
                     let w = self.params[w2];
                     self.grads[w2] = self.bwd_matmul(w, Term::Grads);
@@ -614,10 +702,8 @@ impl Gen {
                 grad(self, norm);
                 grad(self, norm + 1);
                 grad(self, b2);
-                if top {
+                if top && drop {
                     dh = x(self, 4 * ne);
-                }
-                if top {
                     self.f(dmlp);
                 }
                 // GELU's backward, in place in the hidden gradient
@@ -625,20 +711,36 @@ impl Gen {
                     self.autotune();
                 }
                 self.f(s.fc);
-                grad(self, w1);
-                self.f(s.ln2[2]);
-                // the second LayerNorm's input gradient: a buffer of its own in the top block,
-                // the MLP gradient's storage below (and the hidden gradient dies)
-                let dln2 = if top { x(self, ne) } else { dmlp };
+                // the second LayerNorm's input gradient: a buffer of its own in the top block;
+                // below, the MLP gradient's storage (dropout) or the block input gradient's
+                let dln2 = if drop {
+                    grad(self, w1);
+                    self.f(s.ln2[2]);
+                    if top {
+                        x(self, ne)
+                    } else {
+                        dmlp
+                    }
+                } else {
+                    let d = if top {
+                        x(self, ne)
+                    } else {
+                        std::mem::take(&mut dln)
+                    };
+                    grad(self, w1);
+                    self.f(s.ln2[2]);
+                    d
+                };
                 if !top {
                     self.f(dh);
                 }
-                // the LayerNorm's backward into the residual's gradient, in place; its own
-                // output a buffer of its own in the top block, the input gradient's storage below
-                let d28 = if top {
-                    x(self, ne)
-                } else {
-                    std::mem::take(&mut dln)
+                // the LayerNorm's backward into the residual's gradient, in place; with dropout
+                // it writes the projection's gradient through the mask too: a buffer of the
+                // top block's, the block input gradient's storage below
+                let d28 = match (drop, top) {
+                    (false, _) => None,
+                    (true, true) => x(self, ne),
+                    (true, false) => std::mem::take(&mut dln),
                 };
                 if ws.is_none() {
                     ws = x(self, workspace);
@@ -674,6 +776,13 @@ impl Gen {
                     self.autotune();
                 }
                 self.f(dq);
+                // dk carries the lower block's MLP gradient under dropout; otherwise it dies
+                let dk = if drop {
+                    dk
+                } else {
+                    self.f(dk);
+                    None
+                };
                 grad(self, wqkv);
                 if self.d.qkv_bias {
                     grad(self, wqkv + 1);
@@ -693,6 +802,7 @@ impl Gen {
                     norm = n1;
                 }
             }
+            self.fs(&tangents);
             dres = res;
         }
         // the embeddings' graph, with the first LayerNorm's backward
@@ -700,15 +810,7 @@ impl Gen {
         self.autotune();
         let d8 = x(self, ne);
         let ws = x(self, workspace);
-        self.fs(&[
-            blocks[0].ln1[0],
-            outer[1],
-            outer[2],
-            ids,
-            blocks[0].ln1[1],
-            dln,
-            dres,
-        ]);
+        self.fs(&[blocks[0].ln1[0], outer[1], outer[2], ids, blocks[0].ln1[1]]);
         let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
         grad(self, n1);
         grad(self, n1 + 1);
@@ -729,6 +831,7 @@ impl Gen {
         grad(self, 0);
         self.autotune();
         self.f(emb32);
+        self.fs(&[dln, dres]);
     }
 
     /// Fused AdamW: at its first step a device `step` and the two moments per parameter.
@@ -780,35 +883,49 @@ impl Gen {
     }
 }
 
+impl Gen {
+    /// The generator for a run of `cfg` on `gpu`, before the model is made.
+    fn new(cfg: &Ch05Config, gpu: &Gpu, cold: bool) -> Gen {
+        let (b, t) = (u128::from(cfg.batch_size), u128::from(cfg.context_length));
+        let d = Dims {
+            n: b * t,
+            b,
+            t,
+            e: u128::from(cfg.emb_dim),
+            h: u128::from(cfg.n_heads),
+            v: u128::from(cfg.vocab_size),
+            layers: cfg.n_layers,
+            dropout: cfg.drop_rate > 0.0,
+            qkv_bias: cfg.qkv_bias,
+        };
+        Gen {
+            out: Builder::default(),
+            d,
+            workspace: gpu.cublas_workspace_bytes(),
+            fwd_workspace: false,
+            bwd_workspace: false,
+            flush: if cold { gpu.l2_cache_bytes } else { 0 },
+            tuning: false,
+            ddp: cfg.is_ddp(),
+            params: Gen::param_elems(&d).iter().map(|&n| BF16 * n).collect(),
+            grads: Vec::new(),
+            adam: Vec::new(),
+        }
+    }
+}
+
+/// The order a DDP run of `cfg` sees its parameters' gradients become ready (indices into
+/// `model.parameters()`), which its Reducer rebuilds the buckets in: the autograd engine's over
+/// DDPOptimizer's pieces where they fall between blocks, the reverse order otherwise.
+pub fn ddp_ready_order(cfg: &Ch05Config, gpu: &Gpu) -> Vec<usize> {
+    Gen::new(cfg, gpu, false).ready_order()
+}
+
 /// The allocation sequence of one run on `gpu` as process `rank` of `cfg.nproc_per_node` sees it
 /// (01_opt_single_gpu.py: one process, rank 0), a user's first run (an empty Inductor cache)
 /// when `cold`. Each rank trains and evaluates on its `DistributedSampler` share.
 pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence {
-    let (b, t) = (u128::from(cfg.batch_size), u128::from(cfg.context_length));
-    let d = Dims {
-        n: b * t,
-        b,
-        t,
-        e: u128::from(cfg.emb_dim),
-        h: u128::from(cfg.n_heads),
-        v: u128::from(cfg.vocab_size),
-        layers: cfg.n_layers,
-        dropout: cfg.drop_rate > 0.0,
-        qkv_bias: cfg.qkv_bias,
-    };
-    let mut g = Gen {
-        out: Builder::default(),
-        d,
-        workspace: gpu.cublas_workspace_bytes(),
-        fwd_workspace: false,
-        bwd_workspace: false,
-        flush: if cold { gpu.l2_cache_bytes } else { 0 },
-        tuning: false,
-        ddp: cfg.is_ddp(),
-        params: Vec::new(),
-        grads: Vec::new(),
-        adam: Vec::new(),
-    };
+    let mut g = Gen::new(cfg, gpu, cold);
     g.model_load();
     let ddp = g.ddp;
     let mut buckets = if ddp { g.ddp_wrap() } else { Vec::new() };
@@ -829,7 +946,7 @@ pub fn generate(cfg: &Ch05Config, gpu: &Gpu, cold: bool, rank: u32) -> Sequence 
                 // the interval's and the run's token counts, each a tensor and its all-reduced clone
                 reduced = (0..4).map(|_| g.a(4, Term::Scalars)).collect();
             }
-            let mut rows = vec![b];
+            let mut rows = vec![u128::from(cfg.batch_size)];
             if val_rows > 0 {
                 rows.push(u128::from(val_rows));
             }
