@@ -254,13 +254,18 @@ test("bad input throws the CLI's message, with the field it is about", () => {
 // one GPU started by torchrun (train.py and build-nanogpt's train_gpt2.py under DDP there too: the setting,
 // the launch line's word, rank 0 judged alone, `python …` as a fix, a report line; build-nanogpt's DDP(model)
 // as train.py's) 0.9 KB more (stop 69: 263,906 → 264,859 bytes), and the budget to 259 KB: such a launch was
-// answered 0.35-0.57 GiB short for GPT-2 124M, now to the byte (build-nanogpt's within 0.03 %)
-test("the package's wasm is within its budget: 259 KB gzipped", async () => {
+// answered 0.35-0.57 GiB short for GPT-2 124M, now to the byte (build-nanogpt's within 0.03 %);
+// LLMs-from-scratch's DDP script on one GPU (`ddp`, its launch word, a fix and a note) and its compiled
+// graph in Dynamo's DDPOptimizer's pieces (each piece's backward from its wrapper, with and without
+// dropout; the rebuilt buckets in the autograd engine's ready-queue order) 4.7 KB more (stop 70:
+// 264,859 → 269,663 bytes), and the budget to 264 KB: the script's batch 8 went from 12.6 % over to
+// 0.03 % on one GPU and both ranks of two, and a one-GPU launch of it from 5-15 % short to within 0.34 %
+test("the package's wasm is within its budget: 264 KB gzipped", async () => {
   const { gzipSync } = await import('node:zlib');
   for (const target of ['web', 'nodejs']) {
     const wasm = readFileSync(path.join(root, 'target', 'npm', 'vramfit', target, 'vramfit_bg.wasm'));
     const kb = gzipSync(wasm, { level: 9 }).length / 1024;
-    assert.ok(kb <= 259, `${target}: ${kb.toFixed(1)} KB gzipped`);
+    assert.ok(kb <= 264, `${target}: ${kb.toFixed(1)} KB gzipped`);
   }
 });
 

@@ -617,6 +617,19 @@ impl Gen {
         order
     }
 
+    /// A buffer of a piece's backward, as its wrapper allocates it (no planning: the reuse is
+    /// written where the wrapper writes it).
+    fn ext(&mut self, bytes: u128) -> T {
+        self.out
+            .alloc_as(Kind::External, bytes, Term::BlockTransient)
+    }
+
+    /// A parameter's gradient in a piece's backward.
+    fn ext_grad(&mut self, k: usize) {
+        let bytes = self.params[k];
+        self.grads[k] = self.out.alloc_as(Kind::External, bytes, Term::Grads);
+    }
+
     /// The compiled backward as DDPOptimizer's pieces run it, each a graph of its own, written
     /// from the wrapper Inductor generated for them (spd_ddp1_c1024_b8_trace's code: out_head's
     /// graph, one template for every pair of blocks, the embeddings' with the first LayerNorm),
@@ -647,16 +660,10 @@ impl Gen {
         let ne = BF16 * n * e;
         let workspace = 4 * 2 * 512 * e;
         let last = blocks.len();
-        let x =
-            |g: &mut Self, bytes: u128| g.out.alloc_as(Kind::External, bytes, Term::BlockTransient);
-        let grad = |g: &mut Self, k: usize| {
-            let bytes = g.params[k];
-            g.grads[k] = g.out.alloc_as(Kind::External, bytes, Term::Grads);
-        };
         // out_head's graph
         self.grads[np - 1] = self.bwd_matmul(self.params[np - 1], Term::Grads);
         self.f(lnf[2]);
-        let mut dln = x(self, ne);
+        let mut dln = self.ext(ne);
         self.f(tangent);
         let mut dres: T = None;
         for &(lo, hi) in pieces {
@@ -671,10 +678,10 @@ impl Gen {
                 )
             };
             let drop = self.d.dropout;
-            let res = x(self, ne);
+            let res = self.ext(ne);
             // with dropout the top kernel also writes the MLP output's gradient through its mask
-            let mut dmlp = if drop { x(self, ne) } else { None };
-            let ws0 = x(self, workspace);
+            let mut dmlp = if drop { self.ext(ne) } else { None };
+            let ws0 = self.ext(workspace);
             self.f(ws0);
             self.fs(&[blocks[hi].mlp, stats[0], blocks[hi].mask2, stats[1]]);
             // the piece's incoming gradients live until its backward returns
@@ -690,20 +697,20 @@ impl Gen {
                 // the hidden gradient (N, 4E): a buffer of the top block's, the lower blocks'
                 // in its storage; without dropout made before the weight's gradient
                 if top && !drop {
-                    dh = x(self, 4 * ne);
+                    dh = self.ext(4 * ne);
                 }
                 if top {
                     let w = self.params[w2];
                     self.grads[w2] = self.bwd_matmul(w, Term::Grads);
                 } else {
-                    grad(self, w2);
+                    self.ext_grad(w2);
                 }
                 self.f(s.gelu);
-                grad(self, norm);
-                grad(self, norm + 1);
-                grad(self, b2);
+                self.ext_grad(norm);
+                self.ext_grad(norm + 1);
+                self.ext_grad(b2);
                 if top && drop {
-                    dh = x(self, 4 * ne);
+                    dh = self.ext(4 * ne);
                     self.f(dmlp);
                 }
                 // GELU's backward, in place in the hidden gradient
@@ -714,20 +721,20 @@ impl Gen {
                 // the second LayerNorm's input gradient: a buffer of its own in the top block;
                 // below, the MLP gradient's storage (dropout) or the block input gradient's
                 let dln2 = if drop {
-                    grad(self, w1);
+                    self.ext_grad(w1);
                     self.f(s.ln2[2]);
                     if top {
-                        x(self, ne)
+                        self.ext(ne)
                     } else {
                         dmlp
                     }
                 } else {
                     let d = if top {
-                        x(self, ne)
+                        self.ext(ne)
                     } else {
                         std::mem::take(&mut dln)
                     };
-                    grad(self, w1);
+                    self.ext_grad(w1);
                     self.f(s.ln2[2]);
                     d
                 };
@@ -739,21 +746,21 @@ impl Gen {
                 // top block's, the block input gradient's storage below
                 let d28 = match (drop, top) {
                     (false, _) => None,
-                    (true, true) => x(self, ne),
+                    (true, true) => self.ext(ne),
                     (true, false) => std::mem::take(&mut dln),
                 };
                 if ws.is_none() {
-                    ws = x(self, workspace);
+                    ws = self.ext(workspace);
                 }
                 if i == lo {
                     self.f(ws);
                 }
                 self.fs(&[s.proj, s.ln2[0], s.mask1, s.ln2[1]]);
-                grad(self, b1);
-                grad(self, n2);
-                grad(self, n2 + 1);
-                grad(self, bo);
-                grad(self, wo);
+                self.ext_grad(b1);
+                self.ext_grad(n2);
+                self.ext_grad(n2 + 1);
+                self.ext_grad(bo);
+                self.ext_grad(wo);
                 // attention's output gradient takes the LayerNorm input gradient's storage
                 let datt = dln2;
                 self.f(d28);
@@ -770,7 +777,7 @@ impl Gen {
                 self.fs(&s.attn);
                 self.f(s.qkv);
                 if top {
-                    dqkv = x(self, 3 * ne);
+                    dqkv = self.ext(3 * ne);
                 }
                 if i + 1 == last {
                     self.autotune();
@@ -783,9 +790,9 @@ impl Gen {
                     self.f(dk);
                     None
                 };
-                grad(self, wqkv);
+                self.ext_grad(wqkv);
                 if self.d.qkv_bias {
-                    grad(self, wqkv + 1);
+                    self.ext_grad(wqkv + 1);
                 }
                 self.f(s.ln1[2]);
                 // the input's gradient in dv's storage
@@ -808,27 +815,27 @@ impl Gen {
         // the embeddings' graph, with the first LayerNorm's backward
         let emb32 = self.a(4 * v * e, Term::EmbeddingGradBuffer);
         self.autotune();
-        let d8 = x(self, ne);
-        let ws = x(self, workspace);
+        let d8 = self.ext(ne);
+        let ws = self.ext(workspace);
         self.fs(&[blocks[0].ln1[0], outer[1], outer[2], ids, blocks[0].ln1[1]]);
         let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
-        grad(self, n1);
-        grad(self, n1 + 1);
+        self.ext_grad(n1);
+        self.ext_grad(n1 + 1);
         // pos_emb's fp32 sum: the workspace's storage where the sizes agree
         let pos32 = if 4 * t * e == workspace {
             ws
         } else {
             self.f(ws);
-            x(self, 4 * t * e)
+            self.ext(4 * t * e)
         };
         // its zero fill and its sum
         self.autotune();
         self.autotune();
         self.fs(&[d8, outer[3], outer[0]]);
-        grad(self, 1);
+        self.ext_grad(1);
         self.autotune();
         self.f(pos32);
-        grad(self, 0);
+        self.ext_grad(0);
         self.autotune();
         self.f(emb32);
         self.fs(&[dln, dres]);
