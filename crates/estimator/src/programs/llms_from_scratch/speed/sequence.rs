@@ -58,6 +58,22 @@ struct Dims {
     qkv_bias: bool,
 }
 
+/// Where block i's parameters are in `model.parameters()`: the fused qkv weight (its bias
+/// after it with `qkv_bias`), the projection and its bias, the MLP's two layers with biases, the
+/// first LayerNorm's scale (its shift after it), the second's.
+#[derive(Clone, Copy)]
+struct BlockParams {
+    wqkv: usize,
+    wo: usize,
+    bo: usize,
+    w1: usize,
+    b1: usize,
+    w2: usize,
+    b2: usize,
+    n1: usize,
+    n2: usize,
+}
+
 /// What one block's forward keeps for its backward.
 struct Saved {
     ln1: [T; 3],
@@ -141,6 +157,25 @@ impl Gen {
                 .alloc_as(Kind::External, self.workspace, Term::CublasWorkspace);
         }
         t
+    }
+
+    /// Block `i`'s parameters' indices (after tok_emb and pos_emb, each block's in
+    /// [`Gen::param_elems`]' order).
+    fn block_params(&self, i: usize) -> BlockParams {
+        let bias = usize::from(self.d.qkv_bias);
+        let wqkv = 2 + i * (11 + bias);
+        let wo = wqkv + 1 + bias;
+        BlockParams {
+            wqkv,
+            wo,
+            bo: wo + 1,
+            w1: wo + 2,
+            b1: wo + 3,
+            w2: wo + 4,
+            b2: wo + 5,
+            n1: wo + 6,
+            n2: wo + 8,
+        }
     }
 
     /// The parameters of `GPTModel(cfg)` in registration order, in elements: `tok_emb`,
@@ -345,7 +380,6 @@ impl Gen {
         self.out.begin_graph();
         let Dims { n, e, b, h, t, .. } = self.d;
         let np = self.params.len();
-        let per_block = if self.d.qkv_bias { 12 } else { 11 };
         let head = np - 1;
         // out_head's weight gradient, then the final LayerNorm's
         let w = self.params[head];
@@ -382,10 +416,17 @@ impl Gen {
         self.grad(np - 2);
         for i in (0..last).rev() {
             let s = &blocks[i];
-            let base = 2 + i * per_block;
-            let (wqkv, wo) = (base, base + if self.d.qkv_bias { 2 } else { 1 });
-            let (bo, w1, b1, w2, b2) = (wo + 1, wo + 2, wo + 3, wo + 4, wo + 5);
-            let (n1, n2) = (wo + 6, wo + 8);
+            let BlockParams {
+                wqkv,
+                wo,
+                bo,
+                w1,
+                b1,
+                w2,
+                b2,
+                n1,
+                n2,
+            } = self.block_params(i);
             let dfc = self.a(4 * BF16 * n * e, Term::BlockTransient);
             let wb = self.params[w2];
             self.grads[w2] = self.bwd_matmul(wb, Term::Grads);
@@ -480,7 +521,7 @@ impl Gen {
     /// Whether out_head is a graph of its own under DDP: its weight alone fills DDPOptimizer's
     /// 1 MiB first bucket (any GPT-2 vocabulary does).
     fn out_head_alone(&self) -> bool {
-        self.ddp && BF16 * self.d.v * self.d.e >= 1 << 20
+        self.ddp && BF16 * self.d.v * self.d.e >= crate::engine::ddp::FIRST_BUCKET_BYTES
     }
 
     /// Dynamo's DDPOptimizer's pieces of the blocks, each `(lowest, highest)` block, top first,
@@ -514,8 +555,8 @@ impl Gen {
     /// The blocks whose first LayerNorm starts one of DDPOptimizer's buckets, the number of
     /// layers first (the final LayerNorm's), top down; `None` where a cut falls elsewhere.
     fn ddp_cuts(&self) -> Option<Vec<usize>> {
-        const FIRST_CAP: u128 = 1 << 20;
-        const CAP: u128 = 25 << 20;
+        // DDPOptimizer takes its caps from the DDP module's: the Reducer's own
+        use crate::engine::ddp::{BUCKET_CAP_BYTES as CAP, FIRST_BUCKET_BYTES as FIRST_CAP};
         let Dims { e, t, v, .. } = self.d;
         let bias = if self.d.qkv_bias { 3 * e } else { 0 };
         // (bytes, the block whose first LayerNorm it is) in reverse order of the forward
@@ -567,7 +608,6 @@ impl Gen {
         let Some(pieces) = self.split() else {
             return (0..np).rev().collect();
         };
-        let per_block = if self.d.qkv_bias { 12 } else { 11 };
         let lowest = pieces.last().map_or(0, |p| p.0);
         // the embeddings share the lowest piece's graph where no cut falls at LN1(0)
         let joined = self.embeddings_join();
@@ -582,16 +622,15 @@ impl Gen {
                 pushed.extend([grad(0), grad(1)]);
             }
             for i in lo..=hi {
-                let base = 2 + i * per_block;
-                let wo = base + if self.d.qkv_bias { 2 } else { 1 };
+                let p = self.block_params(i);
                 if i > lo || (lo == lowest && joined) {
-                    pushed.extend([grad(wo + 6), grad(wo + 7)]);
+                    pushed.extend([grad(p.n1), grad(p.n1 + 1)]);
                 }
-                pushed.push(grad(base));
+                pushed.push(grad(p.wqkv));
                 if self.d.qkv_bias {
-                    pushed.push(grad(base + 1));
+                    pushed.push(grad(p.wqkv + 1));
                 }
-                pushed.extend([grad(wo), grad(wo + 1)]);
+                pushed.extend([grad(p.wo), grad(p.bo)]);
                 if i == lo && !(lo == lowest && joined) {
                     // the residual comes from the lower piece, whose node runs after these
                     pushed.push(Ready {
@@ -599,18 +638,18 @@ impl Gen {
                         task: None,
                     });
                 }
-                pushed.extend([wo + 8, wo + 9, wo + 2, wo + 3, wo + 4, wo + 5].map(grad));
+                pushed.extend([p.n2, p.n2 + 1, p.w1, p.b1, p.w2, p.b2].map(grad));
             }
             let top = if hi + 1 == self.d.layers as usize {
                 np - 3
             } else {
-                2 + (hi + 1) * per_block + if self.d.qkv_bias { 2 } else { 1 } + 6
+                self.block_params(hi + 1).n1
             };
             pushed.extend([grad(top), grad(top + 1)]);
             order.extend(ready_order(&pushed).into_iter().flatten());
         }
         if !joined {
-            let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
+            let n1 = self.block_params(0).n1;
             let pushed = [grad(0), grad(1), grad(n1), grad(n1 + 1)];
             order.extend(ready_order(&pushed).into_iter().flatten());
         }
@@ -641,8 +680,12 @@ impl Gen {
     /// `mix order reduction`), then per block the MLP, the second LayerNorm (the workspace again,
     /// held to the piece's last LayerNorm), attention and qkv; a lower block takes the upper
     /// one's hidden and qkv gradients' storage, SDPA's dk for its MLP's gradient and dv's for
-    /// its input's. The embeddings' graph sums tok_emb's gradient in fp32 (V, E) and pos_emb's in
-    /// the workspace's storage. Requests under 1 MiB (biases, the LayerNorms' sums) are left out.
+    /// its input's. Without dropout (spd_ddp1_c1024_b8_drop0_trace's code) there is no MLP
+    /// gradient through a mask: the hidden gradient is made first and the LayerNorm's input
+    /// gradient below takes the block input gradient's storage. A piece's incoming gradients
+    /// live until it returns. The embeddings' graph sums tok_emb's gradient in fp32 (V, E) and
+    /// pos_emb's in the workspace's storage. Requests under 1 MiB (biases, the LayerNorms' sums)
+    /// are left out.
     fn split_backward(
         &mut self,
         outer: Vec<T>,
@@ -656,7 +699,6 @@ impl Gen {
             n, e, b, h, t, v, ..
         } = self.d;
         let np = self.params.len();
-        let per_block = if self.d.qkv_bias { 12 } else { 11 };
         let ne = BF16 * n * e;
         let workspace = 4 * 2 * 512 * e;
         let last = blocks.len();
@@ -671,10 +713,9 @@ impl Gen {
             let (stats, mut norm) = if hi + 1 == last {
                 ([lnf[0], lnf[1]], np - 3)
             } else {
-                let base = 2 + (hi + 1) * per_block;
                 (
                     [blocks[hi + 1].ln1[0], blocks[hi + 1].ln1[1]],
-                    base + if self.d.qkv_bias { 2 } else { 1 } + 6,
+                    self.block_params(hi + 1).n1,
                 )
             };
             let drop = self.d.dropout;
@@ -689,10 +730,17 @@ impl Gen {
             let (mut ws, mut dh, mut dqkv): (T, T, T) = (None, None, None);
             for i in (lo..=hi).rev() {
                 let s = &blocks[i];
-                let base = 2 + i * per_block;
-                let (wqkv, wo) = (base, base + if self.d.qkv_bias { 2 } else { 1 });
-                let (bo, w1, b1, w2, b2) = (wo + 1, wo + 2, wo + 3, wo + 4, wo + 5);
-                let (n1, n2) = (wo + 6, wo + 8);
+                let BlockParams {
+                    wqkv,
+                    wo,
+                    bo,
+                    w1,
+                    b1,
+                    w2,
+                    b2,
+                    n1,
+                    n2,
+                } = self.block_params(i);
                 let top = i == hi;
                 // the hidden gradient (N, 4E): a buffer of the top block's, the lower blocks'
                 // in its storage; without dropout made before the weight's gradient
@@ -818,7 +866,7 @@ impl Gen {
         let d8 = self.ext(ne);
         let ws = self.ext(workspace);
         self.fs(&[blocks[0].ln1[0], outer[1], outer[2], ids, blocks[0].ln1[1]]);
-        let n1 = 2 + if self.d.qkv_bias { 2 } else { 1 } + 6;
+        let n1 = self.block_params(0).n1;
         self.ext_grad(n1);
         self.ext_grad(n1 + 1);
         // pos_emb's fp32 sum: the workspace's storage where the sizes agree
