@@ -411,6 +411,10 @@ fn the_ddp_script_on_one_gpu() {
         "{text}"
     );
     assert!(
+        text.contains("model     LLMs-from-scratch 02_opt_multi_gpu_ddp.py:"),
+        "{text}"
+    );
+    assert!(
         text.contains("python 01_opt_single_gpu.py  # not 02"),
         "{text}"
     );

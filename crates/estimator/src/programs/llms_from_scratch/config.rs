@@ -106,6 +106,15 @@ impl Ch05Config {
         }
     }
 
+    /// The script that runs: `02_opt_multi_gpu_ddp.py` under DDP, else the config's own.
+    pub fn script_file(&self) -> &'static str {
+        if self.is_ddp() {
+            "02_opt_multi_gpu_ddp.py"
+        } else {
+            self.script.file()
+        }
+    }
+
     /// Whether the run trains under DDP: `02_opt_multi_gpu_ddp.py`, on any number of GPUs.
     pub fn is_ddp(&self) -> bool {
         self.nproc_per_node > 1 || self.ddp

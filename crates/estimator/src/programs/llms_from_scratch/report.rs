@@ -28,6 +28,8 @@ pub fn report(a: &Ch05Analysis) -> Report {
                     ("ctx", Value::int(cfg.context_length)),
                     ("vocab", Value::int(cfg.vocab_size)),
                     ("params", Value::Params(params(cfg))),
+                    // the speed scripts' line names the one that runs (gpt_train.py's its own)
+                    ("script", Value::Text(cfg.script_file().into())),
                 ],
             ),
         ),
