@@ -354,6 +354,24 @@ impl Gen {
         self.optimizer_step();
     }
 
+    /// SDPA's backward, an extern op in either backward: dq, dk and dv, the graph's buffers once
+    /// they exist, and the op's own fp32 accumulator (cuDNN's: 4·N·E + 4·B·H·T + 256 bytes;
+    /// flash's and the memory-efficient kernel's differ by bytes), made and freed inside it.
+    fn sdpa_backward(&mut self) -> [T; 3] {
+        let Dims { n, e, b, h, t, .. } = self.d;
+        let grads = std::array::from_fn(|_| {
+            self.out
+                .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient)
+        });
+        let ws = self.out.alloc_as(
+            Kind::External,
+            4 * n * e + 4 * b * h * t + 256,
+            Term::BlockTransient,
+        );
+        self.f(ws);
+        grads
+    }
+
     /// A parameter's gradient, by index.
     fn grad(&mut self, param: usize) {
         let bytes = self.params[param];
@@ -364,9 +382,8 @@ impl Gen {
     /// (data/inductor/oc_spd_*.tgz) and traced graph: each block's weight gradients as its matmuls
     /// produce them, its saved tensors freed as they are passed, the earlier block's MLP output
     /// and mask once its residual stream is recomputed. Three (N, E) gradients are in flight
-    /// between blocks, SDPA's backward allocates dq, dk, dv and an fp32 accumulator (cuDNN's:
-    /// 4·N·E + 4·B·H·T + 256 bytes; flash's and the memory-efficient kernel's differ by bytes),
-    /// and the LayerNorms' weight gradients are reduced through fp32 partial sums (8 per column).
+    /// between blocks, SDPA's backward makes dq, dk, dv beside its accumulator
+    /// ([`Gen::sdpa_backward`]), and the LayerNorms' weight gradients are reduced through fp32 partial sums (8 per column).
     /// Each block's buffers are written as their own and freed at their last use; the wrapper's
     /// reuse (`engine::buffer_reuse`) then hands a dead one's storage to the next of its size:
     /// the MLP's hidden gradient (N, 4E) to the next block's, and where N·3E = 4E² (N = 1,024 at
@@ -378,7 +395,7 @@ impl Gen {
     /// allocated with the gradient held to the end, −0.01 % without).
     fn backward(&mut self, outer: Vec<T>, blocks: Vec<Saved>, lnf: [T; 3], ids: T, tangent: T) {
         self.out.begin_graph();
-        let Dims { n, e, b, h, t, .. } = self.d;
+        let Dims { n, e, .. } = self.d;
         let np = self.params.len();
         let head = np - 1;
         // out_head's weight gradient, then the final LayerNorm's
@@ -416,49 +433,30 @@ impl Gen {
         self.grad(np - 2);
         for i in (0..last).rev() {
             let s = &blocks[i];
-            let BlockParams {
-                wqkv,
-                wo,
-                bo,
-                w1,
-                b1,
-                w2,
-                b2,
-                n1,
-                n2,
-            } = self.block_params(i);
+            let p = self.block_params(i);
             let dfc = self.a(4 * BF16 * n * e, Term::BlockTransient);
-            let wb = self.params[w2];
-            self.grads[w2] = self.bwd_matmul(wb, Term::Grads);
+            let wb = self.params[p.w2];
+            self.grads[p.w2] = self.bwd_matmul(wb, Term::Grads);
             // GELU's backward, in place in the hidden gradient
             if i + 1 == last {
                 self.autotune();
             }
             self.f(s.gelu);
-            self.grad(b2);
+            self.grad(p.b2);
             self.f(s.fc);
-            self.grad(w1);
+            self.grad(p.w1);
             self.f(s.ln2[2]);
             let part = self.a(4 * 8 * 4 * e, Term::BlockTransient);
             self.f(dfc);
-            self.grad(b1);
+            self.grad(p.b1);
             self.f(part);
             self.fs(&[s.mask1, s.proj, s.ln2[0], s.ln2[1]]);
-            self.grad(n2);
-            self.grad(n2 + 1);
-            self.grad(wo);
+            self.grad(p.n2);
+            self.grad(p.n2 + 1);
+            self.grad(p.wo);
             self.f(dx[0]);
-            self.grad(bo);
-            let dqkv3: [T; 3] = std::array::from_fn(|_| {
-                self.out
-                    .alloc_as(Kind::OpOutput, BF16 * n * e, Term::BlockTransient)
-            });
-            let ws = self.out.alloc_as(
-                Kind::External,
-                4 * n * e + 4 * b * h * t + 256,
-                Term::BlockTransient,
-            );
-            self.f(ws);
+            self.grad(p.bo);
+            let dqkv3 = self.sdpa_backward();
             self.f(dx[2]);
             self.fs(&s.attn);
             self.f(s.qkv);
@@ -467,9 +465,9 @@ impl Gen {
                 self.autotune();
             }
             self.f(dqkv3[0]);
-            self.grad(wqkv);
+            self.grad(p.wqkv);
             if self.d.qkv_bias {
-                self.grad(wqkv + 1);
+                self.grad(p.wqkv + 1);
             }
             self.f(s.ln1[2]);
             self.f(dqkv);
@@ -478,8 +476,8 @@ impl Gen {
                 self.fs(&[blocks[i - 1].mask2, blocks[i - 1].mlp]);
             }
             self.fs(&[s.ln1[0], s.ln1[1]]);
-            self.grad(n1);
-            self.grad(n1 + 1);
+            self.grad(p.n1);
+            self.grad(p.n1 + 1);
             // dq's buffer went to dqkv; dk's and dv's carry on as the block's input gradients
             dx = [dqkv3[1], dqkv3[2], dx[1]];
         }
@@ -695,9 +693,7 @@ impl Gen {
         tangent: T,
         pieces: &[(usize, usize)],
     ) {
-        let Dims {
-            n, e, b, h, t, v, ..
-        } = self.d;
+        let Dims { n, e, t, v, .. } = self.d;
         let np = self.params.len();
         let ne = BF16 * n * e;
         let workspace = 4 * 2 * 512 * e;
@@ -730,17 +726,7 @@ impl Gen {
             let (mut ws, mut dh, mut dqkv): (T, T, T) = (None, None, None);
             for i in (lo..=hi).rev() {
                 let s = &blocks[i];
-                let BlockParams {
-                    wqkv,
-                    wo,
-                    bo,
-                    w1,
-                    b1,
-                    w2,
-                    b2,
-                    n1,
-                    n2,
-                } = self.block_params(i);
+                let p = self.block_params(i);
                 let top = i == hi;
                 // the hidden gradient (N, 4E): a buffer of the top block's, the lower blocks'
                 // in its storage; without dropout made before the weight's gradient
@@ -748,15 +734,15 @@ impl Gen {
                     dh = self.ext(4 * ne);
                 }
                 if top {
-                    let w = self.params[w2];
-                    self.grads[w2] = self.bwd_matmul(w, Term::Grads);
+                    let w = self.params[p.w2];
+                    self.grads[p.w2] = self.bwd_matmul(w, Term::Grads);
                 } else {
-                    self.ext_grad(w2);
+                    self.ext_grad(p.w2);
                 }
                 self.f(s.gelu);
                 self.ext_grad(norm);
                 self.ext_grad(norm + 1);
-                self.ext_grad(b2);
+                self.ext_grad(p.b2);
                 if top && drop {
                     dh = self.ext(4 * ne);
                     self.f(dmlp);
@@ -769,7 +755,7 @@ impl Gen {
                 // the second LayerNorm's input gradient: a buffer of its own in the top block;
                 // below, the MLP gradient's storage (dropout) or the block input gradient's
                 let dln2 = if drop {
-                    self.ext_grad(w1);
+                    self.ext_grad(p.w1);
                     self.f(s.ln2[2]);
                     if top {
                         self.ext(ne)
@@ -782,7 +768,7 @@ impl Gen {
                     } else {
                         std::mem::take(&mut dln)
                     };
-                    self.ext_grad(w1);
+                    self.ext_grad(p.w1);
                     self.f(s.ln2[2]);
                     d
                 };
@@ -804,23 +790,15 @@ impl Gen {
                     self.f(ws);
                 }
                 self.fs(&[s.proj, s.ln2[0], s.mask1, s.ln2[1]]);
-                self.ext_grad(b1);
-                self.ext_grad(n2);
-                self.ext_grad(n2 + 1);
-                self.ext_grad(bo);
-                self.ext_grad(wo);
+                self.ext_grad(p.b1);
+                self.ext_grad(p.n2);
+                self.ext_grad(p.n2 + 1);
+                self.ext_grad(p.bo);
+                self.ext_grad(p.wo);
                 // attention's output gradient takes the LayerNorm input gradient's storage
                 let datt = dln2;
                 self.f(d28);
-                let [dq, dk, dv]: [T; 3] = std::array::from_fn(|_| {
-                    self.out.alloc_as(Kind::OpOutput, ne, Term::BlockTransient)
-                });
-                let attn_ws = self.out.alloc_as(
-                    Kind::External,
-                    4 * n * e + 4 * b * h * t + 256,
-                    Term::BlockTransient,
-                );
-                self.f(attn_ws);
+                let [dq, dk, dv] = self.sdpa_backward();
                 self.f(datt);
                 self.fs(&s.attn);
                 self.f(s.qkv);
@@ -838,9 +816,9 @@ impl Gen {
                     self.f(dk);
                     None
                 };
-                self.ext_grad(wqkv);
+                self.ext_grad(p.wqkv);
                 if self.d.qkv_bias {
-                    self.ext_grad(wqkv + 1);
+                    self.ext_grad(p.wqkv + 1);
                 }
                 self.f(s.ln1[2]);
                 // the input's gradient in dv's storage
@@ -854,7 +832,7 @@ impl Gen {
                     // block i's first LayerNorm, fused with block i - 1's MLP dropout, into dk's
                     dmlp = dk;
                     self.fs(&[blocks[i - 1].mlp, s.ln1[0], blocks[i - 1].mask2, s.ln1[1]]);
-                    norm = n1;
+                    norm = p.n1;
                 }
             }
             self.fs(&tangents);
