@@ -21,6 +21,9 @@ pub enum Script {
     Speed,
 }
 
+/// The speed scripts' DDP script, which wraps the model in DDP on any number of GPUs.
+pub const DDP_SCRIPT: &str = "02_opt_multi_gpu_ddp.py";
+
 impl Script {
     /// The script's file, as its messages name it.
     pub fn file(self) -> &'static str {
@@ -109,7 +112,7 @@ impl Ch05Config {
     /// The script that runs: `02_opt_multi_gpu_ddp.py` under DDP, else the config's own.
     pub fn script_file(&self) -> &'static str {
         if self.is_ddp() {
-            "02_opt_multi_gpu_ddp.py"
+            DDP_SCRIPT
         } else {
             self.script.file()
         }
@@ -118,6 +121,11 @@ impl Ch05Config {
     /// Whether the run trains under DDP: `02_opt_multi_gpu_ddp.py`, on any number of GPUs.
     pub fn is_ddp(&self) -> bool {
         self.nproc_per_node > 1 || self.ddp
+    }
+
+    /// `02_opt_multi_gpu_ddp.py` on one GPU: DDP where `01_opt_single_gpu.py` would do.
+    pub fn ddp_on_one_gpu(&self) -> bool {
+        self.ddp && self.nproc_per_node == 1
     }
 
     /// The script's own settings, what `changed` and `repair` go back to.

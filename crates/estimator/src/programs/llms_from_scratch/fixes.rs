@@ -65,7 +65,10 @@ pub fn edits(fix: &Ch05Config, from: &Ch05Config) -> Vec<String> {
         out.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
     }
     if from.ddp && !fix.ddp {
-        out.push("python 01_opt_single_gpu.py  # not 02_opt_multi_gpu_ddp.py".into());
+        out.push(format!(
+            "python 01_opt_single_gpu.py  # not {}",
+            super::config::DDP_SCRIPT
+        ));
     }
     out
 }
@@ -110,7 +113,7 @@ pub fn rank_fixes(cfg: &Ch05Config, budget: &Budget) -> Option<Ch05FixReport> {
         ));
     }
     // the book's single-GPU script trains the same model without DDP's buckets
-    if cfg.ddp && cfg.nproc_per_node == 1 {
+    if cfg.ddp_on_one_gpu() {
         let single = Ch05Config {
             ddp: false,
             ..cfg.clone()

@@ -79,7 +79,7 @@ pub fn notes(cfg: &Ch05Config) -> Vec<&'static str> {
     if cfg.val_sequences() == 0 {
         notes.push("no_validation");
     }
-    if cfg.ddp && cfg.nproc_per_node == 1 {
+    if cfg.ddp_on_one_gpu() {
         notes.push("ddp_one");
     }
     notes

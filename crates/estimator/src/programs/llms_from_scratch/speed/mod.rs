@@ -38,8 +38,7 @@ impl crate::programs::TrainingProgram for GptTrainSpeed {
     const ID: &'static str = "llms-from-scratch-ch05-speed";
     const SCRIPT: &'static str = "01_opt_single_gpu.py";
     const NAME: &'static str = "LLMs-from-scratch 01_opt_single_gpu.py";
-    const LAUNCH_WORDS: &'static [&'static str] =
-        &["01_opt_single_gpu.py", "02_opt_multi_gpu_ddp.py"];
+    const LAUNCH_WORDS: &'static [&'static str] = &["01_opt_single_gpu.py", config::DDP_SCRIPT];
     /// More than one process: `02_opt_multi_gpu_ddp.py` under torchrun.
     const PROCESSES_KEY: &'static str = "nproc_per_node";
     const MULTI_GPU: bool = true;
@@ -47,7 +46,7 @@ impl crate::programs::TrainingProgram for GptTrainSpeed {
     const ONE_GPU_DDP: Option<crate::programs::seam::OneGpuDdp> =
         Some(crate::programs::seam::OneGpuDdp {
             key: "ddp",
-            when: crate::programs::seam::DdpLaunch::Script("02_opt_multi_gpu_ddp.py"),
+            when: crate::programs::seam::DdpLaunch::Script(config::DDP_SCRIPT),
         });
     const WORDS: &'static str = "llms-from-scratch-ch05-speed";
     const HINTED: &'static [&'static str] = config::KEYS;
