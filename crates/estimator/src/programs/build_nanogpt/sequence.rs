@@ -26,7 +26,7 @@ use super::config::BngConfig;
 use crate::engine::events::{Phase, Sequence, Stage, TensorId};
 use crate::gpu::Gpu;
 use crate::physics::Patches;
-use crate::programs::nanogpt::sequence::Gen;
+use crate::programs::nanogpt::sequence::{simulated_micro_steps, Gen};
 use crate::terms::Term;
 
 /// Validation batches replayed (each frees the one before; more repeat the second).
@@ -35,8 +35,9 @@ const VAL_BATCHES: u32 = 2;
 /// Steps replayed: step 0 (validation, then training), step 1, and a later evaluation step.
 const STEADY_STEPS: u32 = 2;
 
-/// Micro-steps replayed per step: the third and later repeat the second.
-const MAX_MICRO_STEPS: u64 = 2;
+/// Micro-steps replayed per step at most (`simulated_micro_steps`: as many as `accum`'s parity
+/// allows below it).
+const MAX_MICRO_STEPS: u32 = 4;
 
 /// HellaSwag examples replayed per evaluation, and each one's token length L (context +
 /// ending, padded to the longest of the 4 endings). These are the probe's 8 stub examples
@@ -285,7 +286,8 @@ pub fn generate_rank(cfg: &BngConfig, gpu: &Gpu, evals: bool, held: bool) -> Seq
         hellaswag(&mut g, &mut globals, dims, Phase::Eval);
     }
 
-    let micro = cfg.grad_accum_steps().clamp(1, MAX_MICRO_STEPS) as u32;
+    let accum = u32::try_from(cfg.grad_accum_steps().max(1)).unwrap_or(u32::MAX);
+    let micro = simulated_micro_steps(accum, MAX_MICRO_STEPS);
     let mut adam: Vec<TensorId> = Vec::new();
     let mut grads: Vec<TensorId> = Vec::new();
     let mut first_backward = true;

@@ -1043,7 +1043,7 @@ impl<'a> Gen<'a> {
         // embedding's (trace nanogpt-compiled-fp32_gpt2_T2048_B1_ga1: at the backward peak
         // and at the last block's GELU backward three (N, V) fp32 buffers are live, logits,
         // the zero tangent and dlogits, and no 4·V·C buffer from the backward graph)
-        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, false);
+        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, false, xy);
         // (fp32 recomputes ln_f's output for lm_head's weight gradient at the end rather
         // than keeping it: the fp32 runs' training peaks measure no (N, C) more)
         self.f(fwd.lnfc);
@@ -1082,6 +1082,7 @@ impl<'a> Gen<'a> {
         fwd: &Forward,
         first_backward: bool,
         planned: bool,
+        xy: &mut (T, T),
     ) -> [T; 3] {
         let (s, lbtv) = (self.s, self.loss_btv());
         let tangent = if self.patches.chunked_loss {
@@ -1093,7 +1094,12 @@ impl<'a> Gen<'a> {
             self.out.begin_graph();
         }
         let dlogits = self.a(s * lbtv, Term::LossGrads);
-        self.free_all(&[fwd.stats[1], fwd.lsm]);
+        // the loss's saved statistics go once d(logits) is made, and with them train.py's Y,
+        // which the prefetch rebound: the graph held the last reference (the trace
+        // ngc_h200_bf16_gpt2_T1024_B8_ga2 frees every micro-step's Y here; vramfit had kept them
+        // all, 8·B·T bytes a micro-step)
+        let y = if self.prefetch { xy.1.take() } else { None };
+        self.free_all(&[fwd.stats[1], fwd.lsm, y]);
         let dw_lm = if self.half {
             self.a(s * self.v * self.c, Term::LmHeadGrads)
         } else {
@@ -1130,7 +1136,7 @@ impl<'a> Gen<'a> {
         // the loss: d(logits); 16-bit: lm_head's weight gradient (kept for the tied weight's sum
         // at the end) and dx, then d(logits) goes; fp32: dx only, d(logits) and ln_f's output
         // kept for lm_head's weight gradient at the end
-        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, true);
+        let [tangent, dlogits, dw_lm] = self.compiled_loss_grads(fwd, first_backward, true, xy);
         let lnfc = if self.half {
             self.f(fwd.lnfc);
             None
@@ -1684,8 +1690,24 @@ pub(crate) struct Forward {
     blocks: Vec<BlockSaved>,
 }
 
-/// Micro-steps simulated per iteration: the third and later repeat the second exactly.
-pub const MAX_MICRO_STEPS: u32 = 3;
+/// Micro-steps simulated per iteration at most ([`simulated_micro_steps`]): the sixth's layout is
+/// the eighth's (above).
+pub const MAX_MICRO_STEPS: u32 = 6;
+
+/// How many of an iteration's `accum` micro-steps are simulated, at most `max`. From the second on
+/// each makes the same requests, but not into the same layout: train.py's `logits` (and
+/// build-nanogpt's) still holds the last micro-step's logits while the next are computed, so two
+/// logits-sized blocks take turns and the layout repeats every second micro-step once it has
+/// settled (from the fourth in the runs traced: ho2_fp16_b34, whose eight micro-steps end in the
+/// sixth's layout, not the third's — one 1.63 GiB segment more, the run's 12,690 MiB). So all of
+/// them up to `max`, else the most below it with `accum`'s parity.
+pub fn simulated_micro_steps(accum: u32, max: u32) -> u32 {
+    if accum <= max {
+        accum
+    } else {
+        max - (max - accum) % 2
+    }
+}
 
 /// Steady iterations simulated after iteration 0, as many as the calibration harness ran.
 pub const STEADY_ITERATIONS: u32 = 3;
@@ -1788,7 +1810,7 @@ pub fn generate_rank(cfg: &TrainConfig, gpu: &Gpu, patches: Patches, rank: Rank)
     if g.out.is_beyond() {
         return g.out.finish();
     }
-    let micro = cfg.accum_per_rank().min(MAX_MICRO_STEPS);
+    let micro = simulated_micro_steps(cfg.accum_per_rank(), MAX_MICRO_STEPS);
     let mut adam: Vec<T> = Vec::new();
     let mut logits: T = None;
     let mut first_backward = true;
