@@ -132,7 +132,10 @@ fn longer_accumulation_held_out() {
                 phases
             };
             let p = phases.iter().filter_map(|&p| r.phase_bytes(p)).max();
-            let (p, m) = (p.unwrap() as f64, run["measured_bytes"][key].as_f64().unwrap());
+            let (p, m) = (
+                p.unwrap() as f64,
+                run["measured_bytes"][key].as_f64().unwrap(),
+            );
             assert!((p - m).abs() / m < 0.0003, "{name} {key}: {p} vs {m}");
         }
     }

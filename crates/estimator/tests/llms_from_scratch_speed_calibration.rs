@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::{assert_within_targets, median, project_runs, score_phases};
-use estimator::allocator::CachingAllocator;
-use estimator::config::Allocator;
+use common::{
+    assert_within_targets, median, project_runs, score_phases, traced_requests_reserve, SegmentsAt,
+};
 use estimator::programs::llms_from_scratch::config::DICT_KEYS;
 use estimator::programs::llms_from_scratch::speed;
 use estimator::programs::llms_from_scratch::Ch05Config;
@@ -105,37 +105,6 @@ fn the_ddp_script_on_one_gpu_within_targets() {
     reserved_of(&rest, 0.001, 0.005);
 }
 
-/// What the allocator reserved for a traced run's own requests, replayed through vramfit's
-/// simulation (`data/traces/NAME-events.json.gz`: `[action, address, bytes, time, site]`, the
-/// blocks known by address), each segment at the simulation's address or, `driver`, at the one
-/// the trace says the driver gave it.
-fn traced_requests_reserve(name: &str, driver: bool) -> u64 {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../data/traces/{name}-events.json.gz"));
-    let raw: Value = serde_json::from_reader(flate2::read::GzDecoder::new(
-        std::fs::File::open(path).unwrap(),
-    ))
-    .unwrap();
-    let mut a = CachingAllocator::new(Allocator::Default, None);
-    let mut live = std::collections::HashMap::new();
-    for e in raw["events"].as_array().unwrap() {
-        let (addr, bytes) = (e[1].as_u64().unwrap(), e[2].as_u64().unwrap());
-        match e[0].as_str().unwrap() {
-            "s" if driver => a.next_segment_at(addr),
-            "a" => {
-                live.insert(addr, a.malloc(bytes).unwrap());
-            }
-            "F" => {
-                if let Some(id) = live.remove(&addr) {
-                    a.free(id);
-                }
-            }
-            _ => {}
-        }
-    }
-    a.peak_reserved()
-}
-
 /// Batch 8 without dropout reserved 6,547,308,544 B, vramfit 12.6 % more. Its own trace says
 /// where that comes from: its requests, replayed through vramfit's allocator, reserve as much as
 /// vramfit's replay (within 0.05 %: the request stream is right), and to the byte what the run
@@ -157,14 +126,17 @@ fn without_dropout_the_drivers_addresses_decide() {
     };
     let with_dropout = "spd_ddp1_c1024_b8_trace";
     assert_eq!(
-        traced_requests_reserve(&format!("{with_dropout}_rank0"), false),
+        traced_requests_reserve(&format!("{with_dropout}_rank0"), SegmentsAt::Simulated),
         measured(with_dropout)
     );
     let run = "spd_ddp1_c1024_b8_drop0_trace";
-    let replayed = traced_requests_reserve(&format!("{run}_rank0"), false);
+    let replayed = traced_requests_reserve(&format!("{run}_rank0"), SegmentsAt::Simulated);
     let real = measured(run);
     assert!(replayed as f64 > 1.12 * real as f64, "{replayed} vs {real}");
-    assert_eq!(traced_requests_reserve(&format!("{run}_rank0"), true), real);
+    assert_eq!(
+        traced_requests_reserve(&format!("{run}_rank0"), SegmentsAt::Traced),
+        real
+    );
     let r = runs(1, true)
         .into_iter()
         .find(|r| r["name"] == run)

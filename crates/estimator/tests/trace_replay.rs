@@ -13,6 +13,9 @@ use estimator::allocator::{BlockId, CachingAllocator, Cap, CapKind};
 use estimator::Allocator;
 use serde_json::{json, Value};
 
+mod common;
+use common::{traced_requests_reserve, SegmentsAt};
+
 fn traces() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/traces")
 }
@@ -471,50 +474,9 @@ fn fp8_reserve_is_not_the_first_runs_timings() {
     assert_eq!(without.peak_allocated, full.peak_allocated);
 }
 
-/// A trace's own requests replayed with each new segment at an address of `addresses` (one per
-/// segment, in the order they were made), or where the simulation puts it (`None`): the peak
-/// reserved bytes, in MiB. Both event formats.
-fn reserve_at(name: &str, addresses: Option<&[u64]>) -> u64 {
-    let raw = raw_events(name);
-    let mut a = CachingAllocator::new(Allocator::Default, None);
-    let mut live: HashMap<u64, BlockId> = HashMap::new();
-    let mut made = 0;
-    for e in raw["events"].as_array().unwrap() {
-        let (action, addr, size) = if e.is_array() {
-            (
-                e[0].as_str().unwrap(),
-                e[1].as_u64().unwrap(),
-                e[2].as_u64().unwrap(),
-            )
-        } else {
-            let action = match e["a"].as_str().unwrap() {
-                "segment_alloc" => "s",
-                "alloc" => "a",
-                "free_completed" => "F",
-                _ => "",
-            };
-            let field = |k: &str| e[k].as_u64().unwrap_or(0);
-            (action, field("addr"), field("size"))
-        };
-        match action {
-            "s" => {
-                if let Some(at) = addresses {
-                    a.next_segment_at(at[made]);
-                }
-                made += 1;
-            }
-            "a" => {
-                live.insert(addr, a.malloc(size).unwrap());
-            }
-            "F" => {
-                if let Some(id) = live.remove(&addr) {
-                    a.free(id);
-                }
-            }
-            _ => {}
-        }
-    }
-    a.peak_reserved() >> 20
+/// A trace's own requests replayed, each new segment where `at` says: the peak reserved, in MiB.
+fn reserve_at(name: &str, at: SegmentsAt) -> u64 {
+    traced_requests_reserve(name, at) >> 20
 }
 
 /// Best fit breaks a tie between free blocks of one size by address, so where the driver puts
@@ -559,8 +521,9 @@ fn the_drivers_addresses_are_not_the_allocators_to_know() {
                 .map(|p| ((1i64 << 46) + mib(p)) as u64)
                 .collect()
         };
-        let (simulated, real) = (reserve_at(name, None), reserve_at(name, Some(&at(1))));
-        let replayed = reserve_at(name, Some(&at(2)));
+        let simulated = reserve_at(name, SegmentsAt::Simulated);
+        let real = reserve_at(name, SegmentsAt::Given(&at(1)));
+        let replayed = reserve_at(name, SegmentsAt::Given(&at(2)));
         checked += 1;
         agree += usize::from(simulated == real);
         if replayed == real && simulated != real {

@@ -220,3 +220,61 @@ pub fn card_of(run: &Value) -> &'static str {
         "h100"
     }
 }
+
+/// Where a replay of a trace's own requests puts each new segment: where the simulation does,
+/// where the trace says the driver put it, or at the given addresses (one per segment, in order).
+pub enum SegmentsAt<'a> {
+    Simulated,
+    Traced,
+    Given(&'a [u64]),
+}
+
+/// The peak bytes a traced run's own requests reserve through vramfit's allocator
+/// (`data/traces/NAME-events.json.gz`, either event format: `[action, address, bytes, …]` or
+/// `{"a": "segment_alloc" | "alloc" | "free_completed", "addr", "size"}`), each new segment
+/// placed as `at` says.
+pub fn traced_requests_reserve(name: &str, at: SegmentsAt) -> u64 {
+    use estimator::engine::allocator::CachingAllocator;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../data/traces/{name}-events.json.gz"));
+    let file = std::fs::File::open(path).unwrap();
+    let raw: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let mut a = CachingAllocator::new(estimator::Allocator::Default, None);
+    let mut live = std::collections::HashMap::new();
+    let mut made = 0;
+    for e in raw["events"].as_array().unwrap() {
+        let (action, addr, bytes) = if e.is_array() {
+            let n = |i: usize| e[i].as_u64().unwrap();
+            (e[0].as_str().unwrap(), n(1), n(2))
+        } else {
+            let action = match e["a"].as_str().unwrap() {
+                "segment_alloc" => "s",
+                "alloc" => "a",
+                "free_completed" => "F",
+                _ => "",
+            };
+            let n = |k: &str| e[k].as_u64().unwrap_or(0);
+            (action, n("addr"), n("size"))
+        };
+        match action {
+            "s" => {
+                match at {
+                    SegmentsAt::Simulated => {}
+                    SegmentsAt::Traced => a.next_segment_at(addr),
+                    SegmentsAt::Given(addresses) => a.next_segment_at(addresses[made]),
+                }
+                made += 1;
+            }
+            "a" => {
+                live.insert(addr, a.malloc(bytes).unwrap());
+            }
+            "F" => {
+                if let Some(id) = live.remove(&addr) {
+                    a.free(id);
+                }
+            }
+            _ => {}
+        }
+    }
+    a.peak_reserved()
+}
