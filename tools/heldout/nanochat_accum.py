@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Held-out check of nanochat's micro-steps (stop 71): vramfit replays at most two of base_train.py's micro-steps
+(its loop keeps no logits across them: `loss = model(x, y)`); five uncapped runs with 3 to 8 (NORESET=1: the peak
+counters left alone, as the script runs), predicted for an H200
+and written to data/predictions/nanochat-accum.jsonl before they run.
+
+usage (repo root):
+  python3 tools/heldout/nanochat_accum.py predict [VRAMFIT] > data/predictions/nanochat-accum.jsonl
+  python3 tools/heldout/nanochat_accum.py jobs OUT.json      the job list for tools/build-nanogpt-probe/drive.py
+"""
+import datetime
+import json
+import subprocess
+import sys
+
+RUNS = [  # (name, depth, device batch, seq len, micro-steps, allocator)
+    ('nca_d8_b8_t1024_ga3', 8, 8, 1024, 3, 'expandable_segments'),
+    ('nca_d8_b8_t1024_ga4', 8, 8, 1024, 4, 'expandable_segments'),
+    ('nca_d8_b8_t1024_ga8', 8, 8, 1024, 8, 'expandable_segments'),
+    ('nca_d12_b4_t2048_ga5', 12, 4, 2048, 5, 'expandable_segments'),
+    ('nca_def_d8_b8_t1024_ga5', 8, 8, 1024, 5, 'default'),
+]
+
+
+def argv(d, B, T, ga):
+    return [f'--depth={d}', f'--device-batch-size={B}', f'--max-seq-len={T}', '--window-pattern=SSSL',
+            f'--total-batch-size={ga * B * T}', '--num-iterations=3', '--eval-every=1000', f'--eval-tokens={B * T}',
+            '--core-metric-every=-1', '--sample-every=-1', '--warmup-steps=1']
+
+
+def predict(vramfit):
+    head = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True).stdout.strip()
+    for name, d, B, T, ga, alloc in RUNS:
+        flags = ['--program=nanochat', *argv(d, B, T, ga), f'--allocator={alloc}']
+        out = subprocess.run([vramfit, '--json', '--gpu', 'h200', *flags], capture_output=True, text=True, check=True)
+        p = json.loads(out.stdout)['peak_bytes']
+        print(json.dumps({'name': name, 'predicted_by': f'vramfit {head}', 'flags': flags,
+                          'predicted_at': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%MZ'),
+                          'predicted_bytes': {k: p.get(k) for k in ('reserved', 'train_steady', 'train_first_iter',
+                                                                    'eval')}}))
+
+
+def jobs(path):
+    J = [{'kind': 'nc', 'name': name, 'gb': 40,
+          'cmd': ['python3', 'tools/nanochat-probe/run_base.py', name, *argv(d, B, T, ga)],
+          'env': {'ALLOC': 'expandable' if alloc == 'expandable_segments' else 'default', 'NORESET': '1',
+                  'TORCHINDUCTOR_CACHE_DIR': f'/tmp/ic/{name}', 'TRITON_CACHE_DIR': f'/tmp/ic/{name}/triton'}}
+         for name, d, B, T, ga, alloc in RUNS]
+    json.dump(J, open(path, 'w'), indent=0)
+
+
+if __name__ == '__main__':
+    if sys.argv[1:2] == ['predict']:
+        predict(sys.argv[2] if len(sys.argv) > 2 else 'target/release/vramfit')
+    elif sys.argv[1:2] == ['jobs']:
+        jobs(sys.argv[2])
+    else:
+        sys.exit(__doc__)
