@@ -1705,7 +1705,7 @@ pub fn simulated_micro_steps(accum: u32, max: u32) -> u32 {
     if accum <= max {
         accum
     } else {
-        max - (max - accum) % 2
+        max - (accum - max) % 2
     }
 }
 
