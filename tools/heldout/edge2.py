@@ -20,14 +20,11 @@ import os
 import subprocess
 import sys
 
+from heldout_common import cache
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERDICTS = os.path.join(HERE, 'edge2_verdicts.json')
 KINDS = ('ng', 'bng', 'nc', 'spd')
-
-
-def cache(n):
-    """A private empty Inductor/Triton cache: a user's first run."""
-    return {'TORCHINDUCTOR_CACHE_DIR': f'/tmp/ic/{n}', 'TRITON_CACHE_DIR': f'/tmp/ic/{n}/triton'}
 
 
 def torchrun1(script, *args):

@@ -8,14 +8,11 @@ usage (repo root):
   python3 tools/heldout/microsteps.py predict [VRAMFIT] > data/predictions/microsteps.jsonl
   python3 tools/heldout/microsteps.py jobs OUT.json      the job list for tools/build-nanogpt-probe/drive.py
 """
-import datetime
-import json
-import subprocess
-import sys
+from heldout_common import cache, main
 
 G = ['--n_layer=12', '--n_head=12', '--n_embd=768', '--dropout=0.0', '--bias=False']
 F16 = G + ['--dtype=float16', '--compile=False', '--block_size=256', '--batch_size=34']
-RUNS = [  # (name, kind, vramfit's flags, the probe's command)
+RUNS = [  # (name, kind: the probe's, vramfit's flags)
     ('ms_fp16_t256_b34_ga7', 'ng', F16 + ['--gradient_accumulation_steps=7']),
     ('ms_fp16_t256_b34_ga12', 'ng', F16 + ['--gradient_accumulation_steps=12']),
     ('ms_fp16_t256_b30_ga8', 'ng', G + ['--dtype=float16', '--compile=False', '--block_size=256', '--batch_size=30',
@@ -29,22 +26,10 @@ RUNS = [  # (name, kind, vramfit's flags, the probe's command)
 ]
 
 
-def predict(vramfit):
-    head = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True).stdout.strip()
-    for name, kind, flags in RUNS:
-        d = json.loads(subprocess.run([vramfit, '--json', '--gpu', 'h200', *flags], capture_output=True, text=True,
-                                      check=True).stdout)
-        p = d['peak_bytes']
-        print(json.dumps({'name': name, 'predicted_by': f'vramfit {head}', 'flags': flags,
-                          'predicted_at': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%MZ'),
-                          'predicted_bytes': {k: p.get(k) for k in ('reserved', 'train_steady', 'train_first_iter',
-                                                                    'eval')}}))
-
-
-def jobs(path):
+def jobs():
     J = []
     for name, kind, flags in RUNS:
-        env = {'TORCHINDUCTOR_CACHE_DIR': f'/tmp/ic/{name}', 'TRITON_CACHE_DIR': f'/tmp/ic/{name}/triton'}
+        env = cache(name)
         if kind == 'ng':
             cmd = ['python3', 'tools/nanogpt-probe/run_train.py', name, '50304', *flags, '--eval_iters=2']
         else:
@@ -53,13 +38,8 @@ def jobs(path):
                    '0']
             env['ALLOC'] = 'default'
         J.append({'kind': kind, 'name': name, 'gb': 30, 'cmd': cmd, 'env': env})
-    json.dump(J, open(path, 'w'), indent=0)
+    return J
 
 
 if __name__ == '__main__':
-    if sys.argv[1:2] == ['predict']:
-        predict(sys.argv[2] if len(sys.argv) > 2 else 'target/release/vramfit')
-    elif sys.argv[1:2] == ['jobs']:
-        jobs(sys.argv[2])
-    else:
-        sys.exit(__doc__)
+    main(__doc__, [(name, flags) for name, _, flags in RUNS], jobs())

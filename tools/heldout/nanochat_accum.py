@@ -8,10 +8,7 @@ usage (repo root):
   python3 tools/heldout/nanochat_accum.py predict [VRAMFIT] > data/predictions/nanochat-accum.jsonl
   python3 tools/heldout/nanochat_accum.py jobs OUT.json      the job list for tools/build-nanogpt-probe/drive.py
 """
-import datetime
-import json
-import subprocess
-import sys
+from heldout_common import cache, main
 
 RUNS = [  # (name, depth, device batch, seq len, micro-steps, allocator)
     ('nca_d8_b8_t1024_ga3', 8, 8, 1024, 3, 'expandable_segments'),
@@ -28,31 +25,17 @@ def argv(d, B, T, ga):
             '--core-metric-every=-1', '--sample-every=-1', '--warmup-steps=1']
 
 
-def predict(vramfit):
-    head = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True).stdout.strip()
-    for name, d, B, T, ga, alloc in RUNS:
-        flags = ['--program=nanochat', *argv(d, B, T, ga), f'--allocator={alloc}']
-        out = subprocess.run([vramfit, '--json', '--gpu', 'h200', *flags], capture_output=True, text=True, check=True)
-        p = json.loads(out.stdout)['peak_bytes']
-        print(json.dumps({'name': name, 'predicted_by': f'vramfit {head}', 'flags': flags,
-                          'predicted_at': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%MZ'),
-                          'predicted_bytes': {k: p.get(k) for k in ('reserved', 'train_steady', 'train_first_iter',
-                                                                    'eval')}}))
+def flags(d, B, T, ga, alloc):
+    return ['--program=nanochat', *argv(d, B, T, ga), f'--allocator={alloc}']
 
 
-def jobs(path):
-    J = [{'kind': 'nc', 'name': name, 'gb': 40,
-          'cmd': ['python3', 'tools/nanochat-probe/run_base.py', name, *argv(d, B, T, ga)],
-          'env': {'ALLOC': 'expandable' if alloc == 'expandable_segments' else 'default', 'NORESET': '1',
-                  'TORCHINDUCTOR_CACHE_DIR': f'/tmp/ic/{name}', 'TRITON_CACHE_DIR': f'/tmp/ic/{name}/triton'}}
-         for name, d, B, T, ga, alloc in RUNS]
-    json.dump(J, open(path, 'w'), indent=0)
+def jobs():
+    return [{'kind': 'nc', 'name': name, 'gb': 40,
+             'cmd': ['python3', 'tools/nanochat-probe/run_base.py', name, *argv(d, B, T, ga)],
+             'env': {'ALLOC': 'expandable' if alloc == 'expandable_segments' else 'default', 'NORESET': '1',
+                     **cache(name)}}
+            for name, d, B, T, ga, alloc in RUNS]
 
 
 if __name__ == '__main__':
-    if sys.argv[1:2] == ['predict']:
-        predict(sys.argv[2] if len(sys.argv) > 2 else 'target/release/vramfit')
-    elif sys.argv[1:2] == ['jobs']:
-        jobs(sys.argv[2])
-    else:
-        sys.exit(__doc__)
+    main(__doc__, [(name, flags(*run)) for name, *run in RUNS], jobs())
