@@ -31,6 +31,22 @@ fn replay(run: &Value) -> Run {
     }
 }
 
+/// The replayed peak for a measured phase `key` of `PHASES`: the largest of its phases. train.py's
+/// probe evaluates once, before the first step (its eval_interval is past max_iters);
+/// build-nanogpt's validates at the first and the last step.
+fn predicted(run: &Value, r: &Run, key: &str, phases: &[Phase]) -> f64 {
+    let phases = if !is_build_nanogpt(run) && key == "peak_allocated_eval" {
+        &[Phase::Eval]
+    } else {
+        phases
+    };
+    phases
+        .iter()
+        .filter_map(|&p| r.phase_bytes(p))
+        .max()
+        .unwrap() as f64
+}
+
 #[test]
 fn eager_runs_on_another_card_hold() {
     let runs = project_runs("heldout-h200-eager.jsonl");
@@ -42,20 +58,9 @@ fn eager_runs_on_another_card_hold() {
         let r = replay(run);
         let m = &run["measured_bytes"];
         table += &format!("{:44}", run["name"].as_str().unwrap());
-        // train.py's probe evaluates once, before the first step (its eval_interval is past
-        // max_iters); build-nanogpt's validates at the first and the last step
         for (key, phases) in PHASES {
-            let phases = if !is_build_nanogpt(run) && key == "peak_allocated_eval" {
-                &[Phase::Eval]
-            } else {
-                phases
-            };
             let measured = m[key].as_f64().unwrap();
-            let p = phases
-                .iter()
-                .filter_map(|&p| r.phase_bytes(p))
-                .max()
-                .unwrap() as f64;
+            let p = predicted(run, &r, key, phases);
             let err = (p - measured) / measured;
             worst.0 = worst.0.max(err.abs());
             table += &format!(" {}: {:+.3}%", &key[14..], err * 100.0);
@@ -84,15 +89,8 @@ fn eight_micro_steps_end_in_the_sixths_layout() {
     let m = |k: &str| run["measured_bytes"][k].as_u64().unwrap();
     assert_eq!(m("peak_reserved"), 12_690 << 20);
     assert_eq!(r.free_run.peak_reserved as u64, m("peak_reserved"));
-    // (train.py's probe evaluates once, before the first step)
     for (key, phases) in PHASES {
-        let phases = if key == "peak_allocated_eval" {
-            &[Phase::Eval]
-        } else {
-            phases
-        };
-        let p = phases.iter().filter_map(|&p| r.phase_bytes(p)).max();
-        let (p, real) = (p.unwrap() as f64, m(key) as f64);
+        let (p, real) = (predicted(run, &r, key, phases), m(key) as f64);
         assert!((p - real).abs() / real < 0.001, "{key}: {p} vs {real}");
     }
     let simulated = |accum| simulated_micro_steps(accum, MAX_MICRO_STEPS);
@@ -126,16 +124,8 @@ fn longer_accumulation_held_out() {
             assert_eq!(reserved, measured, "{name}");
         }
         for (key, phases) in PHASES {
-            let phases = if !is_build_nanogpt(run) && key == "peak_allocated_eval" {
-                &[Phase::Eval]
-            } else {
-                phases
-            };
-            let p = phases.iter().filter_map(|&p| r.phase_bytes(p)).max();
-            let (p, m) = (
-                p.unwrap() as f64,
-                run["measured_bytes"][key].as_f64().unwrap(),
-            );
+            let p = predicted(run, &r, key, phases);
+            let m = run["measured_bytes"][key].as_f64().unwrap();
             assert!((p - m).abs() / m < 0.0003, "{name} {key}: {p} vs {m}");
         }
     }
