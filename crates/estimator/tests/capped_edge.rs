@@ -128,6 +128,29 @@ fn nanochat_at_the_edge_of_12_and_24_gb_cards() {
     assert_eq!(n, 13);
 }
 
+/// The script's settings among the words vramfit was asked with: without the card's options
+/// (`--gpu NAME --vram-gib CAP --context-gib 0 --other-gib 0`, which `capped` stands for), `--json`
+/// and `--program=…`.
+fn script_flags(asked: &Value) -> Vec<String> {
+    let mut flags = Vec::new();
+    let mut words = asked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap());
+    while let Some(w) = words.next() {
+        match w {
+            "--gpu" | "--vram-gib" | "--context-gib" | "--other-gib" => {
+                words.next();
+            }
+            "--json" => {}
+            w if w.starts_with("--program=") => {}
+            w => flags.push(w.to_string()),
+        }
+    }
+    flags
+}
+
 /// The four LLMs-from-scratch scripts (ch05 gpt_train.py and the speed script, ch06, ch07), each at
 /// both caps at the largest batch vramfit said fits and the next, measured after those verdicts
 /// were given (asked as score-accuracy asks: `--vram-gib CAP` on the default card). Replayed here on
@@ -144,26 +167,7 @@ fn llms_from_scratch_at_the_edge_of_12_and_24_gb_cards() {
     let known = ["in_cap11_m_L256_b7: fails at a request of 29360128 B, PyTorch at 20971520 B"];
     let n = check_but("llms-from-scratch-capped.jsonl", &known, |run| {
         let program = Program::parse(run["program"].as_str().unwrap()).unwrap();
-        // the script's settings: the asked flags without the program and the card's (`--vram-gib
-        // CAP --context-gib 0 --other-gib 0 --json`, which `capped` stands for)
-        let args: Vec<String> = run["vramfit_verdict"]["args"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .collect();
-        let mut flags = Vec::new();
-        let mut words = args.iter();
-        while let Some(w) = words.next() {
-            match w.as_str() {
-                "--vram-gib" | "--context-gib" | "--other-gib" => {
-                    words.next();
-                }
-                "--json" => {}
-                w if w.starts_with("--program=") => {}
-                w => flags.push(w.to_string()),
-            }
-        }
+        let flags = script_flags(&run["vramfit_verdict"]["args"]);
         let config = config_from_flags(program, &flags).unwrap();
         let analysis = config.analyze(&capped(run)).unwrap();
         (*analysis).clone()
@@ -217,28 +221,27 @@ fn held_out_configs_at_the_edge() {
 fn held_out_launches_at_the_edge() {
     let n = check_but("heldout-h200-edge2.jsonl", &[], |run| {
         let asked = &run["vramfit_before_the_run"]["h200"]["argv"];
-        let mut words = asked
+        // (02_opt_multi_gpu_ddp.py's launch words are the speed script's `ddp=True`)
+        let flags: Vec<String> = script_flags(asked)
+            .into_iter()
+            .filter(|w| w != "python")
+            .map(|w| match w.as_str() {
+                "02_opt_multi_gpu_ddp.py" => "--ddp=True".to_string(),
+                _ => w,
+            })
+            .collect();
+        let words = asked
             .as_array()
             .unwrap()
             .iter()
             .map(|w| w.as_str().unwrap());
-        let (mut program, mut flags) = (Program::DEFAULT, Vec::new());
-        while let Some(w) = words.next() {
-            match w {
-                "--vram-gib" | "--context-gib" | "--other-gib" | "--gpu" => {
-                    words.next();
-                }
-                "--json" | "python" => {}
-                "02_opt_multi_gpu_ddp.py" => flags.push("--ddp=True".to_string()),
-                w if w.starts_with("--program=") => {
-                    program = Program::parse(&w["--program=".len()..]).unwrap();
-                }
-                w => flags.push(w.to_string()),
+        let program = match words.filter_map(|w| w.strip_prefix("--program=")).next() {
+            Some(id) => Program::parse(id).unwrap(),
+            None if run["name"].as_str().unwrap().starts_with("ho2_spd") => {
+                Program::parse("llms-from-scratch-ch05-speed").unwrap()
             }
-        }
-        if run["name"].as_str().unwrap().starts_with("ho2_spd") {
-            program = Program::parse("llms-from-scratch-ch05-speed").unwrap();
-        }
+            None => Program::DEFAULT,
+        };
         let config = config_from_flags(program, &flags).unwrap();
         (*config.analyze(&capped(run)).unwrap()).clone()
     });
